@@ -1,0 +1,5 @@
+import sys
+
+from kingdomino.cli import main
+
+sys.exit(main())

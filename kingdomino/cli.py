@@ -1,0 +1,214 @@
+"""``kingdomino`` command line (see ``../shared/CONTRACT.md``; extend, never break).
+
+Exit codes: 0 all good; 1 some input could not be read or scored (the others still are);
+2 usage errors (unknown option, unknown rule set or bonus, no such file for ``score-grid``).
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+
+EXIT_OK, EXIT_INPUT, EXIT_USAGE = 0, 1, 2
+
+
+class UsageError(Exception):
+    """A mistake in how the command was called: exit code 2."""
+
+
+def _rules_help() -> str:
+    import engine
+
+    lines = ["rule sets and their bonuses:"]
+    for name in engine.rule_names():
+        bonuses = ", ".join(engine.bonus_names(name)) or "(none)"
+        lines.append(f"  {name}: {bonuses}")
+    return "\n".join(lines)
+
+
+def _check_rules(args) -> None:
+    import engine
+
+    if args.rules not in engine.rule_names():
+        raise UsageError(
+            f"unknown rule set {args.rules!r}; choose one of: {', '.join(engine.rule_names())}"
+        )
+    allowed = engine.bonus_names(args.rules)
+    for bonus in args.bonus:
+        if bonus not in allowed:
+            raise UsageError(
+                f"unknown bonus {bonus!r} for rules {args.rules!r}; "
+                f"choose from: {', '.join(allowed) or '(this rule set has none)'}"
+            )
+
+
+def _emit(obj: dict, as_json: bool) -> None:
+    from kingdomino.report import format_result
+
+    if as_json:
+        print(json.dumps(obj), flush=True)
+    else:
+        print(format_result(obj), flush=True)
+
+
+def _error_line(source, message: str, as_json: bool) -> None:
+    if as_json:
+        obj = {"error": message} if source is None else {"source": source, "error": message}
+        print(json.dumps(obj), flush=True)
+    else:
+        where = f"{source}: " if source is not None else ""
+        print(f"kingdomino: error: {where}{message}", file=sys.stderr, flush=True)
+
+
+def cmd_score(args) -> int:
+    import vision
+    from kingdomino import service
+
+    _check_rules(args)
+    status = EXIT_OK
+    for path in args.photos:
+        try:
+            obj = service.score_photo(path, rules=args.rules, bonuses=args.bonus, size=args.size)
+        except (vision.PhotoError, ValueError, OSError) as exc:
+            _error_line(path, str(exc), args.json)
+            status = EXIT_INPUT
+            continue
+        _emit({"source": path, **obj}, args.json)
+    return status
+
+
+def cmd_score_grid(args) -> int:
+    from kingdomino import service
+
+    _check_rules(args)
+    source = None if args.file == "-" else args.file
+    try:
+        if source is None:
+            data = sys.stdin.buffer.read()
+        else:
+            with open(source, "rb") as fh:
+                data = fh.read()
+    except FileNotFoundError:
+        raise UsageError(f"no such file: {args.file}")
+    except OSError as exc:
+        _error_line(source, f"cannot read the file: {exc.strerror or exc}", args.json)
+        return EXIT_INPUT
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError:
+        _error_line(source, "not a text file: give Kingdom JSON or the text grid format", args.json)
+        return EXIT_INPUT
+    try:
+        obj = service.score_grid(text, rules=args.rules if args.rules_given else None,
+                                 bonuses=args.bonus)
+    except ValueError as exc:
+        _error_line(source, str(exc), args.json)
+        return EXIT_INPUT
+    if source is not None:
+        obj = {"source": source, **obj}
+    _emit(obj, args.json)
+    return EXIT_OK
+
+
+def cmd_batch(args) -> int:
+    from kingdomino import batch
+
+    _check_rules(args)
+    return batch.run(args)
+
+
+def cmd_serve(args) -> int:
+    from webapp import serve
+
+    return serve(host=args.host, port=args.port, db=args.db)
+
+
+def cmd_evaluate(args) -> int:
+    from vision import evaluate
+
+    return evaluate.main(args)
+
+
+def cmd_train(args) -> int:
+    from vision import train
+
+    return train.main(args)
+
+
+def _add_scoring_options(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--rules", default=None, metavar="NAME",
+                   help="rule set (default: kingdomino; see `kingdomino --help`)")
+    p.add_argument("--bonus", action="append", default=[], metavar="NAME",
+                   help="optional bonus, repeatable (e.g. middle-kingdom, harmony)")
+    p.add_argument("--json", action="store_true", help="print JSON Lines instead of a table")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="kingdomino",
+        description="Score finished Kingdomino-family kingdoms from a photo or a grid.",
+        epilog=_rules_help(),
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+    sub.required = True
+
+    p = sub.add_parser("score", help="read and score photos of kingdoms")
+    p.add_argument("photos", nargs="+", metavar="PHOTO")
+    p.add_argument("--size", type=int, choices=(5, 7), default=None,
+                   help="kingdom frame size (default: decided from the photo)")
+    _add_scoring_options(p)
+    p.set_defaults(func=cmd_score)
+
+    p = sub.add_parser("score-grid", help="score a kingdom given as Kingdom JSON or text grid")
+    p.add_argument("file", metavar="FILE", help="a file, or - for standard input")
+    _add_scoring_options(p)
+    p.set_defaults(func=cmd_score_grid)
+
+    p = sub.add_parser("batch", help="score many photos (folders and zips are walked) into a CSV")
+    p.add_argument("paths", nargs="+", metavar="PATH")
+    p.add_argument("--out", required=True, metavar="CSV", help="results table to write")
+    p.add_argument("--manifest", metavar="CSV", help="photo,player,table,round -> standings")
+    p.add_argument("--jobs", type=int, default=None, help="worker processes (default: all cores)")
+    p.add_argument("--db", default=None, help="SQLite store (default: kingdomino.sqlite3 in the current folder)")
+    _add_scoring_options(p)
+    p.set_defaults(func=cmd_batch)
+
+    p = sub.add_parser("serve", help="start the web app")
+    p.add_argument("--host", default="127.0.0.1")
+    p.add_argument("--port", type=int, default=5000)
+    p.add_argument("--db", default=None, help="SQLite store (default: kingdomino.sqlite3 in the current folder)")
+    p.set_defaults(func=cmd_serve)
+
+    p = sub.add_parser("evaluate", help="kingdom-grouped cross-validation of the reader on the dev photos")
+    p.add_argument("--datasets", default=None, help="datasets folder (default: ../shared/datasets)")
+    p.add_argument("--folds", type=int, default=5)
+    p.add_argument("--quick", action="store_true", help="score the shipped models instead of retraining per fold")
+    p.set_defaults(func=cmd_evaluate)
+
+    p = sub.add_parser("train", help="rebuild the classifier files in models/ from the dev photos")
+    p.add_argument("--datasets", default=None, help="datasets folder (default: ../shared/datasets)")
+    p.add_argument("--out", default=None, help="folder for the model files (default: models/)")
+    p.add_argument("--epochs", type=int, default=None)
+    p.add_argument("--limit", type=int, default=None, help="use only the first N boards (smoke test)")
+    p.set_defaults(func=cmd_train)
+    return parser
+
+
+def main(argv=None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    if hasattr(args, "rules"):
+        args.rules_given = args.rules is not None
+        args.rules = args.rules or "kingdomino"
+    try:
+        return args.func(args)
+    except UsageError as exc:
+        parser.exit(EXIT_USAGE, f"kingdomino: error: {exc}\n")
+    except KeyboardInterrupt:
+        print("kingdomino: interrupted", file=sys.stderr)
+        return 130
+
+
+if __name__ == "__main__":
+    sys.exit(main())

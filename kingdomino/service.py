@@ -1,0 +1,58 @@
+"""The one place where a reading or a kingdom becomes the contract's scored JSON.
+
+The CLI, the web app and the batch all call these two functions, so a photo scored from any of
+them gives the same object (see ``../shared/CONTRACT.md``).
+"""
+from __future__ import annotations
+
+from functools import lru_cache
+
+import engine
+
+
+def score_grid(obj_or_text, rules: str | None = None, bonuses=()) -> dict:
+    """Score a kingdom given as Kingdom JSON (dict), or its text (JSON or text grid).
+
+    ``rules`` overrides the kingdom's own ``"rules"`` field when given. Raises ``ValueError``
+    (``engine.KingdomError`` / ``engine.RulesError``) with a message for a person.
+    """
+    if isinstance(obj_or_text, (str, bytes)):
+        text = obj_or_text.decode("utf-8") if isinstance(obj_or_text, bytes) else obj_or_text
+        kingdom = engine.load_kingdom(text)
+    else:
+        kingdom = engine.Kingdom.from_json(obj_or_text)
+    result = kingdom.to_json()
+    if rules:
+        result["rules"] = rules
+    result["score"] = engine.score(kingdom, rules=rules, bonuses=tuple(bonuses)).to_json()
+    return result
+
+
+@lru_cache(maxsize=1)
+def reader():
+    """The process-wide reader: models are loaded once, on first use."""
+    import vision
+
+    return vision.Reader()
+
+
+def score_image(image, rules: str | None = None, bonuses=(), size: int | None = None) -> dict:
+    """Read a decoded BGR image and score it; the contract's JSON (without ``source``).
+
+    Raises ``vision.PhotoError`` when no kingdom can be read.
+    """
+    reading = reader().read(image, size=size)
+    obj = reading.to_json()
+    obj["rules"] = rules or "kingdomino"
+    kingdom = engine.Kingdom.from_json({k: obj[k] for k in ("rules", "size", "cells")})
+    obj["score"] = engine.score(kingdom, rules=rules, bonuses=tuple(bonuses)).to_json()
+    ordered = {"rules": obj.pop("rules"), "size": obj.pop("size"), "cells": obj.pop("cells")}
+    ordered.update(obj)
+    return ordered
+
+
+def score_photo(path_or_bytes, rules: str | None = None, bonuses=(), size: int | None = None) -> dict:
+    """Decode a photo (path or bytes) and score it. Raises ``vision.PhotoError`` (a ValueError)."""
+    import vision
+
+    return score_image(vision.load_image(path_or_bytes), rules=rules, bonuses=bonuses, size=size)

@@ -1,0 +1,14 @@
+"""Photo -> kingdom reader: find the kingdom, lay the grid, read every square.
+
+Public API:
+
+- ``Reader(config=None)``: loads the models once; ``Reader.read(image, size=None) -> Reading``
+  where ``image`` is a BGR ``numpy`` array (already EXIF-oriented).
+- ``load_image(path_or_bytes)``: decode a photo safely (EXIF orientation honoured, size limits),
+  raising ``PhotoError`` with a message a person understands.
+- ``Reading``: ``size``, ``cells`` (rows of dicts ``terrain``, ``crowns``, ``confidence``),
+  ``review`` (list of ``[row, col]``), ``corners`` (4 image points, tl tr br bl), ``homography``
+  (3x3 list, image -> rectified board), ``warnings``; ``Reading.to_json()`` gives the
+  contract's kingdom JSON fields (``size``, ``cells``, ``review``) plus ``corners``.
+- ``PhotoError(ValueError)``: the photo cannot be read or holds no kingdom.
+"""
