@@ -1,0 +1,59 @@
+"""Board geometry shared by every stage: the one warp that makes training and inference boards.
+
+Corners are always ordered top-left, top-right, bottom-right, bottom-left in image pixels
+(x, y). A rectified board is ``rows * cell`` by ``cols * cell`` pixels, square cells.
+"""
+from __future__ import annotations
+
+import cv2
+import numpy as np
+
+
+def as_corners(corners) -> np.ndarray:
+    """Validate and return corners as a float32 (4, 2) array (tl, tr, br, bl)."""
+    pts = np.asarray(corners, dtype=np.float32)
+    if pts.shape != (4, 2):
+        raise ValueError(f"corners must be 4 (x, y) points, got an array of shape {pts.shape}")
+    if not np.all(np.isfinite(pts)):
+        raise ValueError("corners must be finite numbers")
+    return pts
+
+
+def board_homography(corners, rows: int, cols: int, cell: int) -> np.ndarray:
+    """3x3 homography mapping image pixels to the rectified board of ``rows x cols`` cells."""
+    if rows < 1 or cols < 1 or cell < 1:
+        raise ValueError(f"rows, cols and cell must be positive, got {rows}, {cols}, {cell}")
+    src = as_corners(corners)
+    w, h = cols * cell, rows * cell
+    dst = np.array([[0, 0], [w, 0], [w, h], [0, h]], dtype=np.float32)
+    return cv2.getPerspectiveTransform(src, dst)
+
+
+def warp_board(image: np.ndarray, corners, rows: int, cols: int, cell: int,
+               margin: int = 0) -> tuple[np.ndarray, np.ndarray]:
+    """Rectify the board whose outline is ``corners``.
+
+    Returns ``(board, H)``: the board image (``rows*cell + 2*margin`` high) and the homography
+    from image pixels to board pixels (margin included). ``margin`` keeps a strip of the
+    surroundings so shifted tiles at the border are not cut off.
+    """
+    H = board_homography(corners, rows, cols, cell)
+    shift = np.array([[1, 0, margin], [0, 1, margin], [0, 0, 1]], dtype=np.float64)
+    H = shift @ H
+    size = (cols * cell + 2 * margin, rows * cell + 2 * margin)
+    board = cv2.warpPerspective(image, H, size, flags=cv2.INTER_AREA,
+                                borderMode=cv2.BORDER_REPLICATE)
+    return board, H
+
+
+def order_corners(points) -> np.ndarray:
+    """Order 4 points as tl, tr, br, bl around their centre, starting from the top-left one.
+
+    'Top-left' is the point with the smallest x + y; the rest follow clockwise in the image.
+    """
+    pts = np.asarray(points, dtype=np.float32).reshape(4, 2)
+    centre = pts.mean(axis=0)
+    angles = np.arctan2(pts[:, 1] - centre[1], pts[:, 0] - centre[0])
+    pts = pts[np.argsort(angles)]  # clockwise in image coordinates (y down)
+    start = int(np.argmin(pts.sum(axis=1)))
+    return np.roll(pts, -start, axis=0)
