@@ -1,0 +1,479 @@
+"""Procedurally drawn Kingdomino boards (no dataset pixels), for training data, tests and samples.
+
+- ``render_board(terrain_grid, crown_grid, cell=100, rng=None, dominoes=None, return_mask=False)``
+  draws a rectified board: ``rows*cell`` by ``cols*cell`` BGR pixels, square (r, c) in the cell
+  at rows ``r*cell..(r+1)*cell``, columns ``c*cell..(c+1)*cell`` (give or take the few pixels
+  each domino is shifted by, as hand-placed tiles are).
+- ``random_layout(rng, size=5)`` lays out a plausible kingdom from the 48 real dominoes and
+  returns a dict with ``terrain``, ``crowns`` (``size x size`` lists), ``dominoes`` (list of
+  ``((r, c), (r, c), number)``) and ``castle`` (r, c); ``random_kingdom(rng, size=5)`` returns just
+  ``(terrain, crowns)``.
+- ``kingdom_json(terrain, crowns)`` gives the contract's Kingdom JSON for a pair of grids.
+
+Drawing is deterministic for a given ``rng`` state (``numpy.random.Generator``).
+"""
+from __future__ import annotations
+
+import csv
+import math
+from functools import lru_cache
+from pathlib import Path
+
+import cv2
+import numpy as np
+
+TERRAINS = ("field", "forest", "lake", "grassland", "swamp", "mine", "castle", "empty")
+
+# Base colours (BGR) of each terrain as printed; each tile jitters around these.
+BASE_BGR = {
+    "field": (30, 200, 232),
+    "forest": (38, 112, 52),
+    "lake": (190, 112, 32),
+    "grassland": (52, 200, 140),
+    "swamp": (118, 152, 168),
+    "mine": (42, 44, 50),
+    "castle": (150, 150, 150),
+}
+TABLE_BGR = (120, 170, 205)  # light wood, the default colour of empty squares
+
+DOMINOES_CSV = Path(__file__).resolve().parent.parent / "engine" / "data" / "kingdomino-dominoes.csv"
+
+
+@lru_cache(maxsize=1)
+def dominoes() -> tuple:
+    """The 48 real dominoes: tuples ``(number, terrain_a, crowns_a, terrain_b, crowns_b)``."""
+    with open(DOMINOES_CSV, newline="", encoding="utf-8") as fh:
+        return tuple((int(r["number"]), r["terrain_a"], int(r["crowns_a"]),
+                      r["terrain_b"], int(r["crowns_b"])) for r in csv.DictReader(fh))
+
+
+def _rng(rng) -> np.random.Generator:
+    if rng is None:
+        return np.random.default_rng()
+    if isinstance(rng, (int, np.integer)):
+        return np.random.default_rng(int(rng))
+    return rng
+
+
+def _jitter(colour, rng, amount=14) -> tuple:
+    """Colour varied mostly in brightness (print and light), a little per channel."""
+    k = 1.0 + rng.normal(0, amount / 160)
+    return tuple(int(np.clip(v * k + rng.normal(0, amount / 3), 0, 255)) for v in colour)
+
+
+def _shade(colour, factor) -> tuple:
+    return tuple(int(np.clip(v * factor, 0, 255)) for v in colour)
+
+
+# --------------------------------------------------------------------------- square drawing
+# Each square is drawn upright in its own frame (s x s pixels, "top" = where the crowns sit) and
+# then turned with its domino.
+
+def _noise_layer(s, rng, scale, amp):
+    """Smooth noise (s x s, float32, zero mean) made by upscaling a small random image."""
+    n = max(2, int(s / scale))
+    small = rng.normal(0, 1, (n, n)).astype(np.float32)
+    return cv2.resize(small, (s, s), interpolation=cv2.INTER_CUBIC) * amp
+
+
+def _base(s, colour, rng, amp=10):
+    img = np.empty((s, s, 3), np.float32)
+    img[:] = colour
+    img += _noise_layer(s, rng, s / 4, amp)[..., None]
+    img += rng.normal(0, 3, (s, s, 1)).astype(np.float32)
+    return img
+
+
+def _draw_field(s, rng):
+    col = _jitter(BASE_BGR["field"], rng, 10)
+    img = _base(s, col, rng, 8)
+    dark = _shade(col, 0.82)
+    light = _shade(col, 1.08)
+    for _ in range(int(rng.integers(10, 22))):  # wheat strokes
+        x, y = rng.uniform(0, s, 2)
+        ang = rng.uniform(-0.5, 0.5) + math.pi / 3
+        ln = rng.uniform(0.06, 0.16) * s
+        p2 = (x + ln * math.cos(ang), y - ln * math.sin(ang))
+        cv2.line(img, (int(x), int(y)), (int(p2[0]), int(p2[1])),
+                 dark if rng.random() < 0.6 else light, max(1, int(s / 70)), cv2.LINE_AA)
+    for _ in range(int(rng.integers(0, 3))):  # small dark birds
+        x, y = rng.uniform(0.15, 0.85, 2) * s
+        w = s * 0.03
+        pts = np.array([[x - w, y - w / 2], [x, y], [x + w, y - w / 2]], np.int32)
+        cv2.polylines(img, [pts], False, (30, 40, 50), max(1, int(s / 80)), cv2.LINE_AA)
+    return img
+
+
+def _draw_forest(s, rng):
+    col = _jitter(BASE_BGR["forest"], rng, 8)
+    img = _base(s, _shade(col, 0.75), rng, 6)
+    n = int(rng.integers(14, 24))
+    for _ in range(n):  # round tree crowns with a lit side
+        x, y = rng.uniform(-0.05, 1.05, 2) * s
+        r = rng.uniform(0.09, 0.16) * s
+        c = _jitter(col, rng, 10)
+        cv2.circle(img, (int(x), int(y + r * 0.6)), int(r * 0.9), _shade(c, 0.45), -1, cv2.LINE_AA)
+        cv2.circle(img, (int(x), int(y)), int(r), c, -1, cv2.LINE_AA)
+        cv2.circle(img, (int(x - r * 0.3), int(y - r * 0.3)), int(r * 0.45), _shade(c, 1.35), -1,
+                   cv2.LINE_AA)
+    return img
+
+
+def _draw_lake(s, rng):
+    col = _jitter(BASE_BGR["lake"], rng, 10)
+    img = _base(s, col, rng, 10)
+    grad = np.linspace(0.9, 1.1, s, dtype=np.float32)[None, :, None]
+    img *= grad
+    light = _shade(col, 1.3)
+    for _ in range(int(rng.integers(4, 9))):  # ripples
+        x, y = rng.uniform(0.1, 0.9, 2) * s
+        ax = rng.uniform(0.05, 0.12) * s
+        cv2.ellipse(img, (int(x), int(y)), (int(ax), int(ax * 0.3)), 0, 200, 340, light,
+                    max(1, int(s / 60)), cv2.LINE_AA)
+    if rng.random() < 0.3:  # a small boat
+        x, y = rng.uniform(0.3, 0.7, 2) * s
+        cv2.ellipse(img, (int(x), int(y)), (int(s * 0.07), int(s * 0.025)), rng.uniform(0, 180), 0, 360,
+                    (40, 70, 110), -1, cv2.LINE_AA)
+    return img
+
+
+def _draw_grassland(s, rng):
+    col = _jitter(BASE_BGR["grassland"], rng, 10)
+    img = _base(s, col, rng, 10)
+    for _ in range(int(rng.integers(6, 16))):  # white dots / sheep
+        x, y = rng.uniform(0.08, 0.92, 2) * s
+        r = rng.uniform(0.012, 0.03) * s
+        cv2.ellipse(img, (int(x), int(y)), (int(r * 1.4), int(r)), 0, 0, 360, (235, 240, 240), -1,
+                    cv2.LINE_AA)
+        if r > 0.02 * s:
+            cv2.circle(img, (int(x + r * 1.4), int(y)), max(1, int(r * 0.45)), (40, 40, 40), -1,
+                       cv2.LINE_AA)
+    for _ in range(int(rng.integers(5, 12))):  # grass tufts
+        x, y = rng.uniform(0, s, 2)
+        cv2.line(img, (int(x), int(y)), (int(x + s * 0.02), int(y - s * 0.04)), _shade(col, 0.75),
+                 max(1, int(s / 90)), cv2.LINE_AA)
+    return img
+
+
+def _draw_swamp(s, rng):
+    col = _jitter(BASE_BGR["swamp"], rng, 10)
+    img = _base(s, col, rng, 12)
+    for _ in range(int(rng.integers(3, 6))):  # darker muddy patches
+        x, y = rng.uniform(0.1, 0.9, 2) * s
+        cv2.ellipse(img, (int(x), int(y)), (int(rng.uniform(0.1, 0.25) * s), int(rng.uniform(0.04, 0.1) * s)),
+                    rng.uniform(0, 180), 0, 360, _shade(col, 0.75), -1, cv2.LINE_AA)
+    for _ in range(int(rng.integers(6, 14))):  # reeds
+        x, y = rng.uniform(0.05, 0.95, 2) * s
+        h = rng.uniform(0.08, 0.16) * s
+        cv2.line(img, (int(x), int(y)), (int(x + rng.normal(0, s * 0.01)), int(y - h)), (40, 60, 70),
+                 max(1, int(s / 80)), cv2.LINE_AA)
+        cv2.ellipse(img, (int(x), int(y - h)), (max(1, int(s * 0.008)), max(1, int(s * 0.025))), 0, 0,
+                    360, (30, 50, 90), -1, cv2.LINE_AA)
+    return img
+
+
+def _draw_mine(s, rng):
+    col = _jitter(BASE_BGR["mine"], rng, 6)
+    img = _base(s, col, rng, 6)
+    for _ in range(int(rng.integers(4, 9))):  # rocks (beige / grey polygons)
+        cx, cy = rng.uniform(0.1, 0.9, 2) * s
+        r = rng.uniform(0.05, 0.13) * s
+        k = int(rng.integers(5, 8))
+        angs = np.sort(rng.uniform(0, 2 * math.pi, k))
+        pts = np.stack([cx + r * rng.uniform(0.6, 1.0, k) * np.cos(angs),
+                        cy + r * rng.uniform(0.6, 1.0, k) * np.sin(angs)], 1).astype(np.int32)
+        rock = (120, 165, 200) if rng.random() < 0.6 else (120, 125, 130)
+        rock = _jitter(rock, rng, 12)
+        cv2.fillPoly(img, [pts], rock, cv2.LINE_AA)
+        cv2.polylines(img, [pts], True, _shade(rock, 0.5), max(1, int(s / 100)), cv2.LINE_AA)
+    return img
+
+
+def _draw_castle(s, rng):
+    col = _jitter(BASE_BGR["castle"], rng, 8)
+    img = _base(s, col, rng, 6)
+    step = s / 7
+    for i in range(8):  # cobblestones
+        for j in range(8):
+            x = (j + (0.5 if i % 2 else 0)) * step
+            y = i * step
+            c = _jitter(_shade(col, rng.uniform(0.85, 1.15)), rng, 6)
+            cv2.rectangle(img, (int(x), int(y)), (int(x + step * 0.9), int(y + step * 0.85)), c, -1)
+    cv2.rectangle(img, (0, 0), (s - 1, s - 1), (60, 190, 220), max(2, int(s / 25)))  # yellow rim
+    # the keep: a white/grey tower with battlements
+    w, h = 0.42 * s, 0.42 * s
+    x0, y0 = (s - w) / 2, 0.36 * s
+    wall = _jitter((225, 228, 230), rng, 6)
+    cv2.rectangle(img, (int(x0), int(y0)), (int(x0 + w), int(y0 + h)), wall, -1)
+    bw = w / 5
+    for k in range(0, 5, 2):
+        cv2.rectangle(img, (int(x0 + k * bw), int(y0 - bw)), (int(x0 + (k + 1) * bw), int(y0)), wall, -1)
+    cv2.rectangle(img, (int(x0 + w * 0.38), int(y0 + h * 0.5)), (int(x0 + w * 0.62), int(y0 + h)),
+                  (60, 60, 70), -1)
+    cv2.rectangle(img, (int(x0), int(y0 - bw)), (int(x0 + w), int(y0 + h)), (90, 90, 95),
+                  max(1, int(s / 90)))
+    return img
+
+
+_DRAW = {"field": _draw_field, "forest": _draw_forest, "lake": _draw_lake,
+         "grassland": _draw_grassland, "swamp": _draw_swamp, "mine": _draw_mine,
+         "castle": _draw_castle}
+
+
+def _crown_glyph(img, x, y, g):
+    """One crown at top-left (x, y), ``g`` pixels wide: yellow crown on a white rounded badge."""
+    r = max(1, int(g * 0.18))
+    cv2.rectangle(img, (int(x + r), int(y)), (int(x + g - r), int(y + g)), (245, 248, 250), -1)
+    cv2.rectangle(img, (int(x), int(y + r)), (int(x + g), int(y + g - r)), (245, 248, 250), -1)
+    for cx, cy in ((x + r, y + r), (x + g - r, y + r), (x + r, y + g - r), (x + g - r, y + g - r)):
+        cv2.circle(img, (int(cx), int(cy)), r, (245, 248, 250), -1, cv2.LINE_AA)
+    gold = (30, 185, 235)
+    outline = (20, 90, 140)
+    m = g * 0.16
+    bx0, bx1 = x + m, x + g - m
+    by0, by1 = y + g * 0.3, y + g * 0.78
+    pts = np.array([[bx0, by1], [bx0, by0], [bx0 + (bx1 - bx0) * 0.25, y + g * 0.55],
+                    [(bx0 + bx1) / 2, by0 - g * 0.05], [bx0 + (bx1 - bx0) * 0.75, y + g * 0.55],
+                    [bx1, by0], [bx1, by1]], np.int32)
+    cv2.fillPoly(img, [pts], gold, cv2.LINE_AA)
+    cv2.polylines(img, [pts], True, outline, max(1, int(g / 18)), cv2.LINE_AA)
+    for px, py in ((bx0, by0), ((bx0 + bx1) / 2, by0 - g * 0.05), (bx1, by0)):
+        cv2.circle(img, (int(px), int(py)), max(1, int(g * 0.07)), gold, -1, cv2.LINE_AA)
+    cv2.line(img, (int(bx0), int(by1 - g * 0.1)), (int(bx1), int(by1 - g * 0.1)), outline,
+             max(1, int(g / 22)), cv2.LINE_AA)
+
+
+def _draw_building(img, s, rng):
+    """A small house (red roof) as crown squares usually show; drawn below the crowns."""
+    x0 = rng.uniform(0.3, 0.55) * s
+    y0 = rng.uniform(0.45, 0.6) * s
+    w, h = 0.25 * s, 0.18 * s
+    cv2.rectangle(img, (int(x0), int(y0)), (int(x0 + w), int(y0 + h)), (200, 215, 225), -1)
+    roof = np.array([[x0 - 0.03 * s, y0], [x0 + w / 2, y0 - 0.1 * s], [x0 + w + 0.03 * s, y0]], np.int32)
+    cv2.fillPoly(img, [roof], _jitter((40, 60, 190), rng, 10), cv2.LINE_AA)
+    cv2.rectangle(img, (int(x0 + w * 0.4), int(y0 + h * 0.45)), (int(x0 + w * 0.6), int(y0 + h)),
+                  (40, 60, 90), -1)
+
+
+def draw_square(terrain: str, crowns: int, s: int, rng, turns: int = 0) -> np.ndarray:
+    """One square (``s`` x ``s`` BGR uint8), upright then turned ``turns`` x 90 degrees CCW.
+
+    Crowns sit side by side along the square's top edge (its top-left corner for one crown) in
+    the upright frame, as printed; ``turns`` turns them to any of the four edges.
+    """
+    if terrain not in _DRAW:
+        raise ValueError(f"unknown terrain {terrain!r}; use one of {', '.join(TERRAINS)}")
+    img = _DRAW[terrain](s, rng)
+    if crowns:
+        if terrain not in ("castle", "lake") and rng.random() < 0.6:
+            _draw_building(img, s, rng)
+        g = s * rng.uniform(0.2, 0.25)
+        gap = g * 0.08
+        total = crowns * g + (crowns - 1) * gap
+        x = s * 0.05 if crowns == 1 and rng.random() < 0.6 else (s - total) / 2 if crowns > 1 else s * 0.7
+        x = min(max(x, s * 0.03), s - total - s * 0.03) if total < s * 0.94 else s * 0.03
+        y = s * rng.uniform(0.03, 0.07)
+        for i in range(crowns):
+            _crown_glyph(img, x + i * (g + gap), y, g)
+    img = np.clip(img, 0, 255).astype(np.uint8)
+    return np.ascontiguousarray(np.rot90(img, turns % 4))
+
+
+# --------------------------------------------------------------------------- board drawing
+
+def _pairs_from_grid(rows, cols, terrain):
+    """Without domino positions, pair squares at random is not needed: each square stands alone."""
+    out = []
+    for r in range(rows):
+        for c in range(cols):
+            if terrain[r][c] != "empty":
+                out.append(((r, c),))
+    return out
+
+
+def _check_grids(terrain_grid, crown_grid):
+    rows = len(terrain_grid)
+    if rows == 0 or any(len(row) != len(terrain_grid[0]) for row in terrain_grid):
+        raise ValueError("terrain_grid must be a non-empty rectangle of terrain names (list of rows)")
+    cols = len(terrain_grid[0])
+    if len(crown_grid) != rows or any(len(row) != cols for row in crown_grid):
+        raise ValueError(f"crown_grid must have the same shape as terrain_grid ({rows} x {cols})")
+    for row in terrain_grid:
+        for t in row:
+            if t not in TERRAINS:
+                raise ValueError(f"unknown terrain {t!r}; use one of {', '.join(TERRAINS)}")
+    return rows, cols
+
+
+def render_board(terrain_grid, crown_grid, cell: int = 100, rng=None, dominoes=None,
+                 table=None, return_mask: bool = False):
+    """Draw a rectified board of ``rows x cols`` squares, ``cell`` pixels each (BGR uint8).
+
+    ``dominoes``: optional list of ``((r, c), (r, c), ...)`` pairs (as ``random_layout`` gives):
+    the two halves of a domino are drawn as one tile (no gap between them, shifted together,
+    crowns along the same long edge). Squares not in any pair are drawn as single tiles.
+    ``table``: BGR colour of the bare table (empty squares and the gaps); default light wood.
+    With ``return_mask=True`` returns ``(image, mask)`` where mask is 255 on tile pixels and 0 on
+    bare table, so a scene can put its own table there.
+    """
+    rng = _rng(rng)
+    rows, cols = _check_grids(terrain_grid, crown_grid)
+    if cell < 16:
+        raise ValueError(f"cell must be at least 16 pixels, got {cell}")
+    H, W = rows * cell, cols * cell
+    table = _jitter(table or TABLE_BGR, rng, 8)
+    img = np.empty((H, W, 3), np.uint8)
+    img[:] = table
+    mask = np.zeros((H, W), np.uint8)
+
+    tiles = []
+    seen = set()
+    for d in dominoes or ():
+        sq = [tuple(p) for p in d[:2]]
+        if any(terrain_grid[r][c] == "empty" for r, c in sq):
+            continue
+        tiles.append(sq)
+        seen.update(sq)
+    for r in range(rows):
+        for c in range(cols):
+            if (r, c) not in seen and terrain_grid[r][c] != "empty":
+                tiles.append([(r, c)])
+
+    gap = max(1, int(round(cell * 0.02)))
+    max_shift = max(1, int(round(cell * 0.04)))
+    for sq in tiles:
+        if len(sq) == 2:
+            (r0, c0), (r1, c1) = sq
+            horizontal = r0 == r1
+            # crowns lie along one long edge: up (0 turns) or down (2) for a horizontal domino,
+            # left (1) or right (3) for a vertical one
+            turns = (0 if horizontal else 1) + 2 * int(rng.integers(0, 2))
+        else:
+            turns = int(rng.integers(0, 4))
+        dy, dx = (int(v) for v in rng.integers(-max_shift, max_shift + 1, 2))
+        rs = [p[0] for p in sq]
+        cs = [p[1] for p in sq]
+        y0, y1 = min(rs) * cell, (max(rs) + 1) * cell
+        x0, x1 = min(cs) * cell, (max(cs) + 1) * cell
+        tile = np.empty((y1 - y0, x1 - x0, 3), np.uint8)
+        for r, c in sq:
+            t = terrain_grid[r][c]
+            sq_img = draw_square(t, int(crown_grid[r][c]), cell, rng, turns)
+            tile[(r * cell - y0):(r * cell - y0 + cell), (c * cell - x0):(c * cell - x0 + cell)] = sq_img
+        light = rng.uniform(0.93, 1.07)
+        tile = np.clip(tile.astype(np.float32) * light, 0, 255).astype(np.uint8)
+        # dark tile edge (the cardboard's side and the shadow in the gap)
+        edge = _shade(table, 0.35)
+        cv2.rectangle(tile, (0, 0), (tile.shape[1] - 1, tile.shape[0] - 1), edge, gap)
+        # paste shifted, clipped to the board
+        ty0, tx0 = y0 + dy + gap // 2, x0 + dx + gap // 2
+        th, tw = tile.shape[0] - gap, tile.shape[1] - gap
+        tile = cv2.resize(tile, (tw, th), interpolation=cv2.INTER_AREA)
+        sy0, sx0 = max(ty0, 0), max(tx0, 0)
+        sy1, sx1 = min(ty0 + th, H), min(tx0 + tw, W)
+        img[sy0:sy1, sx0:sx1] = tile[sy0 - ty0:sy1 - ty0, sx0 - tx0:sx1 - tx0]
+        mask[sy0:sy1, sx0:sx1] = 255
+    if return_mask:
+        return img, mask
+    return img
+
+
+# --------------------------------------------------------------------------- kingdom layout
+
+def _neighbours(r, c, n):
+    for dr, dc in ((-1, 0), (1, 0), (0, -1), (0, 1)):
+        rr, cc = r + dr, c + dc
+        if 0 <= rr < n and 0 <= cc < n:
+            yield rr, cc
+
+
+def random_layout(rng=None, size: int = 5, fill: float | None = None) -> dict:
+    """A plausible kingdom built from the 48 real dominoes, each used at most once.
+
+    The castle goes anywhere in the ``size x size`` frame; dominoes are placed one by one, each
+    touching the castle or a square of the same terrain (the game's connection rule), until the
+    frame is full or no domino fits (``fill``: stop at that fraction of the frame, default: a
+    finished kingdom, sometimes with a few squares left empty). Returns ``{"terrain", "crowns",
+    "dominoes", "castle"}``; ``dominoes`` lists ``((r, c), (r, c), number)`` (first square = the
+    domino's ``a`` half).
+    """
+    if size not in (5, 7):
+        raise ValueError(f"size must be 5 or 7, got {size}")
+    rng = _rng(rng)
+    n = size
+    terrain = [["empty"] * n for _ in range(n)]
+    crowns = [[0] * n for _ in range(n)]
+    # castle: usually near the middle, anywhere in the frame
+    if rng.random() < 0.5:
+        castle = (n // 2, n // 2)
+    else:
+        castle = tuple(int(v) for v in rng.integers(0, n, 2))
+    terrain[castle[0]][castle[1]] = "castle"
+    if fill is None:
+        fill = 1.0 if rng.random() < 0.7 else rng.uniform(0.75, 1.0)
+    target = int(round(fill * (n * n - 1)))
+    deck = list(dominoes())
+    order = rng.permutation(len(deck))
+    placed = []
+    filled = 0
+
+    def ok(r, c, t):
+        for rr, cc in _neighbours(r, c, n):
+            if terrain[rr][cc] in (t, "castle"):
+                return True
+        return False
+
+    for idx in order:
+        if filled + 2 > target:
+            break
+        num, ta, ca, tb, cb = deck[idx]
+        options = []
+        for r in range(n):
+            for c in range(n):
+                if terrain[r][c] != "empty":
+                    continue
+                for dr, dc in ((0, 1), (1, 0), (0, -1), (-1, 0)):
+                    r2, c2 = r + dr, c + dc
+                    if not (0 <= r2 < n and 0 <= c2 < n) or terrain[r2][c2] != "empty":
+                        continue
+                    if not (ok(r, c, ta) or ok(r2, c2, tb)):
+                        continue
+                    # prefer placements that leave no isolated hole and join many like squares
+                    score = sum(terrain[a][b] == ta for a, b in _neighbours(r, c, n)) + \
+                        sum(terrain[a][b] == tb for a, b in _neighbours(r2, c2, n))
+                    options.append((score, r, c, r2, c2))
+        if not options:
+            continue
+        weights = np.array([1.0 + 2.0 * o[0] for o in options])
+        # avoid leaving single empty squares that no domino can fill
+        for i, (_, r, c, r2, c2) in enumerate(options):
+            terrain[r][c] = terrain[r2][c2] = "x"
+            holes = any(terrain[a][b] == "empty" and
+                        all(terrain[e][f] != "empty" for e, f in _neighbours(a, b, n))
+                        for p in ((r, c), (r2, c2)) for a, b in _neighbours(*p, n))
+            terrain[r][c] = terrain[r2][c2] = "empty"
+            if holes:
+                weights[i] *= 0.05
+        pick = options[int(rng.choice(len(options), p=weights / weights.sum()))]
+        _, r, c, r2, c2 = pick
+        terrain[r][c], crowns[r][c] = ta, ca
+        terrain[r2][c2], crowns[r2][c2] = tb, cb
+        placed.append(((r, c), (r2, c2), num))
+        filled += 2
+    return {"terrain": terrain, "crowns": crowns, "dominoes": placed, "castle": castle}
+
+
+def random_kingdom(rng=None, size: int = 5):
+    """``(terrain, crowns)`` grids (lists of rows) of a plausible kingdom (see ``random_layout``)."""
+    lay = random_layout(rng, size)
+    return lay["terrain"], lay["crowns"]
+
+
+def kingdom_json(terrain, crowns, rules: str = "kingdomino") -> dict:
+    """The contract's Kingdom JSON for a pair of grids."""
+    rows, cols = _check_grids(terrain, crowns)
+    if rows != cols:
+        raise ValueError(f"a kingdom is square (5x5 or 7x7), got {rows} x {cols}")
+    return {"rules": rules, "size": rows,
+            "cells": [[{"terrain": terrain[r][c], "crowns": int(crowns[r][c])} for c in range(cols)]
+                      for r in range(rows)]}
