@@ -9,6 +9,20 @@ Public API (kept small; the CLI, web app and batch use only this):
 - ``score(kingdom, rules=None, bonuses=()) -> Score``; ``Score.to_json()`` gives the contract's
   ``"score"`` object (``total`` plus the breakdown).
 - ``get_rules(name)``, ``rule_names()``, ``bonus_names(rules=None)``.
-- ``rank(players)``: order several players' scores with the rule set's official tie-breaks.
+- ``rank(players)``: order several players' scores with the rule set's official tie-breaks;
+  ``dynasty(three_scores)``: a Dynasty total that ``rank`` accepts.
 - Errors: ``KingdomError`` and ``RulesError``, both ``ValueError`` subclasses.
+
+Formats and extra fields: ``docs/engine.md``.
 """
+from engine.errors import KingdomError, RulesError
+from engine.kingdom import Building, Cell, Kingdom, load_kingdom
+from engine.ranking import dynasty, rank
+from engine.regions import find_regions
+from engine.rules import Bonus, RegionScore, Rules, Score, bonus_names, get_rules, rule_names, score
+
+__all__ = [
+    "Bonus", "Building", "Cell", "Kingdom", "KingdomError", "RegionScore", "Rules", "RulesError",
+    "Score", "bonus_names", "dynasty", "find_regions", "get_rules", "load_kingdom", "rank",
+    "rule_names", "score",
+]

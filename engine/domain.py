@@ -1,0 +1,1 @@
+"""Domain (placeholder, filled in next)."""

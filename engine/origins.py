@@ -1,0 +1,1 @@
+"""Kingdomino Origins (placeholder, filled in next)."""

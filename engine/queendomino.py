@@ -1,0 +1,61 @@
+"""Queendomino: towns and their buildings, the queen, coins, towers and knights."""
+from __future__ import annotations
+
+from engine.rules import Rules, RegionScore, register, start_in_centre, frame_filled
+
+
+@register
+class Queendomino(Rules):
+    name = "queendomino"
+    title = "Queendomino"
+    terrains = ("field", "forest", "lake", "grassland", "swamp", "mine", "town")
+    # The Queendomino rulebook keeps the Kingdomino variants.
+    bonuses = {
+        "middle-kingdom": (10, start_in_centre, "castle in the centre of the frame"),
+        "harmony": (5, frame_filled, "frame completely filled, no domino discarded"),
+    }
+
+    def regions(self, kingdom):
+        regions = super().regions(kingdom)
+        if kingdom.queen and regions:
+            # She stands on the largest region: +1 crown there (+squares points); on a tie of
+            # sizes every choice adds the same, so take the first.
+            i = max(range(len(regions)), key=lambda k: (regions[k].squares, -k))
+            reg = regions[i]
+            regions[i] = RegionScore(reg.terrain, reg.cells, reg.crowns + 1,
+                                     self.region_points(reg.terrain, reg.squares, reg.crowns + 1),
+                                     queen=True)
+        return regions
+
+    def extras(self, kingdom, regions):
+        towers = sum(cell.building.towers for _, _, cell in kingdom.squares() if cell.building)
+        listed = []
+        for r, c, cell in kingdom.squares():
+            b = cell.building
+            if b is None:
+                continue
+            if b.per is None:
+                points, reason = b.points, f"{b.points} fixed"
+            elif b.per == "region":
+                n = sum(1 for reg in regions if reg.terrain == b.terrain)
+                points, reason = b.points * n, f"{b.points} x {n} {b.terrain} region(s)"
+            elif b.per == "tower":
+                points, reason = b.points * towers, f"{b.points} x {towers} tower(s)"
+            else:
+                points, reason = b.points * kingdom.knights, f"{b.points} x {kingdom.knights} knight(s)"
+            listed.append({"name": b.name or "building", "cell": [r, c], "crowns": b.crowns,
+                           "points": points, "reason": reason})
+        extras = {
+            "coins": {"coins": kingdom.coins, "points": kingdom.coins // 3,
+                      "reason": f"{kingdom.coins} coins // 3"},
+            "buildings": {"points": sum(b["points"] for b in listed), "towers": towers,
+                          "knights": kingdom.knights, "list": listed},
+        }
+        queen = next((reg for reg in regions if reg.queen), None)
+        extras["queen"] = ({"hosted": True, "terrain": queen.terrain, "squares": queen.squares,
+                            "cells": [list(rc) for rc in queen.cells], "adds": queen.squares}
+                           if queen else {"hosted": False})
+        return extras
+
+    def tiebreak(self, kingdom, regions):
+        return [("largest_region", max((r.squares for r in regions), default=0))]

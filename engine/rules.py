@@ -1,0 +1,281 @@
+"""Rule sets: one small class each, found by name in a registry; all share ``find_regions``.
+
+A rule set answers: which terrains it knows, how a region scores, which optional bonuses it has,
+what extra points it adds (``extras``: each a JSON object with ``"points"`` added to the total),
+its tie-break keys, and the consistency warnings it checks.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Callable
+
+from engine.errors import KingdomError, RulesError
+from engine.kingdom import Kingdom, NOT_LAND, START_TERRAINS
+from engine.regions import find_regions, terrain_key
+
+Square = tuple[int, int]
+
+
+@dataclass(frozen=True)
+class RegionScore:
+    terrain: str
+    cells: tuple[Square, ...]
+    crowns: int
+    points: int
+    queen: bool = False
+
+    @property
+    def squares(self) -> int:
+        return len(self.cells)
+
+    def to_json(self) -> dict:
+        out = {"terrain": self.terrain, "squares": self.squares, "crowns": self.crowns,
+               "points": self.points, "cells": [list(rc) for rc in self.cells]}
+        if self.queen:
+            out["queen"] = True
+        return out
+
+
+@dataclass(frozen=True)
+class Bonus:
+    name: str
+    points: int
+    reason: str
+
+    def to_json(self) -> dict:
+        return {"name": self.name, "points": self.points, "reason": self.reason}
+
+
+@dataclass(frozen=True)
+class Score:
+    """A kingdom's score. ``total`` = region points + bonus points + each extra's ``"points"``."""
+    total: int
+    rules: str
+    regions: tuple[RegionScore, ...]
+    bonuses: tuple[Bonus, ...] = ()
+    tiebreak: tuple[tuple[str, int], ...] = ()
+    warnings: tuple[str, ...] = ()
+    extras: dict = field(default_factory=dict)
+
+    def to_json(self) -> dict:
+        out = {
+            "total": self.total,
+            "rules": self.rules,
+            "regions": [r.to_json() for r in self.regions],
+            "bonuses": [b.to_json() for b in self.bonuses],
+            "tiebreak": dict(self.tiebreak),
+            "warnings": list(self.warnings),
+        }
+        for key, value in self.extras.items():
+            out[key] = value
+        return out
+
+
+_REGISTRY: dict[str, type["Rules"]] = {}
+
+
+def register(cls: type["Rules"]) -> type["Rules"]:
+    """Class decorator: make a rule set available by its name and aliases."""
+    for name in (cls.name, *cls.aliases):
+        _REGISTRY[name] = cls
+    return cls
+
+
+def _registry() -> dict[str, type["Rules"]]:
+    # The rule-set modules register themselves on import.
+    from engine import domain, origins, queendomino  # noqa: F401
+
+    return _REGISTRY
+
+
+def rule_names() -> list[str]:
+    """Canonical rule-set names (aliases are accepted too but not listed)."""
+    return [name for name, cls in _registry().items() if cls.name == name]
+
+
+def canonical_rules(name) -> str:
+    if not isinstance(name, str) or name.lower() not in _registry():
+        raise RulesError(f"unknown rule set {name!r}; choose one of: {', '.join(rule_names())}")
+    return _registry()[name.lower()].name
+
+
+def get_rules(name: str | None = None) -> "Rules":
+    """The rule set called ``name`` (or an alias); ``RulesError`` when unknown."""
+    return _registry()[canonical_rules(name or "kingdomino")]()
+
+
+def bonus_names(rules: str | None = None) -> list[str]:
+    """Optional bonuses of a rule set (default kingdomino)."""
+    return list(get_rules(rules).bonuses)
+
+
+# --- helpers shared by the bonuses ---------------------------------------------------------
+def land_squares(kingdom: Kingdom) -> list[Square]:
+    return [(r, c) for r, c, cell in kingdom.squares() if cell.terrain != "empty"]
+
+
+def start_in_centre(kingdom: Kingdom) -> bool:
+    """Castle/hut in the centre of the frame (the grid, or a smaller ``frame`` on a larger grid)."""
+    start = kingdom.start
+    if start is None:
+        return False
+    if kingdom.frame is None or kingdom.frame == kingdom.size:
+        return start == (kingdom.size // 2, kingdom.size // 2)
+    half = kingdom.frame // 2
+    return all(abs(r - start[0]) <= half and abs(c - start[1]) <= half
+               for r, c in land_squares(kingdom))
+
+
+def frame_filled(kingdom: Kingdom) -> bool:
+    """Every square of the frame is covered (no discarded domino)."""
+    frame = kingdom.frame or kingdom.size
+    squares = land_squares(kingdom)
+    if len(squares) != frame * frame:
+        return False
+    rows = {r for r, _ in squares}
+    cols = {c for _, c in squares}
+    return max(rows) - min(rows) + 1 == frame and max(cols) - min(cols) + 1 == frame
+
+
+def connection_warnings(kingdom: Kingdom, start_name: str) -> list[str]:
+    """No start square; squares not joined to it; a kingdom wider than its frame."""
+    warnings = []
+    start = kingdom.start
+    if start is None:
+        warnings.append(f"no {start_name}: every kingdom starts from one")
+    else:
+        reach = {start}
+        stack = [start]
+        while stack:
+            r, c = stack.pop()
+            for rc in ((r - 1, c), (r + 1, c), (r, c - 1), (r, c + 1)):
+                if 0 <= rc[0] < kingdom.size and 0 <= rc[1] < kingdom.size and rc not in reach \
+                        and kingdom[rc].terrain != "empty":
+                    reach.add(rc)
+                    stack.append(rc)
+        lost = [rc for rc in land_squares(kingdom) if rc not in reach]
+        if lost:
+            listed = ", ".join(f"({r}, {c})" for r, c in lost[:6]) + (" ..." if len(lost) > 6 else "")
+            warnings.append(f"{len(lost)} square(s) not joined to the {start_name}: {listed}")
+    frame = kingdom.frame or kingdom.size
+    squares = land_squares(kingdom)
+    if squares:
+        height = max(r for r, _ in squares) - min(r for r, _ in squares) + 1
+        width = max(c for _, c in squares) - min(c for _, c in squares) + 1
+        if max(height, width) > frame:
+            warnings.append(f"the kingdom spans {height} rows and {width} columns, more than its "
+                            f"{frame}x{frame} frame")
+    return warnings
+
+
+class Rules:
+    """Base rule set: regions score squares x crowns; subclasses override a few methods."""
+    name = ""
+    aliases: tuple[str, ...] = ()
+    title = ""
+    terrains: tuple[str, ...] = ()
+    start_terrain = "castle"
+    # bonus name -> (points, test, reason); the test takes the kingdom.
+    bonuses: dict[str, tuple[int, Callable[[Kingdom], bool], str]] = {}
+
+    # --- pieces a subclass may override ---------------------------------------------------
+    def region_key(self, cell):
+        return terrain_key(cell)
+
+    def region_crowns(self, kingdom: Kingdom, cells) -> int:
+        total = 0
+        for rc in cells:
+            cell = kingdom[rc]
+            total += cell.crowns + (cell.building.crowns if cell.building else 0)
+        return total
+
+    def region_points(self, terrain: str, squares: int, crowns: int) -> int:
+        return squares * crowns
+
+    def regions(self, kingdom: Kingdom) -> list[RegionScore]:
+        out = []
+        for terrain, cells in find_regions(kingdom, self.region_key):
+            crowns = self.region_crowns(kingdom, cells)
+            out.append(RegionScore(terrain, cells, crowns, self.region_points(terrain, len(cells), crowns)))
+        return out
+
+    def extras(self, kingdom: Kingdom, regions: list[RegionScore]) -> dict:
+        return {}
+
+    def tiebreak(self, kingdom: Kingdom, regions: list[RegionScore]) -> list[tuple[str, int]]:
+        return [("largest_region", max((r.squares for r in regions), default=0))]
+
+    def warnings(self, kingdom: Kingdom) -> list[str]:
+        return connection_warnings(kingdom, self.start_terrain)
+
+    # --- the fixed part -------------------------------------------------------------------
+    def check_terrains(self, kingdom: Kingdom) -> None:
+        allowed = set(self.terrains) | {self.start_terrain, "empty"}
+        for r, c, cell in kingdom.squares():
+            if cell.terrain not in allowed:
+                raise KingdomError(
+                    f"square (row {r}, col {c}): {cell.terrain} is not a {self.name} terrain; "
+                    f"{self.name} uses {', '.join(sorted(allowed))}")
+
+    def check_bonuses(self, bonuses) -> list[str]:
+        if isinstance(bonuses, str):
+            bonuses = [bonuses]
+        names = []
+        for bonus in bonuses:
+            if bonus not in self.bonuses:
+                raise RulesError(f"unknown bonus {bonus!r} for rules {self.name!r}; choose from: "
+                                 f"{', '.join(self.bonuses) or '(this rule set has none)'}")
+            if bonus not in names:
+                names.append(bonus)
+        return names
+
+    def score(self, kingdom: Kingdom, bonuses=()) -> Score:
+        names = self.check_bonuses(bonuses)
+        self.check_terrains(kingdom)
+        regions = self.regions(kingdom)
+        extras = self.extras(kingdom, regions)
+        awarded = []
+        for name in names:
+            points, test, reason = self.bonuses[name]
+            ok = test(kingdom)
+            awarded.append(Bonus(name, points if ok else 0, reason if ok else "not met: " + reason))
+        regions.sort(key=lambda reg: (-reg.points, -reg.squares, reg.cells[0]))
+        total = (sum(r.points for r in regions) + sum(b.points for b in awarded)
+                 + sum(v.get("points", 0) for v in extras.values() if isinstance(v, dict)))
+        return Score(total=total, rules=self.name, regions=tuple(regions), bonuses=tuple(awarded),
+                     tiebreak=tuple(self.tiebreak(kingdom, regions)),
+                     warnings=tuple(self.warnings(kingdom)), extras=extras)
+
+
+def score(kingdom: Kingdom, rules: str | None = None, bonuses=()) -> Score:
+    """Score ``kingdom`` with ``rules`` (default: the kingdom's own ``rules``) and bonuses."""
+    if not isinstance(kingdom, Kingdom):
+        raise KingdomError("score() takes an engine.Kingdom; build one with Kingdom.from_json "
+                           "or load_kingdom")
+    return get_rules(rules or kingdom.rules).score(kingdom, bonuses)
+
+
+# --- Kingdomino -------------------------------------------------------------------------------
+def _dominoes():
+    from engine.dominoes import domino_warnings
+
+    return domino_warnings
+
+
+@register
+class Kingdomino(Rules):
+    name = "kingdomino"
+    aliases = ("base", "mighty-duel")
+    title = "Kingdomino (base game; 7x7 = Mighty Duel)"
+    terrains = ("field", "forest", "lake", "grassland", "swamp", "mine")
+    bonuses = {
+        "middle-kingdom": (10, start_in_centre, "castle in the centre of the frame"),
+        "harmony": (5, frame_filled, "frame completely filled, no domino discarded"),
+    }
+
+    def tiebreak(self, kingdom, regions):
+        return [("largest_region", max((r.squares for r in regions), default=0)),
+                ("crowns", sum(r.crowns for r in regions))]
+
+    def warnings(self, kingdom):
+        return _dominoes()(kingdom) + super().warnings(kingdom)
