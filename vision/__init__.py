@@ -12,3 +12,23 @@ Public API:
   contract's kingdom JSON fields (``size``, ``cells``, ``review``) plus ``corners``.
 - ``PhotoError(ValueError)``: the photo cannot be read or holds no kingdom.
 """
+from vision.errors import PhotoError
+
+
+def load_image(path_or_bytes):
+    """Decode a photo (path or bytes) to a BGR array; see ``vision.io.load_image``."""
+    from vision import io
+
+    return io.load_image(path_or_bytes)
+
+
+def __getattr__(name):
+    # the reader pulls in the models and OpenCV's DNN module: load it only when asked for
+    if name in ("Reader", "Reading"):
+        from vision import reader
+
+        return getattr(reader, name)
+    raise AttributeError(f"module 'vision' has no attribute {name!r}")
+
+
+__all__ = ["Reader", "Reading", "PhotoError", "load_image"]

@@ -1,0 +1,150 @@
+"""Square classifier at inference: an ONNX network run with ``cv2.dnn`` (no torch needed).
+
+The network reads one crop (``vision.squares``) and gives 12 logits: 8 terrains then 4 crown
+counts (0-3). :class:`SquareClassifier` turns them into the most probable *valid* reading
+(the 48-domino set's facts: field/forest/lake carry 0-1 crown, grassland/swamp 0-2, mine 0-3,
+castle/empty none), a calibrated confidence, and flags for squares a person should check.
+"""
+from __future__ import annotations
+
+import csv
+import json
+from collections import Counter
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import cv2
+import numpy as np
+
+TERRAINS = ("field", "forest", "lake", "grassland", "swamp", "mine", "castle", "empty")
+MAX_CROWNS = {"field": 1, "forest": 1, "lake": 1, "grassland": 2, "swamp": 2, "mine": 3,
+              "castle": 0, "empty": 0}
+N_CROWNS = 4
+MODELS_DIR = Path(__file__).resolve().parent.parent / "models"
+DOMINOES_CSV = Path(__file__).resolve().parent.parent / "engine" / "data" / "kingdomino-dominoes.csv"
+
+# valid[t, c]: the game has a square of terrain t with c crowns
+VALID = np.zeros((len(TERRAINS), N_CROWNS), dtype=bool)
+for _i, _t in enumerate(TERRAINS):
+    VALID[_i, :MAX_CROWNS[_t] + 1] = True
+
+
+def square_supply(path: Path | None = None) -> Counter:
+    """How many squares of each ``(terrain, crowns)`` the 48 dominoes hold (castle: one each)."""
+    supply = Counter()
+    with open(path or DOMINOES_CSV, newline="", encoding="utf-8") as fh:
+        for row in csv.DictReader(fh):
+            supply[(row["terrain_a"], int(row["crowns_a"]))] += 1
+            supply[(row["terrain_b"], int(row["crowns_b"]))] += 1
+    return supply
+
+
+@dataclass
+class SquareReading:
+    terrain: str
+    crowns: int
+    confidence: float
+    flags: list = field(default_factory=list)   # why a person should check it (may be empty)
+
+
+def _softmax(x: np.ndarray, axis: int = -1) -> np.ndarray:
+    z = x - x.max(axis=axis, keepdims=True)
+    e = np.exp(z)
+    return e / e.sum(axis=axis, keepdims=True)
+
+
+def decode(logits: np.ndarray, t_terrain: float = 1.0, t_crowns: float = 1.0):
+    """Logits ``(N, 12)`` -> (terrain index, crowns, confidence, was the raw best invalid).
+
+    The joint probability of (terrain, crowns) is the product of the two heads' (temperature
+    scaled) probabilities; impossible pairs are removed and the rest renormalised; the
+    confidence is the chosen pair's share.
+    """
+    logits = np.asarray(logits, dtype=np.float64).reshape(-1, len(TERRAINS) + N_CROWNS)
+    pt = _softmax(logits[:, :len(TERRAINS)] / t_terrain)
+    pc = _softmax(logits[:, len(TERRAINS):] / t_crowns)
+    joint = pt[:, :, None] * pc[:, None, :]
+    raw_best = joint.reshape(len(joint), -1).argmax(axis=1)
+    raw_invalid = ~VALID.reshape(-1)[raw_best]
+    valid = joint * VALID[None]
+    total = valid.reshape(len(joint), -1).sum(axis=1)
+    best = valid.reshape(len(joint), -1).argmax(axis=1)
+    conf = valid.reshape(len(joint), -1)[np.arange(len(joint)), best] / np.maximum(total, 1e-300)
+    return best // N_CROWNS, best % N_CROWNS, conf, raw_invalid
+
+
+def supply_flags(readings: list[list[SquareReading]], supply: Counter | None = None) -> None:
+    """Flag readings that need more squares of a kind than the game has (two 3-crown mines...)."""
+    supply = supply if supply is not None else square_supply()
+    seen: dict = {}
+    for r, row in enumerate(readings):
+        for c, sq in enumerate(row):
+            if sq.terrain in ("empty", "castle"):
+                continue
+            seen.setdefault((sq.terrain, sq.crowns), []).append(sq)
+    for key, squares in seen.items():
+        if len(squares) > supply.get(key, 0):
+            for sq in squares:
+                sq.flags.append(f"more {key[0]} squares with {key[1]} crown(s) than the game has")
+
+
+class SquareClassifier:
+    """Loads ``models/squares.onnx`` (and its ``squares.json``) once; reads batches of crops."""
+
+    def __init__(self, model_path: str | Path | None = None, cfg: dict | None = None):
+        from vision import config
+
+        self.cfg = cfg if cfg is not None else config.load()["classify"]
+        path = Path(model_path) if model_path else MODELS_DIR / self.cfg.get("model", "squares.onnx")
+        if not path.exists():
+            raise FileNotFoundError(
+                f"square classifier model {path} is missing: run `kingdomino train` to build it")
+        self.path = path
+        self.net = cv2.dnn.readNetFromONNX(str(path))
+        meta_path = path.with_suffix(".json")
+        self.meta = json.loads(meta_path.read_text()) if meta_path.exists() else {}
+        cal = self.meta.get("calibration", {})
+        self.t_terrain = float(cal.get("t_terrain", 1.0))
+        self.t_crowns = float(cal.get("t_crowns", 1.0))
+        self.input_size = int(self.meta.get("input_size", self.cfg["cell"] + 2 * self.cfg["crop_margin"]))
+        self.supply = square_supply() if DOMINOES_CSV.exists() else Counter()
+
+    def logits(self, crops: np.ndarray) -> np.ndarray:
+        """BGR uint8 crops ``(N, S, S, 3)`` -> raw logits ``(N, 12)``."""
+        crops = np.asarray(crops)
+        if len(crops) == 0:
+            return np.zeros((0, len(TERRAINS) + N_CROWNS), dtype=np.float32)
+        if crops.shape[1] != self.input_size or crops.shape[2] != self.input_size:
+            crops = np.stack([cv2.resize(c, (self.input_size, self.input_size),
+                                         interpolation=cv2.INTER_AREA) for c in crops])
+        out = []
+        bs = int(self.cfg.get("batch", 64))
+        for i in range(0, len(crops), bs):
+            blob = preprocess(crops[i:i + bs])
+            self.net.setInput(blob)
+            out.append(np.array(self.net.forward()).reshape(len(blob), -1))
+        return np.concatenate(out, axis=0)
+
+    def read(self, crops: np.ndarray, rows: int, cols: int) -> list[list[SquareReading]]:
+        """Crops of a ``rows x cols`` board (row by row) -> readings with flags."""
+        logits = self.logits(crops)
+        t, c, conf, raw_invalid = decode(logits, self.t_terrain, self.t_crowns)
+        grid = []
+        for r in range(rows):
+            row = []
+            for k in range(cols):
+                i = r * cols + k
+                sq = SquareReading(TERRAINS[t[i]], int(c[i]), float(conf[i]))
+                if raw_invalid[i]:
+                    sq.flags.append("the most likely reading is not a square of the game")
+                row.append(sq)
+            grid.append(row)
+        if self.supply:
+            supply_flags(grid, self.supply)
+        return grid
+
+
+def preprocess(crops: np.ndarray) -> np.ndarray:
+    """uint8 BGR crops ``(N, S, S, 3)`` -> float32 NCHW blob scaled to 0..1 (same in training)."""
+    x = np.asarray(crops, dtype=np.float32) / 255.0
+    return np.ascontiguousarray(x.transpose(0, 3, 1, 2))

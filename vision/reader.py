@@ -1,0 +1,169 @@
+"""The reader: photo -> board (``vision.detect``) -> crops (``vision.squares``) -> squares.
+
+``Reader`` loads the models once; ``Reader.read(image, size=None)`` returns a :class:`Reading`
+whose ``to_json()`` gives the contract's kingdom fields plus where the board was found.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import cv2
+import numpy as np
+
+from vision import config as _config
+from vision.classify import SquareClassifier, SquareReading
+from vision.errors import PhotoError
+from vision.squares import cell_crops, image_corners, rectify
+
+
+@dataclass
+class Reading:
+    """What the reader saw: a ``size x size`` grid of squares and where the kingdom was."""
+
+    size: int
+    cells: list                      # size x size dicts: terrain, crowns, confidence
+    review: list                     # [row, col] a person should check
+    corners: list                    # 4 x [x, y] image px: tl, tr, br, bl of the read rectangle
+    homography: list                 # 3x3, image px -> rectified board px
+    rows: int                        # the read rectangle (placed top-left in the frame)
+    cols: int
+    warnings: list = field(default_factory=list)
+    reasons: dict = field(default_factory=dict)   # "r,c" -> why it is in review
+
+    def to_json(self) -> dict:
+        return {"size": self.size, "cells": self.cells, "review": self.review,
+                "corners": self.corners, "homography": self.homography,
+                "rows": self.rows, "cols": self.cols, "warnings": list(self.warnings)}
+
+
+@dataclass
+class _Found:
+    corners: np.ndarray
+    rows: int
+    cols: int
+    size: int
+    offsets: np.ndarray | None      # in the classifier's board px
+    warnings: list
+
+
+def _frame(rows: int, cols: int, size: int | None) -> int:
+    need = max(rows, cols)
+    if size is not None and size >= need:
+        return size
+    return 5 if need <= 5 else 7
+
+
+class Reader:
+    """Loads the square classifier once; ``read`` is safe to call many times."""
+
+    def __init__(self, config: dict | None = None, model_path=None):
+        self.cfg = config if config is not None else _config.load()
+        self.ccfg = self.cfg["classify"]
+        self.rcfg = self.cfg.get("review", {})
+        self.classifier = SquareClassifier(model_path, self.ccfg)
+        try:
+            from vision import detect
+        except ImportError:  # detection not available: photos must be rectified boards
+            detect = None
+        self._detect = detect
+
+    # ------------------------------------------------------------------ board
+    def find(self, image: np.ndarray, size: int | None = None) -> _Found:
+        cell = self.ccfg["cell"]
+        if self._detect is not None:
+            board = self._detect.find_board(image, self.cfg, size=size)
+            offsets = None
+            if getattr(board, "offsets", None) is not None and board.cell:
+                offsets = np.asarray(board.offsets, dtype=np.float64) * (cell / board.cell)
+            return _Found(np.asarray(board.corners, np.float32), board.rows, board.cols,
+                          board.size, offsets, list(board.warnings))
+        return _Found(image_corners(image), 5, 5, 5, None,
+                      ["no board detector available: the photo was read as a rectified 5x5 board"])
+
+    # ------------------------------------------------------------------ read
+    def read(self, image: np.ndarray, size: int | None = None, *, corners=None,
+             rows: int | None = None, cols: int | None = None) -> Reading:
+        """Read a BGR photo. ``corners`` (+ ``rows``, ``cols``) skip detection (known board)."""
+        if image is None or not hasattr(image, "shape") or image.ndim != 3 or image.shape[2] != 3:
+            raise PhotoError("expected a colour (BGR) image: decode the photo with vision.load_image")
+        if size is not None and size not in (5, 7):
+            raise ValueError(f"size must be 5 or 7, got {size}")
+        if corners is not None:
+            r, c = rows or 5, cols or 5
+            found = _Found(np.asarray(corners, np.float32), r, c, _frame(r, c, size), None, [])
+        else:
+            found = self.find(image, size)
+        return self.read_board(image, found, size)
+
+    def read_board(self, image, found: _Found, size: int | None = None) -> Reading:
+        cell, bm, cm = self.ccfg["cell"], self.ccfg["board_margin"], self.ccfg["crop_margin"]
+        rows, cols = found.rows, found.cols
+        board, H = rectify(image, found.corners, rows, cols, cell, bm)
+        crops = cell_crops(board, rows, cols, cell, board_margin=bm, crop_margin=cm,
+                           offsets=found.offsets)
+        grid = self.classifier.read(crops, rows, cols)
+        reasons = review_reasons(grid, self.rcfg, outside_cells(image.shape, found.corners,
+                                                                rows, cols, self.rcfg))
+        frame = _frame(rows, cols, size if size is not None else found.size)
+        warnings = list(found.warnings)
+        if size is not None and frame != size:
+            warnings.append(f"the kingdom found is {rows}x{cols} squares, larger than the "
+                            f"{size}x{size} frame asked for: read as {frame}x{frame}")
+        cells = [[{"terrain": "empty", "crowns": 0, "confidence": 1.0} for _ in range(frame)]
+                 for _ in range(frame)]
+        for r in range(rows):
+            for c in range(cols):
+                sq = grid[r][c]
+                cells[r][c] = {"terrain": sq.terrain, "crowns": sq.crowns,
+                               "confidence": round(float(sq.confidence), 4)}
+        review = [[r, c] for r, c in sorted(reasons)]
+        # homography from the image to the rectified board without the margin, cell px squares
+        unshift = np.array([[1, 0, -bm], [0, 1, -bm], [0, 0, 1]], dtype=np.float64)
+        Hn = unshift @ H
+        return Reading(size=frame, cells=cells, review=review,
+                       corners=[[float(x), float(y)] for x, y in found.corners],
+                       homography=[[float(v) for v in row] for row in Hn],
+                       rows=rows, cols=cols, warnings=warnings,
+                       reasons={f"{r},{c}": v for (r, c), v in reasons.items()})
+
+
+def outside_cells(shape, corners, rows: int, cols: int, rcfg: dict) -> set:
+    """Cells whose centre maps outside the photo (by more than ``outside_tolerance`` cells)."""
+    from vision.geometry import board_homography
+
+    h, w = shape[:2]
+    Hinv = np.linalg.inv(board_homography(corners, rows, cols, 1))
+    tol = float(rcfg.get("outside_tolerance", 0.25))
+    out = set()
+    side = max(np.linalg.norm(np.asarray(corners[1]) - corners[0]) / cols, 1.0)
+    for r in range(rows):
+        for c in range(cols):
+            p = cv2.perspectiveTransform(np.array([[[c + 0.5, r + 0.5]]], np.float64), Hinv)[0, 0]
+            if (p[0] < -tol * side or p[1] < -tol * side or p[0] > w + tol * side
+                    or p[1] > h + tol * side):
+                out.add((r, c))
+    return out
+
+
+def review_reasons(grid: list[list[SquareReading]], rcfg: dict, outside=frozenset()) -> dict:
+    """(row, col) -> list of reasons a person should check that square."""
+    low = float(rcfg.get("min_confidence", 0.9))
+    near_castle = float(rcfg.get("flag_castle_neighbours_below", low))
+    rows, cols = len(grid), len(grid[0]) if grid else 0
+    castles = {(r, c) for r in range(rows) for c in range(cols) if grid[r][c].terrain == "castle"}
+    reasons: dict = {}
+    for r in range(rows):
+        for c in range(cols):
+            sq = grid[r][c]
+            why = list(sq.flags)
+            if sq.confidence < low:
+                why.append(f"low confidence ({sq.confidence:.2f})")
+            elif sq.confidence < near_castle and any(
+                    abs(r - a) + abs(c - b) == 1 for a, b in castles):
+                why.append(f"next to the castle (a 3D castle may hide crowns), confidence "
+                           f"{sq.confidence:.2f}")
+            if (r, c) in outside:
+                why.append("the square lies outside the photo")
+            if why:
+                reasons[(r, c)] = why
+    return reasons

@@ -1,0 +1,276 @@
+"""``kingdomino train``: build ``models/squares.onnx`` from the dev photos of both datasets.
+
+Every dev photo is rectified with its corners (the AAU photos already are boards: their
+corners are the image corners) through ``vision.squares`` -- the same crop path the reader
+uses -- and a small CNN with two heads (terrain, crowns) is trained with torch on the CPU,
+then exported to ONNX for ``cv2.dnn``. Holdout photos are never loaded.
+"""
+from __future__ import annotations
+
+import datetime as _dt
+import json
+import time
+from pathlib import Path
+
+import cv2
+import numpy as np
+
+from vision import config as _config
+from vision.classify import MODELS_DIR, N_CROWNS, TERRAINS, preprocess
+from vision.squares import cell_crops, crop_size, image_corners, rectify
+
+AUG_PAD = 16            # extra px cut around each training crop so shifts/rotations stay real
+DEFAULT_EPOCHS = 14
+
+
+# ----------------------------------------------------------------------------- data
+def photo_training_crops(image: np.ndarray, corners, rows: int, cols: int, cfg: dict,
+                         pad: int = AUG_PAD) -> np.ndarray:
+    """Crops of every cell, ``pad`` px larger on each side than the reader's crops."""
+    if corners is None:
+        corners = image_corners(image)
+    board, _ = rectify(image, corners, rows, cols, cfg["cell"], cfg["board_margin"])
+    return cell_crops(board, rows, cols, cfg["cell"], board_margin=cfg["board_margin"],
+                      crop_margin=cfg["crop_margin"] + pad)
+
+
+def load_examples(photos, cfg: dict, pad: int = AUG_PAD):
+    """Dev photos -> (crops, terrain index, crowns, board id) arrays."""
+    xs, ts, cs, bs = [], [], [], []
+    for b, photo in enumerate(photos):
+        image = cv2.imread(str(photo.path), cv2.IMREAD_COLOR)
+        if image is None:
+            raise ValueError(f"cannot read {photo.path}")
+        crops = photo_training_crops(image, photo.corners, photo.rows, photo.cols, cfg, pad)
+        xs.append(crops)
+        for r in range(photo.rows):
+            for c in range(photo.cols):
+                ts.append(TERRAINS.index(photo.terrain[r][c]))
+                cs.append(int(photo.crowns[r][c]))
+                bs.append(b)
+    return (np.concatenate(xs), np.array(ts, np.int64), np.array(cs, np.int64),
+            np.array(bs, np.int64))
+
+
+def rendered_examples(n_boards: int, cfg: dict, rng: np.random.Generator, pad: int = AUG_PAD):
+    """Procedurally drawn boards (``vision.render``, when present) as extra training squares."""
+    try:
+        from vision import render
+    except ImportError:
+        return None
+    xs, ts, cs = [], [], []
+    for _ in range(n_boards):
+        try:
+            lay = render.random_layout(rng, size=5)
+            terrain, crowns = lay["terrain"], lay["crowns"]
+            img = render.render_board(terrain, crowns, cfg["cell"], rng, dominoes=lay["dominoes"])
+        except Exception:  # noqa: BLE001 - the renderer is optional extra data
+            return None
+        crops = photo_training_crops(img, None, 5, 5, cfg, pad)
+        xs.append(crops)
+        ts += [TERRAINS.index(t) for row in terrain for t in row]
+        cs += [c for row in crowns for c in row]
+    return np.concatenate(xs), np.array(ts, np.int64), np.array(cs, np.int64)
+
+
+def augment(crop: np.ndarray, out: int, rng: np.random.Generator, strong: bool = True) -> np.ndarray:
+    """One random view of a padded crop: 90-degree turns, small rotation/scale/shift, colour
+    casts, blur, noise, JPEG. Output is ``out x out`` around the (moved) centre."""
+    h, w = crop.shape[:2]
+    k = int(rng.integers(4))
+    if k:
+        crop = np.ascontiguousarray(np.rot90(crop, k))
+    angle = rng.normal(0, 4) if strong else 0.0
+    scale = float(np.exp(rng.normal(0, 0.06))) if strong else 1.0
+    shift = rng.uniform(-0.14, 0.14, size=2) * (out - 24) if strong else np.zeros(2)
+    m = cv2.getRotationMatrix2D((w / 2, h / 2), angle, scale)
+    m[:, 2] += (out / 2 - w / 2) + shift
+    if strong:
+        m[:, :2] += rng.normal(0, 0.03, size=(2, 2))   # slight shear: perspective jitter
+    img = cv2.warpAffine(crop, m, (out, out), flags=cv2.INTER_LINEAR, borderMode=cv2.BORDER_REFLECT)
+    if not strong:
+        return img
+    x = img.astype(np.float32)
+    gain = np.exp(rng.normal(0, 0.12, size=3)).astype(np.float32)       # colour cast
+    if rng.random() < 0.3:
+        gain *= np.array([0.85, 0.95, 1.15], np.float32)                 # warm indoor light
+    x = x * gain * float(np.exp(rng.normal(0, 0.2))) + rng.normal(0, 10)
+    if rng.random() < 0.3:
+        gamma = float(np.exp(rng.normal(0, 0.2)))
+        x = 255.0 * (np.clip(x, 0, 255) / 255.0) ** gamma
+    if rng.random() < 0.3:
+        s = float(rng.uniform(0.3, 1.4))
+        x = cv2.GaussianBlur(x, (0, 0), s)
+    if rng.random() < 0.3:
+        x = x + rng.normal(0, rng.uniform(2, 8), size=x.shape).astype(np.float32)
+    img = np.clip(x, 0, 255).astype(np.uint8)
+    if rng.random() < 0.3:
+        q = int(rng.integers(35, 90))
+        ok, enc = cv2.imencode(".jpg", img, [cv2.IMWRITE_JPEG_QUALITY, q])
+        if ok:
+            img = cv2.imdecode(enc, cv2.IMREAD_COLOR)
+    return img
+
+
+def centre(crops: np.ndarray, out: int) -> np.ndarray:
+    """The reader's view of padded crops (no augmentation)."""
+    h = crops.shape[1]
+    o = (h - out) // 2
+    return crops[:, o:o + out, o:o + out]
+
+
+# ----------------------------------------------------------------------------- model
+def build_model(width: int = 1):
+    import torch.nn as nn
+
+    def block(cin, cout, stride=1):
+        return [nn.Conv2d(cin, cout, 3, stride=stride, padding=1, bias=False),
+                nn.BatchNorm2d(cout), nn.ReLU(inplace=True)]
+
+    ch = [16 * width, 32 * width, 48 * width, 64 * width]
+    layers = block(3, ch[0], stride=2)                                   # 88 -> 44
+    layers += block(ch[0], ch[1]) + [nn.MaxPool2d(2)]                     # -> 22
+    layers += block(ch[1], ch[2]) + [nn.MaxPool2d(2)]                     # -> 11
+    layers += block(ch[2], ch[3]) + block(ch[3], ch[3])
+    layers += [nn.AdaptiveAvgPool2d(1), nn.Flatten(), nn.Dropout(0.2),
+               nn.Linear(ch[3], len(TERRAINS) + N_CROWNS)]
+    return nn.Sequential(*layers)
+
+
+def train_model(x, t, c, *, epochs: int, out: int, seed: int = 0, log=None):
+    """Train the two-head CNN on padded crops ``x``; returns the torch model (eval mode)."""
+    import torch
+    import torch.nn.functional as F
+
+    torch.set_num_threads(2)
+    torch.manual_seed(seed)
+    rng = np.random.default_rng(seed)
+    model = build_model()
+    opt = torch.optim.AdamW(model.parameters(), lr=3e-3, weight_decay=1e-4)
+    n = len(x)
+    # rarer readings (2-3 crowns, mines) are drawn more often
+    w = np.ones(n)
+    w[c >= 2] = 2.5
+    w[c == 3] = 4.0
+    w[t == TERRAINS.index("mine")] *= 1.5
+    w /= w.sum()
+    batch = 64
+    steps = max(1, n // batch)
+    sched = torch.optim.lr_scheduler.OneCycleLR(opt, max_lr=3e-3, total_steps=epochs * steps)
+    for ep in range(epochs):
+        model.train()
+        t0, tot = time.time(), 0.0
+        for _ in range(steps):
+            idx = rng.choice(n, size=batch, p=w)
+            xb = np.stack([augment(x[i], out, rng) for i in idx])
+            xb = torch.from_numpy(preprocess(xb))
+            logits = model(xb)
+            loss = (F.cross_entropy(logits[:, :len(TERRAINS)], torch.from_numpy(t[idx]), label_smoothing=0.05)
+                    + F.cross_entropy(logits[:, len(TERRAINS):], torch.from_numpy(c[idx]), label_smoothing=0.05))
+            opt.zero_grad()
+            loss.backward()
+            opt.step()
+            sched.step()
+            tot += float(loss.detach())
+        if log:
+            log(f"epoch {ep + 1}/{epochs}: loss {tot / steps:.3f} ({time.time() - t0:.0f} s)")
+    model.eval()
+    return model
+
+
+def torch_logits(model, crops: np.ndarray) -> np.ndarray:
+    import torch
+
+    with torch.no_grad():
+        return np.concatenate([model(torch.from_numpy(preprocess(crops[i:i + 128]))).numpy()
+                               for i in range(0, len(crops), 128)]) if len(crops) else np.zeros((0, 12))
+
+
+def export_onnx(model, path: Path, size: int) -> None:
+    import torch
+
+    path.parent.mkdir(parents=True, exist_ok=True)
+    dummy = torch.zeros(1, 3, size, size)
+    torch.onnx.export(model, dummy, str(path), input_names=["crops"], output_names=["logits"],
+                      dynamic_axes={"crops": {0: "n"}, "logits": {0: "n"}}, opset_version=13,
+                      dynamo=False)
+
+
+def fit_temperature(logits: np.ndarray, labels: np.ndarray) -> float:
+    """The temperature minimising the negative log-likelihood (grid search; robust, no torch)."""
+    best, best_t = np.inf, 1.0
+    for temp in np.exp(np.linspace(np.log(0.3), np.log(5.0), 60)):
+        z = logits / temp
+        z = z - z.max(axis=1, keepdims=True)
+        nll = -(z[np.arange(len(z)), labels] - np.log(np.exp(z).sum(axis=1))).mean()
+        if nll < best:
+            best, best_t = nll, float(temp)
+    return best_t
+
+
+# ----------------------------------------------------------------------------- command
+def dev_photos(datasets=None, limit=None):
+    from vision.datasets import load_aau, load_phone
+
+    root = Path(datasets) if datasets else None
+    photos = load_aau(root) + load_phone(root)
+    if limit:
+        photos = load_aau(root)[: (limit + 1) // 2] + load_phone(root)[: limit // 2]
+    return photos
+
+
+def fit(photos, cfg: dict, epochs: int, seed: int = 0, log=None, rendered: int | None = None):
+    """Train on these photos (plus a modest share of rendered boards). Returns the torch model."""
+    x, t, c, _ = load_examples(photos, cfg)
+    if rendered is None:
+        rendered = max(2, len(photos) // 6)
+    extra = rendered_examples(rendered, cfg, np.random.default_rng(seed + 1000)) if rendered else None
+    if extra is not None:
+        x, t, c = (np.concatenate([x, extra[0]]), np.concatenate([t, extra[1]]),
+                   np.concatenate([c, extra[2]]))
+        if log:
+            log(f"added {len(extra[0])} squares from {rendered} rendered boards")
+    if log:
+        log(f"training on {len(x)} squares from {len(photos)} photos")
+    return train_model(x, t, c, epochs=epochs, out=crop_size(cfg["cell"], cfg["crop_margin"]),
+                       seed=seed, log=log)
+
+
+def main(args) -> int:
+    cfg = _config.load()["classify"]
+    out_dir = Path(args.out) if getattr(args, "out", None) else MODELS_DIR
+    epochs = args.epochs or DEFAULT_EPOCHS
+    photos = dev_photos(getattr(args, "datasets", None), getattr(args, "limit", None))
+    size = crop_size(cfg["cell"], cfg["crop_margin"])
+    t0 = time.time()
+    model = fit(photos, cfg, epochs, log=lambda m: print(m, flush=True),
+                rendered=0 if getattr(args, "limit", None) else None)
+    onnx_path = out_dir / cfg.get("model", "squares.onnx")
+    export_onnx(model, onnx_path, size)
+    # check cv2.dnn reads the file and agrees with torch
+    x, _, _, _ = load_examples(photos[:1], cfg, pad=0)
+    net = cv2.dnn.readNetFromONNX(str(onnx_path))
+    net.setInput(preprocess(x))
+    diff = float(np.abs(np.array(net.forward()).reshape(len(x), -1) - torch_logits(model, x)).max())
+    meta_path = onnx_path.with_suffix(".json")
+    old = json.loads(meta_path.read_text()) if meta_path.exists() else {}
+    meta = {
+        "model": onnx_path.name,
+        "trained": _dt.datetime.now(_dt.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
+        "epochs": epochs,
+        "input_size": size,
+        "cell": cfg["cell"], "crop_margin": cfg["crop_margin"], "board_margin": cfg["board_margin"],
+        "outputs": {"terrain": list(TERRAINS), "crowns": list(range(N_CROWNS))},
+        "photos": [p.name for p in photos],
+        "n_photos": {"aau": sum(p.dataset == "aau" for p in photos),
+                     "phone": sum(p.dataset == "phone" for p in photos)},
+        "onnx_vs_torch_max_abs_diff": diff,
+        "train_seconds": round(time.time() - t0),
+        # calibration and cross-validation figures come from `kingdomino evaluate` (same recipe)
+        "calibration": old.get("calibration", {"t_terrain": 1.0, "t_crowns": 1.0, "source": "none"}),
+        "cv": old.get("cv"),
+    }
+    meta_path.write_text(json.dumps(meta, indent=1) + "\n")
+    print(f"wrote {onnx_path} ({onnx_path.stat().st_size / 1e6:.2f} MB); "
+          f"cv2.dnn vs torch max |diff| {diff:.2e}")
+    return 0
