@@ -28,6 +28,10 @@ START_TERRAINS = ("castle", "hut")
 # Squares that never belong to a region.
 NOT_LAND = ("castle", "hut", "empty")
 
+# Squares that never carry printed crowns (the text grid writes them without a number).
+NO_PRINTED_CROWNS = ("castle", "hut", "empty", "town", "village", "city", "gold", "silver",
+                     "copper", "gems", "wall")
+
 # One letter per terrain for the text grid; terrains without a letter are written by name.
 LETTERS = {
     "F": "field", "W": "forest", "L": "lake", "G": "grassland", "S": "swamp", "M": "mine",
@@ -214,7 +218,7 @@ class Cell:
 
     def to_token(self) -> str:
         token = LETTER_OF.get(self.terrain, self.terrain)
-        if self.terrain not in NOT_LAND or self.crowns:
+        if self.crowns or self.terrain not in NO_PRINTED_CROWNS:
             token += str(self.crowns)
         if self.fire_tokens:
             token += f"+{self.fire_tokens}"
