@@ -248,7 +248,7 @@ def _draw_building(img, s, rng):
     x0 = rng.uniform(0.3, 0.55) * s
     y0 = rng.uniform(0.45, 0.6) * s
     w, h = 0.25 * s, 0.18 * s
-    cv2.rectangle(img, (int(x0), int(y0)), (int(x0 + w), int(y0 + h)), (200, 215, 225), -1)
+    cv2.rectangle(img, (int(x0), int(y0)), (int(x0 + w), int(y0 + h)), (165, 200, 222), -1)
     roof = np.array([[x0 - 0.03 * s, y0], [x0 + w / 2, y0 - 0.1 * s], [x0 + w + 0.03 * s, y0]], np.int32)
     cv2.fillPoly(img, [roof], _jitter((40, 60, 190), rng, 10), cv2.LINE_AA)
     cv2.rectangle(img, (int(x0 + w * 0.4), int(y0 + h * 0.45)), (int(x0 + w * 0.6), int(y0 + h)),
@@ -268,7 +268,7 @@ def draw_square(terrain: str, crowns: int, s: int, rng, turns: int = 0) -> np.nd
         if terrain not in ("castle", "lake") and rng.random() < 0.6:
             _draw_building(img, s, rng)
         g = s * rng.uniform(0.2, 0.25)
-        gap = g * 0.08
+        gap = g * 0.15
         total = crowns * g + (crowns - 1) * gap
         x = s * 0.05 if crowns == 1 and rng.random() < 0.6 else (s - total) / 2 if crowns > 1 else s * 0.7
         x = min(max(x, s * 0.03), s - total - s * 0.03) if total < s * 0.94 else s * 0.03
@@ -400,6 +400,20 @@ def random_layout(rng=None, size: int = 5, fill: float | None = None) -> dict:
     if size not in (5, 7):
         raise ValueError(f"size must be 5 or 7, got {size}")
     rng = _rng(rng)
+    if fill is None:
+        fill = 1.0 if rng.random() < 0.7 else float(rng.uniform(0.75, 1.0))
+    best = None
+    for _ in range(6):  # greedy placement gets stuck now and then: keep the fullest of a few tries
+        lay = _layout_once(rng, size, fill)
+        filled = 2 * len(lay["dominoes"])
+        if best is None or filled > 2 * len(best["dominoes"]):
+            best = lay
+        if filled >= int(round(fill * (size * size - 1))) - 1:
+            break
+    return best
+
+
+def _layout_once(rng, size, fill):
     n = size
     terrain = [["empty"] * n for _ in range(n)]
     crowns = [[0] * n for _ in range(n)]
@@ -409,8 +423,6 @@ def random_layout(rng=None, size: int = 5, fill: float | None = None) -> dict:
     else:
         castle = tuple(int(v) for v in rng.integers(0, n, 2))
     terrain[castle[0]][castle[1]] = "castle"
-    if fill is None:
-        fill = 1.0 if rng.random() < 0.7 else rng.uniform(0.75, 1.0)
     target = int(round(fill * (n * n - 1)))
     deck = list(dominoes())
     order = rng.permutation(len(deck))
