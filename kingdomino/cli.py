@@ -171,6 +171,11 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--manifest", metavar="CSV", help="photo,player,table,round -> standings")
     p.add_argument("--jobs", type=int, default=None, help="worker processes (default: all cores)")
     p.add_argument("--db", default=None, help="SQLite store (default: kingdomino.sqlite3 in the current folder)")
+    p.add_argument("--keep-photos", choices=("review", "all", "none"), default="review",
+                   help="store the photo bytes for the web app's review page: only photos "
+                        "needing a look (default), all, or none")
+    p.add_argument("--retry-errors", action="store_true",
+                   help="read again the photos that failed in an earlier run (default: keep the error)")
     _add_scoring_options(p)
     p.set_defaults(func=cmd_batch)
 

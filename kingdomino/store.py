@@ -129,3 +129,23 @@ class Store:
             "SELECT * FROM readings WHERE batch=? ORDER BY created", (batch,)
         ).fetchall()
         return [self._row(r) for r in rows]
+
+    # -- added for the batch (additive): a photo's reading / correction whatever the bonuses
+
+    def find_photo(self, content_hash: str, rules: str) -> dict | None:
+        """The newest successful reading of this photo under ``rules``, any bonuses, or None."""
+        row = self._db.execute(
+            "SELECT * FROM readings WHERE content_hash=? AND rules=? AND machine IS NOT NULL"
+            " ORDER BY created DESC LIMIT 1",
+            (content_hash, rules),
+        ).fetchone()
+        return self._row(row) if row else None
+
+    def latest_correction_for_photo(self, content_hash: str, rules: str) -> dict | None:
+        """The newest kingdom a person corrected for this photo under ``rules`` (any reading)."""
+        row = self._db.execute(
+            "SELECT c.kingdom FROM corrections c JOIN readings r ON r.id = c.reading_id"
+            " WHERE r.content_hash=? AND r.rules=? ORDER BY c.created DESC, c.rowid DESC LIMIT 1",
+            (content_hash, rules),
+        ).fetchone()
+        return json.loads(row[0]) if row else None

@@ -1,0 +1,227 @@
+"""Tournament standings from scored photos: per game, per table (Dynasty) and overall.
+
+A *manifest* says whose kingdom each photo shows: CSV with the columns ``photo`` and ``player``
+and, optionally, ``table`` and ``round``. Every game (one round at one table) is ranked with the
+rule set's official tie-breaks, taken in order from the score's ``"tiebreak"`` object that the
+engine fills (Kingdomino: largest region, then crowns; players still equal share the place).
+
+Across rounds a player's totals are added (Kingdomino *Dynasty*: three games summed). The rules
+say nothing about ties between Dynasty totals; here they are broken by the same tie-break values
+summed over the games, in the same order, and players still equal share the place.
+
+Places are shared "1, 1, 3" style. A player whose photo could not be read has no score for that
+game: in the game's ranking the player comes last without a place, and in the sums the game is
+counted as missing (``missing`` column) so that the organiser knows the total is not final.
+"""
+from __future__ import annotations
+
+import csv
+import io
+from dataclasses import dataclass, field
+
+
+class ManifestError(ValueError):
+    """The manifest CSV cannot be used; the message says which line and how to fix it."""
+
+
+@dataclass
+class Entry:
+    """One player's result in one game (the photo of their kingdom)."""
+
+    player: str
+    table: str
+    round: str
+    source: str | None = None
+    total: int | None = None  # None: no score (photo missing or unreadable)
+    tiebreak: dict = field(default_factory=dict)
+    status: str = "ok"
+
+
+@dataclass
+class Standing:
+    scope: str  # "game", "table" or "overall"
+    round: str
+    table: str
+    place: int | None
+    player: str
+    total: int
+    tiebreak: dict
+    games: int
+    missing: int
+    needs_look: int
+    shared: bool = False
+
+
+MANIFEST_COLUMNS = ("photo", "player", "table", "round")
+
+
+def read_manifest(text: str) -> list[dict]:
+    """Parse manifest CSV text into rows with the keys photo, player, table, round (strings)."""
+    reader = csv.DictReader(io.StringIO(text.lstrip("\ufeff")))
+    if not reader.fieldnames:
+        raise ManifestError("the manifest is empty: give a CSV with the header photo,player,table,round")
+    names = {(name or "").strip().lower(): name for name in reader.fieldnames}
+    missing = [c for c in ("photo", "player") if c not in names]
+    if missing:
+        raise ManifestError(
+            f"the manifest has no {' or '.join(missing)} column; its first line must be a header "
+            f"such as photo,player,table,round (found: {','.join(reader.fieldnames)})"
+        )
+    rows, seen, games = [], {}, {}
+    for line, raw in enumerate(reader, start=2):
+        row = {c: (raw.get(names[c]) or "").strip() if c in names else "" for c in MANIFEST_COLUMNS}
+        if not any(row.values()):
+            continue
+        if not row["photo"] or not row["player"]:
+            raise ManifestError(f"manifest line {line}: both photo and player are needed")
+        if row["photo"] in seen:
+            raise ManifestError(
+                f"manifest line {line}: photo {row['photo']!r} is already listed on line "
+                f"{seen[row['photo']]}; one photo shows one player's kingdom"
+            )
+        seen[row["photo"]] = line
+        key = (row["player"], row["table"], row["round"])
+        if key in games:
+            raise ManifestError(
+                f"manifest line {line}: player {row['player']!r} already has a photo for "
+                f"round {row['round'] or '(none)'} at table {row['table'] or '(none)'} on line "
+                f"{games[key]}; give each game its own round"
+            )
+        games[key] = line
+        rows.append(row)
+    if not rows:
+        raise ManifestError("the manifest lists no photos")
+    return rows
+
+
+def _order_key(values: dict, order: list[str]) -> tuple:
+    return tuple(values.get(k, 0) or 0 for k in order)
+
+
+def _tiebreak_order(entries) -> list[str]:
+    order: list[str] = []
+    for e in entries:
+        for k in e.tiebreak:
+            if k not in order:
+                order.append(k)
+    return order
+
+
+def _assign_places(items: list[tuple[tuple, object]]) -> list[tuple[int | None, bool, object]]:
+    """items: (key or None, payload). Higher keys first; equal keys share a place; None unplaced."""
+    scored = sorted((i for i in items if i[0] is not None), key=lambda i: i[0], reverse=True)
+    unplaced = [i for i in items if i[0] is None]
+    out = []
+    for pos, (key, payload) in enumerate(scored):
+        if pos and key == scored[pos - 1][0]:
+            place = out[-1][0]
+        else:
+            place = pos + 1
+        out.append((place, False, payload))
+    counts: dict = {}
+    for place, _, _ in out:
+        counts[place] = counts.get(place, 0) + 1
+    out = [(place, counts[place] > 1, payload) for place, _, payload in out]
+    out.extend((None, False, payload) for _, payload in unplaced)
+    return out
+
+
+def rank_game(entries: list[Entry]) -> list[Standing]:
+    """Rank one game: total, then the tie-breaks in the engine's order, then a shared place."""
+    order = _tiebreak_order(entries)
+    items = [
+        (None if e.total is None else (e.total, *_order_key(e.tiebreak, order)), e) for e in entries
+    ]
+    result = []
+    for place, shared, e in _assign_places(items):
+        result.append(Standing(
+            scope="game", round=e.round, table=e.table, place=place, player=e.player,
+            total=e.total or 0, tiebreak={k: e.tiebreak.get(k, 0) for k in order}, games=1,
+            missing=int(e.total is None), needs_look=int(e.status != "ok"), shared=shared,
+        ))
+    return result
+
+
+def _rank_sums(entries: list[Entry], scope: str, table: str) -> list[Standing]:
+    order = _tiebreak_order(entries)
+    players: dict[str, dict] = {}
+    for e in entries:
+        p = players.setdefault(e.player, {"total": 0, "tb": dict.fromkeys(order, 0), "games": 0,
+                                          "missing": 0, "look": 0, "scored": 0})
+        p["games"] += 1
+        p["look"] += int(e.status != "ok")
+        if e.total is None:
+            p["missing"] += 1
+            continue
+        p["scored"] += 1
+        p["total"] += e.total
+        for k in order:
+            p["tb"][k] += e.tiebreak.get(k, 0) or 0
+    items = [
+        (None if p["scored"] == 0 else (p["total"], *_order_key(p["tb"], order)), (name, p))
+        for name, p in players.items()
+    ]
+    return [
+        Standing(scope=scope, round="", table=table, place=place, player=name, total=p["total"],
+                 tiebreak=p["tb"], games=p["games"], missing=p["missing"], needs_look=p["look"],
+                 shared=shared)
+        for place, shared, (name, p) in _assign_places(items)
+    ]
+
+
+def _natural(value: str):
+    return (0, int(value), "") if value.isdigit() else (1, 0, value)
+
+
+def build(entries: list[Entry]) -> list[Standing]:
+    """Every game ranked, then each table's sums over rounds, then the overall sums."""
+    out: list[Standing] = []
+    games: dict[tuple[str, str], list[Entry]] = {}
+    for e in entries:
+        games.setdefault((e.round, e.table), []).append(e)
+    for (rnd, table) in sorted(games, key=lambda k: (_natural(k[0]), _natural(k[1]))):
+        out.extend(rank_game(games[(rnd, table)]))
+    tables: dict[str, list[Entry]] = {}
+    for e in entries:
+        tables.setdefault(e.table, []).append(e)
+    for table in sorted(tables, key=_natural):
+        out.extend(_rank_sums(tables[table], "table", table))
+    out.extend(_rank_sums(entries, "overall", ""))
+    return out
+
+
+def to_csv(standings: list[Standing]) -> str:
+    """The standings as CSV text (one header; scope says which ranking a line belongs to)."""
+    order: list[str] = []
+    for s in standings:
+        for k in s.tiebreak:
+            if k not in order:
+                order.append(k)
+    buf = io.StringIO()
+    w = csv.writer(buf, lineterminator="\n")
+    w.writerow(["scope", "round", "table", "place", "shared", "player", "total", *order,
+                "games", "missing", "needs_look"])
+    for s in standings:
+        w.writerow([s.scope, s.round, s.table, "" if s.place is None else s.place,
+                    "yes" if s.shared else "", s.player, s.total,
+                    *(s.tiebreak.get(k, "") for k in order), s.games, s.missing, s.needs_look])
+    return buf.getvalue()
+
+
+def format_table(standings: list[Standing], scope: str = "overall", limit: int = 20) -> str:
+    """A short text table of one scope, for the terminal."""
+    rows = [s for s in standings if s.scope == scope]
+    if not rows:
+        return ""
+    lines = [f"{'place':>5}  {'player':<20} {'total':>6} {'games':>5}  note"]
+    for s in rows[:limit]:
+        place = "-" if s.place is None else (f"={s.place}" if s.shared else str(s.place))
+        note = []
+        if s.missing:
+            note.append(f"{s.missing} photo(s) unreadable")
+        if s.needs_look:
+            note.append(f"{s.needs_look} to check")
+        lines.append(f"{place:>5}  {s.player[:20]:<20} {s.total:>6} {s.games:>5}  {', '.join(note)}")
+    if len(rows) > limit:
+        lines.append(f"  ... and {len(rows) - limit} more (see the standings CSV)")
+    return "\n".join(lines)
