@@ -1,0 +1,98 @@
+"""HTML pages: upload, result permalink (``/r/<id>``), photo, exports, build-from-scratch."""
+from __future__ import annotations
+
+import json
+
+from flask import Blueprint, Response, abort, redirect, render_template, request, url_for
+from werkzeug.exceptions import BadRequest, UnprocessableEntity
+
+from . import api, get_store
+
+bp = Blueprint("pages", __name__)
+
+
+def _choices() -> list[dict]:
+    return [api.rules_meta(n) for n in api.rule_names()]
+
+
+@bp.get("/")
+def index():
+    return render_template("index.html", choices=_choices(), error=None, form={}, chosen=[])
+
+
+@bp.post("/upload")
+def upload():
+    """The upload form: read, store, then show the permalink (or the form again, with why)."""
+    form = request.form
+    try:
+        rules, bonuses = api.form_choice(form)
+        claimed = api.parse_claimed(form.get("claimed"))
+        upload = request.files.get("photo")
+        if upload is None or not upload.filename:
+            raise BadRequest("choose a photo of the kingdom first")
+        rid, _ = api.read_photo(upload, rules, bonuses, player=api.parse_player(form.get("player")),
+                                claimed=claimed)
+    except (BadRequest, UnprocessableEntity) as exc:
+        return render_template("index.html", choices=_choices(), error=exc.description,
+                               form=form, chosen=form.getlist("bonus")), exc.code
+    return redirect(url_for("pages.result", rid=rid), code=303)
+
+
+@bp.get("/r/<rid>")
+def result(rid):
+    rec = api.load(rid)
+    data = api.view(rec)
+    return render_template("result.html", data=data, meta=_choices(), mode="reading")
+
+
+@bp.get("/new")
+def new():
+    rules = request.args.get("rules", "kingdomino")
+    rules, _ = api.check_choice(rules, [])
+    try:
+        size = int(request.args.get("size", 5))
+    except ValueError:
+        size = 5
+    if size not in (5, 7):
+        raise BadRequest("size must be 5 or 7")
+    centre = size // 2
+    start = "hut" if rules.startswith("origins") else "castle"
+    cells = [[{"terrain": start if (r, c) == (centre, centre) else "empty", "crowns": 0}
+              for c in range(size)] for r in range(size)]
+    kingdom = {"rules": rules, "size": size, "cells": cells}
+    scored = api.score_kingdom(kingdom, rules=rules)
+    data = {"id": None, "rules": rules, "bonuses": [], "player": None, "claimed": None,
+            "kingdom": api.kingdom_of(scored), "score": scored["score"], "machine": None,
+            "review": [], "grid": None, "photo": None, "dispute": None, "corrections": 0}
+    return render_template("result.html", data=data, meta=_choices(), mode="new")
+
+
+@bp.get("/r/<rid>/photo.jpg")
+def photo(rid):
+    data = get_store().photo(rid)
+    if not data:
+        abort(404, description="this result has no photo")
+    resp = Response(data, mimetype="image/jpeg")
+    resp.headers["Cache-Control"] = "private, max-age=86400"
+    return resp
+
+
+@bp.get("/r/<rid>.json")
+def export_json(rid):
+    rec = api.load(rid)
+    data = api.view(rec)
+    full = {"id": rid, "rules": data["rules"], "bonuses": data["bonuses"],
+            "player": data["player"], "claimed": data["claimed"], "source": data["source"],
+            "kingdom": data["kingdom"], "score": data["score"], "dispute": data["dispute"],
+            "machine": rec["machine"], "corrections": get_store().corrections(rid),
+            "error": rec["error"]}
+    resp = Response(json.dumps(full, indent=1), mimetype="application/json")
+    resp.headers["Content-Disposition"] = f'attachment; filename="kingdom-{rid}.json"'
+    return resp
+
+
+@bp.get("/r/<rid>.csv")
+def export_csv(rid):
+    resp = Response(api.export_csv(rid), mimetype="text/csv")
+    resp.headers["Content-Disposition"] = f'attachment; filename="kingdom-{rid}.csv"'
+    return resp

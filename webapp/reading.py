@@ -1,0 +1,204 @@
+"""What the web app does with a reading: read a photo, keep a small copy, lay the grid on it,
+explain a disputed score and export a result. No Flask here: every function is plain data in,
+plain data out, so it is tested without a server.
+"""
+from __future__ import annotations
+
+import csv
+import io
+
+import numpy as np
+
+LOW_CONFIDENCE = 0.8  # a square read with less confidence than this may explain a dispute
+PHOTO_MAX_SIDE = 1600  # the stored copy of a photo is at most this many pixels on its long side
+
+
+def default_reader(photo: bytes, rules: str, bonuses=()) -> dict:
+    """The real reader: the contract's scored JSON of a photo (``kingdomino.service``)."""
+    from kingdomino import service
+
+    return service.score_photo(photo, rules=rules, bonuses=bonuses)
+
+
+def decode(photo: bytes):
+    """The photo as a BGR array, upright (EXIF honoured); ``ValueError`` when it cannot be."""
+    try:
+        from vision.io import load_image  # the reader's own safe loader, once it exists
+    except ImportError:
+        load_image = None
+    if load_image is not None:
+        return load_image(photo)
+    import cv2
+
+    image = cv2.imdecode(np.frombuffer(photo, np.uint8), cv2.IMREAD_COLOR)
+    if image is None:
+        raise ValueError("the image cannot be decoded: it is damaged or not a photo")
+    return image
+
+
+def shrink_photo(photo: bytes, max_side: int = PHOTO_MAX_SIDE) -> tuple[bytes, tuple[int, int]]:
+    """A JPEG copy of the photo at most ``max_side`` px, and the upright original's (w, h)."""
+    import cv2
+
+    image = decode(photo)
+    h, w = image.shape[:2]
+    scale = min(1.0, max_side / max(h, w))
+    if scale < 1.0:
+        image = cv2.resize(image, (max(1, round(w * scale)), max(1, round(h * scale))),
+                           interpolation=cv2.INTER_AREA)
+    ok, buf = cv2.imencode(".jpg", image, [cv2.IMWRITE_JPEG_QUALITY, 85])
+    if not ok:
+        raise ValueError("the image cannot be re-encoded")
+    return buf.tobytes(), (w, h)
+
+
+# ---------------------------------------------------------------- grid on the photo
+
+
+def _perspective(src, dst) -> np.ndarray:
+    """The 3x3 matrix mapping the 4 ``src`` points onto the 4 ``dst`` points."""
+    a, b = [], []
+    for (x, y), (u, v) in zip(src, dst):
+        a.append([x, y, 1, 0, 0, 0, -u * x, -u * y])
+        a.append([0, 0, 0, x, y, 1, -v * x, -v * y])
+        b.extend([u, v])
+    h = np.linalg.solve(np.asarray(a, float), np.asarray(b, float))
+    return np.append(h, 1.0).reshape(3, 3)
+
+
+def _apply(m: np.ndarray, pts: np.ndarray) -> np.ndarray:
+    p = np.c_[pts, np.ones(len(pts))] @ m.T
+    return p[:, :2] / p[:, 2:3]
+
+
+def grid_points(reading: dict) -> list[list[list[float]]] | None:
+    """Image (x, y) of every grid corner: ``points[r][c]`` for r in 0..rows, c in 0..cols.
+
+    Board units are projected through the inverse of the reading's homography (image -> board
+    pixels; its scale and margin are recovered from where it sends the corners). Without a
+    usable homography the corners alone define the mapping. ``None`` when the reading has no
+    outline (a kingdom built by hand).
+    """
+    corners = reading.get("corners")
+    if not corners or len(corners) != 4:
+        return None
+    rows = int(reading.get("rows") or reading.get("size") or len(reading.get("cells") or []))
+    cols = int(reading.get("cols") or reading.get("size") or rows)
+    if rows < 1 or cols < 1:
+        return None
+    corners = np.asarray(corners, float).reshape(4, 2)
+    units = np.array([[c, r] for r in range(rows + 1) for c in range(cols + 1)], float)
+    square = np.array([[0, 0], [cols, 0], [cols, rows], [0, rows]], float)
+    pts = None
+    hom = reading.get("homography")
+    try:
+        if hom is not None:
+            hmat = np.asarray(hom, float).reshape(3, 3)
+            board = _apply(hmat, corners)  # where the outline lands on the rectified board
+            to_board = _perspective(square, board)  # board units -> board pixels
+            pts = _apply(np.linalg.inv(hmat), _apply(to_board, units))
+        if pts is None or not np.all(np.isfinite(pts)):
+            pts = _apply(_perspective(square, corners), units)
+    except (np.linalg.LinAlgError, ValueError):
+        try:
+            pts = _apply(_perspective(square, corners), units)
+        except np.linalg.LinAlgError:
+            return None
+    pts = pts.reshape(rows + 1, cols + 1, 2)
+    return [[[round(float(x), 2), round(float(y), 2)] for x, y in row] for row in pts]
+
+
+def scale_points(points, factor: float):
+    if points is None:
+        return None
+    return [[[round(x * factor, 2), round(y * factor, 2)] for x, y in row] for row in points]
+
+
+# ---------------------------------------------------------------- dispute
+
+
+def doubtful_squares(machine: dict | None, threshold: float = LOW_CONFIDENCE) -> set[tuple[int, int]]:
+    """Squares the machine was unsure of: flagged for review, or read with low confidence."""
+    if not machine:
+        return set()
+    out = {tuple(rc) for rc in machine.get("review") or []}
+    for r, row in enumerate(machine.get("cells") or []):
+        for c, cell in enumerate(row):
+            conf = cell.get("confidence") if isinstance(cell, dict) else None
+            if conf is not None and conf < threshold:
+                out.add((r, c))
+    return out
+
+
+def dispute(claimed: int | None, score: dict, machine: dict | None, corrected: bool) -> dict | None:
+    """Compare a player's claimed total with the score; name the regions that may explain it.
+
+    ``None`` when no score was claimed. Suspect regions are those holding a square the machine
+    flagged or was unsure of (a misread terrain or crown changes exactly those regions).
+    """
+    if claimed is None:
+        return None
+    total = int(score.get("total", 0))
+    diff = claimed - total
+    doubtful = doubtful_squares(machine)
+    suspects = []
+    for i, region in enumerate(score.get("regions") or []):
+        cells = {tuple(rc) for rc in region.get("cells") or []}
+        hits = sorted(cells & doubtful)
+        if hits:
+            suspects.append({"index": i, "terrain": region.get("terrain"),
+                             "points": region.get("points"), "squares": region.get("squares"),
+                             "crowns": region.get("crowns"),
+                             "doubtful": [list(rc) for rc in hits]})
+    if diff == 0:
+        message = "The claimed score matches."
+    elif suspects:
+        message = (f"The claim is {abs(diff)} point{'s' if abs(diff) != 1 else ''} "
+                   f"{'above' if diff > 0 else 'below'} the score. Check the highlighted regions: "
+                   "they hold squares the reader was unsure of.")
+    else:
+        message = (f"The claim is {abs(diff)} point{'s' if abs(diff) != 1 else ''} "
+                   f"{'above' if diff > 0 else 'below'} the score, and the reader was sure of "
+                   "every square" + (" (after corrections)" if corrected else "") +
+                   ": recount the regions with the player.")
+    return {"claimed": claimed, "total": total, "difference": diff, "suspects": suspects,
+            "message": message}
+
+
+# ---------------------------------------------------------------- export
+
+
+def breakdown_csv(reading_id: str, rules: str, score: dict) -> str:
+    """The score breakdown as CSV: one line per region, per bonus, then the total."""
+    out = io.StringIO()
+    w = csv.writer(out, lineterminator="\n")
+    w.writerow(["id", "rules", "item", "name", "squares", "crowns", "points"])
+    for region in score.get("regions") or []:
+        w.writerow([reading_id, rules, "region", region.get("terrain"), region.get("squares"),
+                    region.get("crowns"), region.get("points")])
+    for bonus in score.get("bonuses") or []:
+        w.writerow([reading_id, rules, "bonus", bonus.get("name"), "", "", bonus.get("points")])
+    for key, value in (score.items()):
+        if key in ("total", "regions", "bonuses", "tiebreak", "warnings", "rules"):
+            continue
+        if isinstance(value, (int, float)) and not isinstance(value, bool):
+            w.writerow([reading_id, rules, "extra", key, "", "", value])
+    w.writerow([reading_id, rules, "total", "", "", "", score.get("total")])
+    return out.getvalue()
+
+
+def squares_csv(kingdom: dict, machine: dict | None) -> str:
+    """Every square: the current kingdom next to what the machine read."""
+    out = io.StringIO()
+    w = csv.writer(out, lineterminator="\n")
+    w.writerow(["row", "col", "terrain", "crowns", "machine_terrain", "machine_crowns",
+                "confidence", "review"])
+    review = {tuple(rc) for rc in (machine or {}).get("review") or []}
+    mcells = (machine or {}).get("cells") or []
+    for r, row in enumerate(kingdom.get("cells") or []):
+        for c, cell in enumerate(row):
+            m = mcells[r][c] if r < len(mcells) and c < len(mcells[r]) else {}
+            w.writerow([r, c, cell.get("terrain"), cell.get("crowns"), m.get("terrain", ""),
+                        m.get("crowns", ""), m.get("confidence", ""),
+                        "yes" if (r, c) in review else ""])
+    return out.getvalue()

@@ -1,0 +1,571 @@
+// Result page and hand-built kingdoms: the grid editor, the photo overlay, the breakdown.
+// Plain JS, no framework. Every change is sent to the server, which scores (and, for a stored
+// reading, keeps) the corrected kingdom; the page then shows the new breakdown.
+(function () {
+  "use strict";
+
+  var data = JSON.parse(document.getElementById("reading-data").textContent);
+  var rulesMeta = JSON.parse(document.getElementById("rules-data").textContent);
+  var csrf = document.querySelector('meta[name="csrf-token"]').getAttribute("content");
+  var SVGNS = "http://www.w3.org/2000/svg";
+
+  var LETTERS = { f: "field", w: "forest", l: "lake", g: "grassland", s: "swamp", m: "mine",
+    t: "town", d: "desert", q: "quarry", v: "volcano", c: "castle", h: "hut", ".": "empty" };
+  var LETTER_OF = {};
+  Object.keys(LETTERS).forEach(function (k) { LETTER_OF[LETTERS[k]] = k.toUpperCase(); });
+  var RESOURCES = ["mammoth", "fish", "mushroom", "flint"];
+  var CAVEMEN = ["hunter", "fishing-child", "gatherer", "sculptor", "painter", "fire-lady", "shaman"];
+  var WARRIORS = [["0", "none"], ["1", "small (1)"], ["2", "amazon (2)"], ["3", "oafish (3)"]];
+
+  var state = {
+    kingdom: data.kingdom,
+    rules: data.rules,
+    bonuses: data.bonuses || [],
+    score: data.score,
+    dispute: data.dispute,
+    sel: [0, 0],
+    history: [],
+    highlight: null,
+    busy: false
+  };
+  var machineCells = data.machine ? data.machine.cells : null;
+  var review = {};
+  (data.review || []).forEach(function (rc) { review[rc[0] + "," + rc[1]] = true; });
+
+  var el = function (id) { return document.getElementById(id); };
+  function make(tag, cls, text) {
+    var e = document.createElement(tag);
+    if (cls) { e.className = cls; }
+    if (text !== undefined && text !== null) { e.textContent = text; }
+    return e;
+  }
+  function clone(o) { return JSON.parse(JSON.stringify(o)); }
+  function meta() {
+    for (var i = 0; i < rulesMeta.length; i++) {
+      if (rulesMeta[i].name === state.rules) { return rulesMeta[i]; }
+    }
+    return rulesMeta[0];
+  }
+  function size() { return state.kingdom.cells.length; }
+  function cell(r, c) { return state.kingdom.cells[r][c]; }
+
+  // ------------------------------------------------------------------ server
+  function setStatus(text, isError) {
+    var s = el("status");
+    s.textContent = text;
+    s.className = isError ? "error-inline" : "hint";
+  }
+
+  function send(previous) {
+    var body = clone(state.kingdom);
+    body.rules = state.rules;
+    body.bonuses = state.bonuses;
+    var url = data.id ? "/api/readings/" + encodeURIComponent(data.id) + "/kingdom" : "/api/score-grid";
+    state.busy = true;
+    setStatus("scoring\u2026");
+    return fetch(url, {
+      method: "POST",
+      credentials: "same-origin",
+      headers: { "Content-Type": "application/json", "X-CSRF-Token": csrf },
+      body: JSON.stringify(body)
+    }).then(function (resp) {
+      return resp.json().then(function (j) { return { ok: resp.ok, body: j }; });
+    }).then(function (res) {
+      state.busy = false;
+      if (!res.ok) {
+        if (previous) { state.kingdom = previous.kingdom; state.rules = previous.rules; state.bonuses = previous.bonuses; state.history.pop(); }
+        setStatus(res.body.error || "the change was refused", true);
+        renderAll();
+        return;
+      }
+      var b = res.body;
+      state.score = b.score;
+      if (data.id) {
+        state.kingdom = b.kingdom;
+        state.dispute = b.dispute;
+        setStatus("saved (" + b.corrections + " correction" + (b.corrections === 1 ? "" : "s") + ")");
+      } else {
+        setStatus("");
+      }
+      renderAll();
+    }).catch(function () {
+      state.busy = false;
+      if (previous) { state.kingdom = previous.kingdom; state.history.pop(); }
+      setStatus("the server cannot be reached: the change was not saved", true);
+      renderAll();
+    });
+  }
+
+  function change(fn) {
+    var previous = { kingdom: clone(state.kingdom), rules: state.rules, bonuses: state.bonuses.slice() };
+    fn();
+    state.history.push(previous);
+    send(previous);
+    renderAll();
+  }
+
+  function undo() {
+    if (!state.history.length) { return; }
+    var prev = state.history.pop();
+    state.kingdom = prev.kingdom;
+    state.rules = prev.rules;
+    state.bonuses = prev.bonuses;
+    send(null);
+    renderAll();
+  }
+
+  // ------------------------------------------------------------------ grid
+  function crownText(n) {
+    if (!n) { return ""; }
+    return n <= 3 ? new Array(n + 1).join("\u265B") : "\u265B" + n;
+  }
+
+  function regionCells() {
+    var set = {};
+    if (state.highlight === null || !state.score) { return set; }
+    var region = state.score.regions[state.highlight];
+    if (region) { region.cells.forEach(function (rc) { set[rc[0] + "," + rc[1]] = true; }); }
+    return set;
+  }
+
+  function renderGrid() {
+    var grid = el("grid");
+    var n = size();
+    grid.innerHTML = "";
+    grid.style.gridTemplateColumns = "repeat(" + n + ", 1fr)";
+    var hl = regionCells();
+    for (var r = 0; r < n; r++) {
+      for (var c = 0; c < n; c++) {
+        var k = cell(r, c);
+        var b = make("button", "sq t-" + k.terrain);
+        b.type = "button";
+        b.tabIndex = -1;
+        b.setAttribute("data-r", r);
+        b.setAttribute("data-c", c);
+        b.setAttribute("role", "gridcell");
+        var label = k.terrain + (k.crowns ? ", " + k.crowns + " crown" + (k.crowns > 1 ? "s" : "") : "");
+        if (review[r + "," + c]) { b.classList.add("review"); label += ", to check"; }
+        if (machineCells && machineCells[r] && machineCells[r][c] &&
+            (machineCells[r][c].terrain !== k.terrain || (machineCells[r][c].crowns || 0) !== k.crowns)) {
+          b.classList.add("changed");
+          label += ", corrected";
+        }
+        if (hl[r + "," + c]) { b.classList.add("hl"); }
+        if (r === state.sel[0] && c === state.sel[1]) { b.classList.add("sel"); b.setAttribute("aria-selected", "true"); }
+        b.setAttribute("aria-label", "row " + (r + 1) + " column " + (c + 1) + ": " + label);
+        b.appendChild(make("span", "crowns", crownText(k.crowns)));
+        var marks = pieceMarks(k);
+        if (marks) { b.appendChild(make("span", "pieces", marks)); }
+        b.title = label;
+        grid.appendChild(b);
+      }
+    }
+  }
+
+  function pieceMarks(k) {
+    var out = "";
+    if (k.building) { out += "\u2302" + (k.building.crowns ? k.building.crowns : ""); }
+    if (k.fire_tokens) { out += "\uD83D\uDD25" + k.fire_tokens; }
+    if (k.resource) { out += k.resource.charAt(0).toUpperCase(); }
+    if (k.caveman) { out += "\u263A"; }
+    if (k.warrior) { out += "\u2694" + k.warrior; }
+    return out;
+  }
+
+  function select(r, c) {
+    var n = size();
+    state.sel = [Math.max(0, Math.min(n - 1, r)), Math.max(0, Math.min(n - 1, c))];
+    renderGrid();
+    renderEditor();
+    renderOverlay();
+  }
+
+  // ------------------------------------------------------------------ editor
+  function button(text, onClick, active, extraCls) {
+    var b = make("button", "chip" + (active ? " on" : "") + (extraCls ? " " + extraCls : ""), text);
+    b.type = "button";
+    b.addEventListener("click", onClick);
+    if (active) { b.setAttribute("aria-pressed", "true"); }
+    return b;
+  }
+
+  function numberInput(label, value, min, max, onSet) {
+    var l = make("label", "field", label + " ");
+    var i = make("input");
+    i.type = "number"; i.min = min; if (max !== null) { i.max = max; }
+    i.value = value || 0;
+    i.inputMode = "numeric";
+    i.addEventListener("change", function () {
+      var v = parseInt(i.value, 10);
+      if (isNaN(v) || v < min) { v = min; }
+      onSet(v);
+    });
+    l.appendChild(i);
+    return l;
+  }
+
+  function selectInput(label, options, value, onSet) {
+    var l = make("label", "field", label + " ");
+    var s = make("select");
+    options.forEach(function (o) {
+      var opt = make("option", null, o[1]);
+      opt.value = o[0];
+      if (String(value) === o[0]) { opt.selected = true; }
+      s.appendChild(opt);
+    });
+    s.addEventListener("change", function () { onSet(s.value); });
+    l.appendChild(s);
+    return l;
+  }
+
+  function setCell(fn) {
+    var r = state.sel[0], c = state.sel[1];
+    change(function () { fn(state.kingdom.cells[r][c]); });
+  }
+
+  function setTerrain(t) {
+    setCell(function (k) {
+      k.terrain = t;
+      if (t === "empty" || t === "castle" || t === "hut" || t === "town") { k.crowns = 0; }
+      if (t !== "town") { delete k.building; }
+      if (t === "empty") { delete k.fire_tokens; delete k.resource; delete k.caveman; delete k.warrior; }
+    });
+  }
+
+  function renderEditor() {
+    var box = el("editor");
+    box.innerHTML = "";
+    var m = meta();
+    var r = state.sel[0], c = state.sel[1];
+    var k = cell(r, c);
+    box.appendChild(make("div", "editor-title", "Square row " + (r + 1) + ", column " + (c + 1) +
+      (machineCells && machineCells[r] && machineCells[r][c] && machineCells[r][c].confidence !== undefined
+        ? " (read with " + Math.round(machineCells[r][c].confidence * 100) + "% confidence)" : "")));
+    var terr = make("div", "chips terrains");
+    m.terrains.forEach(function (t) {
+      var b = button((LETTER_OF[t] ? LETTER_OF[t] + " " : "") + t, function () { setTerrain(t); },
+        k.terrain === t, "t-" + t);
+      b.setAttribute("data-terrain", t);
+      terr.appendChild(b);
+    });
+    box.appendChild(terr);
+    var land = ["empty", "castle", "hut", "town"].indexOf(k.terrain) < 0;
+    if (land) {
+      var cr = make("div", "chips crowns-row");
+      cr.appendChild(make("span", "hint", "Crowns"));
+      for (var n = 0; n <= 3; n++) {
+        (function (n) {
+          var b = button(String(n), function () { setCell(function (x) { x.crowns = n; }); }, (k.crowns || 0) === n);
+          b.setAttribute("data-crowns", n);
+          cr.appendChild(b);
+        })(n);
+      }
+      box.appendChild(cr);
+    }
+    var pieces = m.pieces || { cell: [], kingdom: [] };
+    var p = make("div", "pieces-row");
+    if (pieces.cell.indexOf("building") >= 0 && k.terrain === "town") {
+      if (k.building) {
+        var bd = k.building;
+        var set = function (key, v) { setCell(function (x) { x.building[key] = v; if (v === "" || v === 0) { delete x.building[key]; } }); };
+        p.appendChild(numberInput("Building crowns", bd.crowns, 0, 3, function (v) { set("crowns", v); }));
+        p.appendChild(numberInput("points", bd.points, 0, 20, function (v) { set("points", v); }));
+        p.appendChild(selectInput("per", [["", "fixed"], ["region", "per region of"], ["tower", "per tower"], ["knight", "per knight"]],
+          bd.per || "", function (v) {
+            setCell(function (x) {
+              if (v) { x.building.per = v; } else { delete x.building.per; }
+              if (v === "region") { x.building.terrain = x.building.terrain || "forest"; } else { delete x.building.terrain; }
+            });
+          }));
+        if (bd.per === "region") {
+          p.appendChild(selectInput("terrain", m.terrains.filter(function (t) { return ["empty", "castle", "hut"].indexOf(t) < 0; })
+            .map(function (t) { return [t, t]; }), bd.terrain, function (v) { set("terrain", v); }));
+        }
+        p.appendChild(numberInput("towers", bd.towers, 0, 3, function (v) { set("towers", v); }));
+        p.appendChild(button("Remove building", function () { setCell(function (x) { delete x.building; }); }));
+      } else {
+        p.appendChild(button("Place a building", function () { setCell(function (x) { x.building = { crowns: 0, points: 0 }; }); }));
+      }
+    }
+    if (pieces.cell.indexOf("fire_tokens") >= 0 && k.terrain !== "empty") {
+      p.appendChild(selectInput("Fire token", [["0", "none"], ["1", "1 fire"], ["2", "2 fires"], ["3", "3 fires"]],
+        String(k.fire_tokens || 0), function (v) { setCell(function (x) { v = parseInt(v, 10); if (v) { x.fire_tokens = v; } else { delete x.fire_tokens; } }); }));
+    }
+    if (pieces.cell.indexOf("resource") >= 0 && k.terrain !== "empty") {
+      p.appendChild(selectInput("Resource", [["", "none"]].concat(RESOURCES.map(function (x) { return [x, x]; })),
+        k.resource || "", function (v) { setCell(function (x) { if (v) { x.resource = v; } else { delete x.resource; } }); }));
+    }
+    if (pieces.cell.indexOf("caveman") >= 0 && k.terrain !== "empty") {
+      p.appendChild(selectInput("Caveman", [["", "none"]].concat(CAVEMEN.map(function (x) { return [x, x]; })),
+        k.caveman || "", function (v) { setCell(function (x) { if (v) { x.caveman = v; delete x.warrior; } else { delete x.caveman; } }); }));
+    }
+    if (pieces.cell.indexOf("warrior") >= 0 && k.terrain !== "empty") {
+      p.appendChild(selectInput("Warrior", WARRIORS, String(k.warrior || 0), function (v) {
+        setCell(function (x) { v = parseInt(v, 10); if (v) { x.warrior = v; delete x.caveman; } else { delete x.warrior; } });
+      }));
+    }
+    if (p.childNodes.length) { box.appendChild(p); }
+  }
+
+  // ------------------------------------------------------------------ rules, bonuses, kingdom pieces
+  function renderChoices() {
+    var box = el("choices");
+    box.innerHTML = "";
+    var rs = selectInput("Rules", rulesMeta.map(function (m) { return [m.name, m.title || m.name]; }), state.rules, function (v) {
+      change(function () {
+        state.rules = v;
+        var allowed = meta().bonuses;
+        state.bonuses = state.bonuses.filter(function (b) { return allowed.indexOf(b) >= 0; });
+      });
+    });
+    rs.querySelector("select").id = "rules-select";
+    box.appendChild(rs);
+    meta().bonuses.forEach(function (b) {
+      var l = make("label", "field");
+      var i = make("input");
+      i.type = "checkbox";
+      i.checked = state.bonuses.indexOf(b) >= 0;
+      i.addEventListener("change", function () {
+        change(function () {
+          if (i.checked) { state.bonuses = state.bonuses.concat([b]); }
+          else { state.bonuses = state.bonuses.filter(function (x) { return x !== b; }); }
+        });
+      });
+      l.appendChild(i);
+      l.appendChild(document.createTextNode(" " + b));
+      box.appendChild(l);
+    });
+    var kp = (meta().pieces || {}).kingdom || [];
+    var setTop = function (key, v) { change(function () { if (v) { state.kingdom[key] = v; } else { delete state.kingdom[key]; } }); };
+    if (kp.indexOf("coins") >= 0) { box.appendChild(numberInput("Coins", state.kingdom.coins, 0, null, function (v) { setTop("coins", v); })); }
+    if (kp.indexOf("knights") >= 0) { box.appendChild(numberInput("Knights", state.kingdom.knights, 0, null, function (v) { setTop("knights", v); })); }
+    if (kp.indexOf("queen") >= 0) {
+      var ql = make("label", "field");
+      var q = make("input");
+      q.type = "checkbox";
+      q.checked = !!state.kingdom.queen;
+      q.addEventListener("change", function () { setTop("queen", q.checked); });
+      ql.appendChild(q);
+      ql.appendChild(document.createTextNode(" hosts the queen"));
+      box.appendChild(ql);
+    }
+    if (kp.indexOf("totems") >= 0) {
+      RESOURCES.forEach(function (res) {
+        var tl = make("label", "field");
+        var t = make("input");
+        t.type = "checkbox";
+        t.checked = (state.kingdom.totems || []).indexOf(res) >= 0;
+        t.addEventListener("change", function () {
+          change(function () {
+            var list = (state.kingdom.totems || []).filter(function (x) { return x !== res; });
+            if (t.checked) { list.push(res); }
+            if (list.length) { state.kingdom.totems = list; } else { delete state.kingdom.totems; }
+          });
+        });
+        tl.appendChild(t);
+        tl.appendChild(document.createTextNode(" " + res + " totem"));
+        box.appendChild(tl);
+      });
+    }
+  }
+
+  // ------------------------------------------------------------------ breakdown
+  function renderBreakdown() {
+    var t = el("breakdown");
+    t.innerHTML = "";
+    var s = state.score;
+    el("total").textContent = s ? s.total : "-";
+    if (!s) { return; }
+    var head = make("tr");
+    ["", "Terrain", "Squares", "Crowns", "Points"].forEach(function (h) { head.appendChild(make("th", null, h)); });
+    var thead = make("thead"); thead.appendChild(head); t.appendChild(thead);
+    var tb = make("tbody");
+    var suspects = {};
+    if (state.dispute) { state.dispute.suspects.forEach(function (x) { suspects[x.index] = true; }); }
+    s.regions.forEach(function (reg, i) {
+      var tr = make("tr", "region" + (state.highlight === i ? " hl" : "") + (suspects[i] ? " suspect" : ""));
+      tr.tabIndex = 0;
+      tr.setAttribute("data-index", i);
+      var sw = make("td"); sw.appendChild(make("span", "swatch t-" + reg.terrain)); tr.appendChild(sw);
+      tr.appendChild(make("td", null, reg.terrain + (reg.queen ? " (queen)" : "")));
+      tr.appendChild(make("td", "num", reg.squares));
+      tr.appendChild(make("td", "num", reg.crowns));
+      tr.appendChild(make("td", "num", reg.points));
+      var on = function () { highlight(i); };
+      tr.addEventListener("mouseenter", on);
+      tr.addEventListener("focus", on);
+      tr.addEventListener("click", function () { highlight(state.highlight === i ? null : i, true); });
+      tr.addEventListener("mouseleave", function () { if (!state.pinned) { highlight(null); } });
+      tb.appendChild(tr);
+    });
+    (s.bonuses || []).forEach(function (b) {
+      var tr = make("tr", "bonus");
+      tr.appendChild(make("td"));
+      tr.appendChild(make("td", null, b.name + " \u2014 " + b.reason));
+      tr.appendChild(make("td")); tr.appendChild(make("td"));
+      tr.appendChild(make("td", "num", b.points));
+      tb.appendChild(tr);
+    });
+    Object.keys(s).forEach(function (key) {
+      if (["total", "rules", "regions", "bonuses", "tiebreak", "warnings"].indexOf(key) >= 0) { return; }
+      var v = s[key];
+      var pts = (typeof v === "number") ? v : (v && typeof v.points === "number" ? v.points : null);
+      if (pts === null) { return; }
+      var tr = make("tr", "extra");
+      tr.appendChild(make("td"));
+      tr.appendChild(make("td", null, key.replace(/_/g, " ") + (v && v.reason ? " \u2014 " + v.reason : "")));
+      tr.appendChild(make("td")); tr.appendChild(make("td"));
+      tr.appendChild(make("td", "num", pts));
+      tb.appendChild(tr);
+    });
+    t.appendChild(tb);
+    var tf = make("tfoot"); var tr = make("tr", "total-row");
+    tr.appendChild(make("td")); tr.appendChild(make("td", null, "Total"));
+    tr.appendChild(make("td")); tr.appendChild(make("td"));
+    tr.appendChild(make("td", "num", s.total));
+    tf.appendChild(tr); t.appendChild(tf);
+    var tie = s.tiebreak || {};
+    el("tiebreak").textContent = Object.keys(tie).length ? "Tie-break: " + Object.keys(tie).map(function (k) {
+      return k.replace(/_/g, " ") + " " + tie[k];
+    }).join(", then ") : "";
+    var w = el("warnings");
+    w.innerHTML = "";
+    (s.warnings || []).forEach(function (x) { w.appendChild(make("li", null, x)); });
+  }
+
+  function highlight(i, pin) {
+    state.highlight = i;
+    if (pin !== undefined) { state.pinned = i !== null; }
+    document.querySelectorAll("#breakdown tr.region").forEach(function (tr) {
+      tr.classList.toggle("hl", Number(tr.getAttribute("data-index")) === i);
+    });
+    renderGrid();
+    renderOverlay();
+  }
+
+  // ------------------------------------------------------------------ dispute
+  function renderDispute() {
+    var box = el("dispute");
+    var d = state.dispute;
+    if (!d) { box.hidden = true; return; }
+    box.hidden = false;
+    box.innerHTML = "";
+    box.className = "card dispute" + (d.difference === 0 ? " ok" : " off");
+    box.appendChild(make("h2", null, "Claimed " + d.claimed + ", scored " + d.total +
+      (d.difference ? " (" + (d.difference > 0 ? "+" : "") + d.difference + ")" : "")));
+    box.appendChild(make("p", null, d.message));
+    if (d.suspects.length) {
+      var ul = make("ul");
+      d.suspects.forEach(function (x) {
+        var li = make("li", "suspect-item", x.terrain + ": " + x.squares + " squares \u00D7 " + x.crowns +
+          " crowns = " + x.points + " points (" + x.doubtful.length + " square" + (x.doubtful.length > 1 ? "s" : "") + " to check)");
+        li.tabIndex = 0;
+        li.addEventListener("mouseenter", function () { highlight(x.index); });
+        li.addEventListener("click", function () { highlight(x.index, true); select(x.doubtful[0][0], x.doubtful[0][1]); });
+        ul.appendChild(li);
+      });
+      box.appendChild(ul);
+    }
+  }
+
+  // ------------------------------------------------------------------ photo overlay
+  function renderOverlay() {
+    var svg = el("overlay");
+    if (!svg || !data.grid || !data.photo_size) { return; }
+    var g = data.grid;
+    svg.setAttribute("viewBox", "0 0 " + data.photo_size[0] + " " + data.photo_size[1]);
+    svg.setAttribute("preserveAspectRatio", "none");
+    while (svg.firstChild) { svg.removeChild(svg.firstChild); }
+    var rows = g.length - 1, cols = g[0].length - 1;
+    var stroke = Math.max(1.5, data.photo_size[0] / 500);
+    function poly(points, cls) {
+      var p = document.createElementNS(SVGNS, "polygon");
+      p.setAttribute("points", points.map(function (q) { return q[0] + "," + q[1]; }).join(" "));
+      p.setAttribute("class", cls);
+      p.setAttribute("stroke-width", stroke);
+      svg.appendChild(p);
+      return p;
+    }
+    function quad(r, c) { return [g[r][c], g[r][c + 1], g[r + 1][c + 1], g[r + 1][c]]; }
+    var hl = regionCells();
+    for (var r = 0; r < rows; r++) {
+      for (var c = 0; c < cols; c++) {
+        var cls = "cellpoly";
+        if (review[r + "," + c]) { cls += " review"; }
+        if (hl[r + "," + c]) { cls += " hl"; }
+        if (r === state.sel[0] && c === state.sel[1]) { cls += " sel"; }
+        var p = poly(quad(r, c), cls);
+        p.setAttribute("data-r", r);
+        p.setAttribute("data-c", c);
+      }
+    }
+    poly([g[0][0], g[0][cols], g[rows][cols], g[rows][0]], "outline").setAttribute("stroke-width", stroke * 2.5);
+  }
+
+  // ------------------------------------------------------------------ events
+  el("grid").addEventListener("click", function (e) {
+    var b = e.target.closest(".sq");
+    if (!b) { return; }
+    select(Number(b.getAttribute("data-r")), Number(b.getAttribute("data-c")));
+    el("grid").focus();
+  });
+  var svg = el("overlay");
+  if (svg) {
+    svg.addEventListener("click", function (e) {
+      var p = e.target.closest("polygon[data-r]");
+      if (p) { select(Number(p.getAttribute("data-r")), Number(p.getAttribute("data-c"))); }
+    });
+  }
+  el("grid").addEventListener("keydown", function (e) {
+    var r = state.sel[0], c = state.sel[1];
+    var key = e.key;
+    if ((e.ctrlKey || e.metaKey) && key.toLowerCase() === "z") { e.preventDefault(); undo(); return; }
+    if (e.ctrlKey || e.metaKey || e.altKey) { return; }
+    var moves = { ArrowUp: [-1, 0], ArrowDown: [1, 0], ArrowLeft: [0, -1], ArrowRight: [0, 1] };
+    if (moves[key]) { e.preventDefault(); select(r + moves[key][0], c + moves[key][1]); return; }
+    if (key === "Delete" || key === "Backspace") { e.preventDefault(); setTerrain("empty"); return; }
+    var t = LETTERS[key.toLowerCase()];
+    if (t && meta().terrains.indexOf(t) >= 0) { e.preventDefault(); setTerrain(t); return; }
+    if (/^[0-9]$/.test(key)) {
+      var k = cell(r, c);
+      if (["empty", "castle", "hut", "town"].indexOf(k.terrain) < 0) {
+        e.preventDefault();
+        setCell(function (x) { x.crowns = Number(key); });
+      }
+    }
+  });
+  el("undo").addEventListener("click", undo);
+  if (el("size")) {
+    el("size").value = String(size());
+    el("size").addEventListener("change", function () {
+      window.location.href = "/new?size=" + el("size").value + "&rules=" + encodeURIComponent(state.rules);
+    });
+  }
+  if (el("save")) {
+    el("save").addEventListener("click", function () {
+      var body = clone(state.kingdom);
+      body.rules = state.rules;
+      body.bonuses = state.bonuses;
+      fetch("/api/readings", {
+        method: "POST", credentials: "same-origin",
+        headers: { "Content-Type": "application/json", "X-CSRF-Token": csrf },
+        body: JSON.stringify(body)
+      }).then(function (resp) { return resp.json().then(function (j) { return { ok: resp.ok, body: j }; }); })
+        .then(function (res) {
+          if (res.ok) { window.location.href = "/r/" + encodeURIComponent(res.body.id); }
+          else { setStatus(res.body.error || "could not save", true); }
+        }).catch(function () { setStatus("the server cannot be reached", true); });
+    });
+  }
+
+  function renderAll() {
+    renderGrid();
+    renderEditor();
+    renderChoices();
+    renderBreakdown();
+    renderDispute();
+    renderOverlay();
+    el("undo").disabled = state.history.length === 0;
+  }
+  renderAll();
+})();
