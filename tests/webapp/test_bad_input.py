@@ -1,0 +1,186 @@
+"""Every bad request is a 4xx with a clear message: never a 500, never a traceback."""
+from __future__ import annotations
+
+import io
+import struct
+import zlib
+
+import pytest
+from webapp_helpers import jpeg_bytes, page_token, png_bytes
+
+import webapp.reading
+
+
+def post_photo(client, data: bytes, name="photo.png", **fields):
+    form = {"photo": (io.BytesIO(data), name)}
+    form.update(fields)
+    return client.post("/api/score", data=form, content_type="multipart/form-data")
+
+
+def png_header_claiming(width: int, height: int) -> bytes:
+    """A tiny, valid-looking PNG whose header announces ``width x height`` pixels."""
+    def chunk(kind: bytes, body: bytes) -> bytes:
+        return struct.pack(">I", len(body)) + kind + body + struct.pack(">I", zlib.crc32(kind + body))
+    ihdr = struct.pack(">IIBBBBB", width, height, 8, 2, 0, 0, 0)
+    # compressed zeros: a real bomb inflates to width*height*3 bytes
+    idat = zlib.compress(b"\0" * 100_000, 9)
+    return b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", ihdr) + chunk(b"IDAT", idat) + chunk(b"IEND", b"")
+
+
+@pytest.fixture
+def no_decoding(monkeypatch):
+    """Fail the test if anything tries to decode pixels."""
+    def boom(*a, **k):
+        raise AssertionError("the image was decoded although its header should have been refused")
+    monkeypatch.setattr(webapp.reading, "decode", boom)
+
+
+def assert_error(resp, status, *words):
+    assert resp.status_code == status, resp.get_data(as_text=True)
+    assert resp.is_json, resp.get_data(as_text=True)[:200]
+    message = resp.get_json()["error"]
+    for word in words:
+        assert word in message.lower(), message
+    return message
+
+
+def test_not_an_image(client, reader):
+    assert_error(post_photo(client, b"hello, this is text", "notes.txt"), 400, "not an image")
+    assert reader.calls == 0
+
+
+def test_empty_file(client):
+    assert_error(post_photo(client, b""), 400, "empty")
+
+
+def test_truncated_png(client, reader):
+    data = png_bytes()
+    assert_error(post_photo(client, data[: len(data) // 2]), 400, "cut short")
+    assert reader.calls == 0
+
+
+def test_truncated_jpeg(client, reader):
+    data = jpeg_bytes()
+    assert_error(post_photo(client, data[: len(data) // 2], "p.jpg"), 400, "cut short")
+    assert reader.calls == 0
+
+
+def test_jpeg_cut_inside_its_header(client):
+    assert_error(post_photo(client, jpeg_bytes()[:40], "p.jpg"), 400, "jpeg")
+
+
+def test_heic_is_named(client):
+    assert_error(post_photo(client, b"\0\0\0\x18ftypheic" + b"\0" * 64, "p.heic"), 400, "heic")
+
+
+def test_decompression_bomb_refused_before_decoding(client, reader, no_decoding):
+    bomb = png_header_claiming(100_000, 100_000)
+    assert len(bomb) < 2000
+    msg = assert_error(post_photo(client, bomb), 400, "100000x100000", "megapixels")
+    assert "smaller" in msg
+    assert reader.calls == 0
+
+
+def test_pixel_limit_is_configurable(make_app, no_decoding):
+    client = make_app(MAX_PIXELS=100 * 100).test_client()
+    assert_error(post_photo(client, png_bytes(600, 500)), 400, "600x500")
+
+
+def test_upload_over_the_size_limit(make_app, reader):
+    client = make_app(MAX_CONTENT_LENGTH=50_000).test_client()
+    big = jpeg_bytes(800, 800)
+    assert len(big) > 50_000
+    assert_error(post_photo(client, big, "big.jpg"), 413, "too large")
+    assert reader.calls == 0
+    # the form page answers with a page, not JSON
+    page = client.post("/upload", data={"photo": (io.BytesIO(big), "big.jpg")},
+                       content_type="multipart/form-data")
+    assert page.status_code == 413 and b"too large" in page.data
+
+
+def test_missing_photo_field(client):
+    assert_error(client.post("/api/score", data={"rules": "kingdomino"},
+                             content_type="multipart/form-data"), 400, "photo")
+    assert_error(client.post("/api/score"), 400, "photo")
+
+
+def test_unknown_rule_set_and_bonus(client, reader):
+    msg = assert_error(post_photo(client, png_bytes(), rules="chess"), 400, "chess")
+    assert "kingdomino" in msg  # names the choices
+    assert_error(post_photo(client, png_bytes(), bonus="double-points"), 400, "double-points")
+    assert reader.calls == 0
+
+
+def test_photo_without_a_kingdom_is_422_and_kept(make_app):
+    from vision.errors import PhotoError
+
+    def blind_reader(photo, rules, bonuses=()):
+        raise PhotoError("no kingdom found in the photo: photograph it from above")
+
+    app = make_app(READER=blind_reader)
+    client = app.test_client()
+    assert_error(post_photo(client, png_bytes()), 422, "no kingdom found")
+    from kingdomino.store import Store
+    store = Store(app.config["DATABASE"])
+    try:
+        rows = store._db.execute("SELECT error FROM readings").fetchall()
+    finally:
+        store.close()
+    assert [r[0] for r in rows] == ["no kingdom found in the photo: photograph it from above"]
+
+
+def test_upload_form_errors_show_the_form_again(client):
+    token = page_token(client)
+    resp = client.post("/upload", data={"csrf_token": token, "rules": "kingdomino",
+                                        "photo": (io.BytesIO(b"text"), "a.txt")},
+                       content_type="multipart/form-data")
+    assert resp.status_code == 400
+    html = resp.get_data(as_text=True)
+    assert "not an image" in html and 'id="upload-form"' in html
+    resp = client.post("/upload", data={"csrf_token": token, "rules": "kingdomino",
+                                        "claimed": "lots",
+                                        "photo": (io.BytesIO(png_bytes()), "a.png")},
+                       content_type="multipart/form-data")
+    assert resp.status_code == 400 and "whole number" in resp.get_data(as_text=True)
+    resp = client.post("/upload", data={"csrf_token": token, "rules": "kingdomino"},
+                       content_type="multipart/form-data")
+    assert resp.status_code == 400 and "choose a photo" in resp.get_data(as_text=True)
+
+
+@pytest.mark.parametrize("body, words", [
+    (b"{not json", ("not valid json",)),
+    (b"", ("send kingdom json",)),
+    (b"[1, 2]", ("json object",)),
+    (b'{"size": 5}', ("cells",)),
+    (b'{"size": 5, "cells": [[1]]}', ("rows",)),
+    (b'{"rules": "chess", "size": 5, "cells": []}', ("chess",)),
+])
+def test_score_grid_malformed(client, body, words):
+    resp = client.post("/api/score-grid", data=body, content_type="application/json")
+    assert_error(resp, 400, *words)
+
+
+def test_score_grid_bad_square_names_it(client):
+    from webapp_helpers import kingdom_cells
+
+    cells = kingdom_cells()
+    cells[1][2] = {"terrain": "lava", "crowns": 1}
+    msg = assert_error(client.post("/api/score-grid", json={"size": 5, "cells": cells}), 400,
+                       "lava")
+    assert "row 1" in msg and "col 2" in msg
+
+
+def test_unknown_ids_and_routes(client):
+    assert_error(client.get("/api/readings/nope"), 404, "nope")
+    assert client.get("/r/nope").status_code == 404
+    assert b"no result" in client.get("/r/nope").data
+    assert client.get("/r/nope/photo.jpg").status_code == 404
+    assert_error(client.get("/api/nothing-here"), 404)
+    assert_error(client.get("/api/score"), 405)
+
+
+def test_filename_is_only_a_label(client, tmp_path):
+    evil = "../../../../" + str(tmp_path / "written.txt")
+    resp = post_photo(client, png_bytes(), evil)
+    assert resp.status_code == 200
+    assert not (tmp_path / "written.txt").exists()

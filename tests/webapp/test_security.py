@@ -1,0 +1,111 @@
+"""CSRF protection, safe defaults, secret key, headers."""
+from __future__ import annotations
+
+import inspect
+import io
+import os
+import stat
+
+from webapp_helpers import kingdom_cells, page_token, png_bytes
+
+import webapp
+
+
+def _reading(client, token):
+    resp = client.post("/upload", data={"csrf_token": token, "rules": "kingdomino",
+                                        "photo": (io.BytesIO(png_bytes()), "k.png")},
+                       content_type="multipart/form-data")
+    assert resp.status_code == 303
+    return resp.headers["Location"].rsplit("/", 1)[1]
+
+
+def test_form_post_needs_the_token(client):
+    page_token(client)  # the browser has a session now
+    resp = client.post("/upload", data={"rules": "kingdomino",
+                                        "photo": (io.BytesIO(png_bytes()), "k.png")},
+                       content_type="multipart/form-data")
+    assert resp.status_code == 403
+    assert b"reload the page" in resp.data
+
+
+def test_correction_needs_the_token(client):
+    token = page_token(client)
+    rid = _reading(client, token)
+    kingdom = {"rules": "kingdomino", "size": 5, "cells": kingdom_cells()}
+    resp = client.post(f"/api/readings/{rid}/kingdom", json=kingdom)
+    assert resp.status_code == 403 and "token" in resp.get_json()["error"]
+    resp = client.post(f"/api/readings/{rid}/kingdom", json=kingdom,
+                       headers={"X-CSRF-Token": "forged"})
+    assert resp.status_code == 403
+    assert client.get(f"/api/readings/{rid}").get_json()["corrections"] == 0
+
+
+def test_token_of_another_session_is_refused(app):
+    alice, mallory = app.test_client(), app.test_client()
+    token_a = page_token(alice)
+    rid = _reading(alice, token_a)
+    page_token(mallory)
+    kingdom = {"rules": "kingdomino", "size": 5, "cells": kingdom_cells()}
+    resp = mallory.post(f"/api/readings/{rid}/kingdom", json=kingdom,
+                        headers={"X-CSRF-Token": page_token(alice)})
+    assert resp.status_code == 403
+
+
+def test_script_without_cookies_needs_no_token_but_browser_session_does(client):
+    kingdom = {"size": 5, "cells": kingdom_cells()}
+    assert client.post("/api/score-grid", json=kingdom).status_code == 200
+    token = page_token(client)  # now the client carries a session cookie, like a browser
+    assert client.post("/api/score-grid", json=kingdom).status_code == 403
+    assert client.post("/api/score-grid", json=kingdom,
+                       headers={"X-CSRF-Token": token}).status_code == 200
+
+
+def test_cross_site_requests_are_refused(client):
+    kingdom = {"size": 5, "cells": kingdom_cells()}
+    resp = client.post("/api/score-grid", json=kingdom, headers={"Origin": "https://evil.example"})
+    assert resp.status_code == 403 and "another web site" in resp.get_json()["error"]
+    resp = client.post("/api/score-grid", json=kingdom, headers={"Sec-Fetch-Site": "cross-site"})
+    assert resp.status_code == 403
+    resp = client.post("/api/score-grid", json=kingdom, headers={"Origin": "null"})
+    assert resp.status_code == 403
+    # same origin is fine
+    resp = client.post("/api/score-grid", json=kingdom, headers={"Origin": "http://localhost"})
+    assert resp.status_code == 200
+
+
+def test_secret_key_made_once_and_private(make_app, tmp_path):
+    a = make_app()
+    b = make_app()
+    assert a.config["SECRET_KEY"] == b.config["SECRET_KEY"] and len(a.config["SECRET_KEY"]) >= 32
+    path = tmp_path / "instance" / "secret_key"
+    assert stat.S_IMODE(os.stat(path).st_mode) == 0o600
+    # a session made before a restart is still valid after it
+    client = a.test_client()
+    token = page_token(client)
+    client2 = b.test_client()
+    for cookie in client._cookies.values():
+        client2.set_cookie(cookie.key, cookie.value, domain=cookie.domain)
+    kingdom = {"size": 5, "cells": kingdom_cells()}
+    assert client2.post("/api/score-grid", json=kingdom,
+                        headers={"X-CSRF-Token": token}).status_code == 200
+
+
+def test_safe_defaults(app, client):
+    params = inspect.signature(webapp.serve).parameters
+    assert params["host"].default == "127.0.0.1"
+    assert not app.debug
+    assert 0 < app.config["MAX_CONTENT_LENGTH"] <= 100 * 1024 * 1024
+    assert app.config["SESSION_COOKIE_HTTPONLY"] and app.config["SESSION_COOKIE_SAMESITE"] == "Lax"
+    resp = client.get("/")
+    assert "script-src 'self'" in resp.headers["Content-Security-Policy"]
+    assert resp.headers["X-Frame-Options"] == "DENY"
+
+
+def test_player_name_is_escaped(client):
+    token = page_token(client)
+    resp = client.post("/upload", data={"csrf_token": token, "rules": "kingdomino",
+                                        "player": "</script><script>alert(1)</script>",
+                                        "photo": (io.BytesIO(png_bytes()), "k.png")},
+                       content_type="multipart/form-data")
+    html = client.get(resp.headers["Location"]).get_data(as_text=True)
+    assert "<script>alert(1)" not in html
