@@ -6,8 +6,7 @@ rule set's official tie-breaks, taken in order from the score's ``"tiebreak"`` o
 engine fills (Kingdomino: largest region, then crowns; players still equal share the place).
 
 Across rounds a player's totals are added (Kingdomino *Dynasty*: three games summed). The rules
-say nothing about ties between Dynasty totals; here they are broken by the same tie-break values
-summed over the games, in the same order, and players still equal share the place.
+name no tie-break for Dynasty totals, so, as in ``engine.dynasty``, equal sums share the place.
 
 Places are shared "1, 1, 3" style. A player whose photo could not be read has no score for that
 game: in the game's ranking the player comes last without a place, and in the sums the game is
@@ -143,10 +142,9 @@ def rank_game(entries: list[Entry]) -> list[Standing]:
 
 
 def _rank_sums(entries: list[Entry], scope: str, table: str) -> list[Standing]:
-    order = _tiebreak_order(entries)
     players: dict[str, dict] = {}
     for e in entries:
-        p = players.setdefault(e.player, {"total": 0, "tb": dict.fromkeys(order, 0), "games": 0,
+        p = players.setdefault(e.player, {"total": 0, "tb": {}, "games": 0,
                                           "missing": 0, "look": 0, "scored": 0})
         p["games"] += 1
         p["look"] += int(e.status != "ok")
@@ -155,12 +153,7 @@ def _rank_sums(entries: list[Entry], scope: str, table: str) -> list[Standing]:
             continue
         p["scored"] += 1
         p["total"] += e.total
-        for k in order:
-            p["tb"][k] += e.tiebreak.get(k, 0) or 0
-    items = [
-        (None if p["scored"] == 0 else (p["total"], *_order_key(p["tb"], order)), (name, p))
-        for name, p in players.items()
-    ]
+    items = [(None if p["scored"] == 0 else (p["total"],), (name, p)) for name, p in players.items()]
     return [
         Standing(scope=scope, round="", table=table, place=place, player=name, total=p["total"],
                  tiebreak=p["tb"], games=p["games"], missing=p["missing"], needs_look=p["look"],
