@@ -1,0 +1,150 @@
+"""Time the whole pipeline on full-size photos, one core: decode, detect, classify, score.
+
+    python3 benchmarks/bench_pipeline.py [--n 10] [--seed 0] [--no-phone] [--json out.json]
+
+Photos: ``--n`` generated 4000x3000 scenes (``vision.synth``, rendered kingdoms, written as JPEG
+quality 90 like a phone's file) and, when ``../shared`` is present, the dev phone photos at their
+own size. Each stage is timed separately on one thread (OpenCV, OpenMP, BLAS and torch all held
+to 1); the table gives the median and 90th percentile per stage in milliseconds. The target is
+at most 500 ms for a 12 MP photo. Photos the reader cannot read count only up to the failing
+stage (and are listed as failures).
+"""
+from __future__ import annotations
+
+import os
+
+for _var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS", "NUMEXPR_NUM_THREADS"):
+    os.environ[_var] = "1"
+
+import argparse  # noqa: E402
+import json  # noqa: E402
+import sys  # noqa: E402
+import tempfile  # noqa: E402
+import time  # noqa: E402
+from pathlib import Path  # noqa: E402
+
+import cv2  # noqa: E402
+import numpy as np  # noqa: E402
+
+ROOT = Path(__file__).resolve().parent.parent
+if str(ROOT) not in sys.path:
+    sys.path.insert(0, str(ROOT))
+
+import engine  # noqa: E402
+import vision  # noqa: E402
+from vision import synth  # noqa: E402
+
+STAGES = ("decode", "detect", "classify", "score", "total")
+
+
+def _one_thread():
+    cv2.setNumThreads(1)
+    try:
+        import torch
+
+        torch.set_num_threads(1)
+    except ImportError:
+        pass
+
+
+def make_scenes(n: int, seed: int, folder: Path) -> list[Path]:
+    rng = np.random.default_rng(seed)
+    paths = []
+    for i in range(n):
+        b = synth.rendered_board(rng, size=5 if i % 2 == 0 else 7)
+        scene, _ = synth.make_scene(b["image"], rng, width=4000, board_mask=b["mask"], portrait=False)
+        path = folder / f"scene_{i:03d}.jpg"
+        cv2.imwrite(str(path), scene, [cv2.IMWRITE_JPEG_QUALITY, 90])
+        paths.append(path)
+    return paths
+
+
+def phone_photos() -> list[Path]:
+    try:
+        from vision.datasets import load_phone
+
+        return [p.path for p in load_phone() if p.path.exists()]
+    except (OSError, FileNotFoundError):
+        return []
+
+
+def time_one(reader, path: Path) -> dict:
+    t = {}
+    t0 = time.perf_counter()
+    image = vision.load_image(str(path))
+    t["decode"] = time.perf_counter() - t0
+    t["megapixels"] = image.shape[0] * image.shape[1] / 1e6
+    try:
+        t1 = time.perf_counter()
+        found = reader.find(image)
+        t["detect"] = time.perf_counter() - t1
+        t2 = time.perf_counter()
+        reading = reader.read_board(image, found)
+        t["classify"] = time.perf_counter() - t2
+        t3 = time.perf_counter()
+        obj = reading.to_json()
+        kingdom = engine.Kingdom.from_json({"rules": "kingdomino", "size": obj["size"], "cells": obj["cells"]})
+        engine.score(kingdom).to_json()
+        t["score"] = time.perf_counter() - t3
+        t["ok"] = True
+    except ValueError as exc:
+        t["ok"] = False
+        t["error"] = str(exc)
+    t["total"] = sum(t.get(s, 0.0) for s in STAGES[:-1])
+    return t
+
+
+def summarise(rows: list[dict]) -> dict:
+    out = {"photos": len(rows), "failed": sum(not r["ok"] for r in rows),
+           "megapixels": round(float(np.median([r["megapixels"] for r in rows])), 1) if rows else 0}
+    for s in STAGES:
+        vals = [1000 * r[s] for r in rows if s in r]
+        if vals:
+            out[s] = {"median_ms": round(float(np.median(vals)), 1),
+                      "p90_ms": round(float(np.percentile(vals, 90)), 1)}
+    return out
+
+
+def print_table(name: str, s: dict) -> None:
+    print(f"\n{name}: {s['photos']} photos, median {s['megapixels']} MP, {s['failed']} not read")
+    print(f"  {'stage':<9} {'median ms':>10} {'p90 ms':>10}")
+    for st in STAGES:
+        if st in s:
+            print(f"  {st:<9} {s[st]['median_ms']:>10.1f} {s[st]['p90_ms']:>10.1f}")
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--n", type=int, default=10, help="generated 12 MP scenes (default 10)")
+    ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--no-phone", action="store_true", help="skip the dev phone photos")
+    ap.add_argument("--json", type=Path, help="also write the figures as JSON here")
+    args = ap.parse_args(argv)
+    _one_thread()
+    reader = vision.Reader()
+    results = {}
+    with tempfile.TemporaryDirectory() as tmp:
+        print(f"generating {args.n} scenes (4000x3000)...", flush=True)
+        scenes = make_scenes(args.n, args.seed, Path(tmp))
+        time_one(reader, scenes[0])  # warm-up (model load, first-call costs)
+        results["generated"] = summarise([time_one(reader, p) for p in scenes])
+    if not args.no_phone:
+        photos = phone_photos()
+        if photos:
+            rows = [time_one(reader, p) for p in photos]
+            results["phone-dev"] = summarise(rows)
+            big = [r for r in rows if r["megapixels"] >= 10]
+            if big:
+                results["phone-dev >=10MP"] = summarise(big)
+        else:
+            print("(../shared not found: phone photos skipped)")
+    for name, s in results.items():
+        print_table(name, s)
+    print("\ntarget: total <= 500 ms per 12 MP photo on one core")
+    if args.json:
+        args.json.write_text(json.dumps(results, indent=1) + "\n", encoding="utf-8")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
