@@ -248,14 +248,33 @@ def _worker_init() -> None:
     signal.signal(signal.SIGINT, signal.SIG_IGN)
 
 
-def _work(score_fn, data: bytes, rules: str, bonuses) -> tuple[str, object]:
-    """Run in a worker: ("ok", scored JSON) or ("error", message). Never raises for a photo."""
+def photo_copy(data: bytes):
+    """A small upright JPEG of the photo and the original's ``[width, height]``, for the web
+    app's review page (``/r/<id>`` draws the grid on it); None when it cannot be decoded."""
     try:
-        return "ok", score_fn(data, rules, bonuses)
+        from webapp.reading import shrink_photo
+
+        small, (w, h) = shrink_photo(data)
+    except Exception:  # undecodable photo, or the web app is not installed: no copy
+        return None
+    return small, [w, h]
+
+
+def _work(score_fn, data: bytes, rules: str, bonuses, keep: str = "none"):
+    """Run in a worker: ``(kind, payload, copy)`` where kind is "ok" (payload: scored JSON) or
+    "error" (payload: message), and copy is ``photo_copy`` when ``keep`` asks for one.
+    Never raises for a bad photo."""
+    try:
+        kind, payload = "ok", score_fn(data, rules, bonuses)
     except (ValueError, OSError) as exc:  # PhotoError, KingdomError: a message for a person
-        return "error", str(exc) or type(exc).__name__
+        kind, payload = "error", str(exc) or type(exc).__name__
     except Exception as exc:  # a bug in the reader must not stop the batch
-        return "error", f"the reader failed on this photo ({type(exc).__name__}: {exc})"
+        kind, payload = "error", f"the reader failed on this photo ({type(exc).__name__}: {exc})"
+    needs_look = kind == "error" or bool(payload.get("review"))
+    copy = None
+    if keep == "all" or (keep == "review" and needs_look):
+        copy = photo_copy(data)
+    return kind, payload, copy
 
 
 @dataclass
@@ -331,24 +350,25 @@ class Batch:
             return False
         extra = {k: v for k, v in machine.items() if k not in result}
         result.update(extra)
-        needs_look = bool(result.get("review"))
-        keep = self.keep_photos == "all" or (self.keep_photos == "review" and needs_look)
         out.reading_id = self.store.add_reading(
             rules=self.rules, bonuses=self.bonuses, machine=result, source=item.source,
-            content_hash=h, batch=self.batch_id, photo=data if keep else None)
+            content_hash=h, batch=self.batch_id,
+            photo=self.store.photo(known["id"]) if self.keep_photos != "none" else None)
         out.reused = True
         return True
 
-    def _record(self, outcomes, task: _Task, kind: str, payload) -> None:
+    def _record(self, outcomes, task: _Task, kind: str, payload, copy=None) -> None:
         first = outcomes[task.indexes[0]].item
-        needs_look = kind == "error" or bool(payload.get("review"))
-        keep = self.keep_photos == "all" or (self.keep_photos == "review" and needs_look)
+        machine = None
+        if kind == "ok":
+            machine = dict(payload)
+            if copy is not None:
+                machine["photo_size"] = copy[1]
         rid = self.store.add_reading(
-            rules=self.rules, bonuses=self.bonuses,
-            machine=payload if kind == "ok" else None,
+            rules=self.rules, bonuses=self.bonuses, machine=machine,
             error=payload if kind == "error" else None,
             source=first.source, content_hash=task.content_hash, batch=self.batch_id,
-            photo=task.data if keep else None,
+            photo=copy[0] if copy is not None else None,
         )
         self.scored += 1
         task.done = True
@@ -362,8 +382,8 @@ class Batch:
         tasks = self._tasks(items, outcomes)
         if self.jobs == 1:
             for task in tasks:
-                kind, payload = _work(self.score_fn, task.data, self.rules, self.bonuses)
-                self._record(outcomes, task, kind, payload)
+                self._record(outcomes, task, *_work(self.score_fn, task.data, self.rules,
+                                                    self.bonuses, self.keep_photos))
         else:
             self._run_pool(tasks, outcomes)
         return outcomes
@@ -396,7 +416,7 @@ class Batch:
                         break
                     try:
                         fut = pool.submit(_work, self.score_fn, task.data, self.rules,
-                                          self.bonuses)
+                                          self.bonuses, self.keep_photos)
                     except BrokenProcessPool:
                         # the pool broke since the last look: this task never ran
                         (suspects if task in suspects_seen else waiting).appendleft(task)
@@ -416,11 +436,11 @@ class Batch:
                 for fut in done:
                     task = inflight.pop(fut)
                     try:
-                        kind, payload = fut.result()
+                        result = fut.result()
                     except BrokenProcessPool:
                         broken.append(task)
                         continue
-                    self._record(outcomes, task, kind, payload)
+                    self._record(outcomes, task, *result)
                 if not broken:
                     continue
                 # A worker died (crash, out of memory, killed). Results already done are kept;
@@ -428,8 +448,8 @@ class Batch:
                 wait(list(inflight), timeout=30)
                 for fut, task in list(inflight.items()):
                     try:
-                        kind, payload = fut.result(timeout=0)
-                        self._record(outcomes, task, kind, payload)
+                        result = fut.result(timeout=0)
+                        self._record(outcomes, task, *result)
                     except Exception:
                         broken.append(task)
                 inflight.clear()

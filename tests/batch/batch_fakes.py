@@ -19,8 +19,21 @@ class FakePhotoError(ValueError):
     pass
 
 
+def _tiny_png() -> bytes:
+    import cv2
+    import numpy as np
+
+    ok, buf = cv2.imencode(".png", np.full((12, 16, 3), (40, 160, 220), np.uint8))
+    assert ok
+    return buf.tobytes()
+
+
+TINY_PNG = _tiny_png()
+
+
 def photo(payload: dict, salt: str = "") -> bytes:
-    return PNG + salt.encode() + MARK + json.dumps(payload).encode()
+    """A real (decodable) tiny PNG with the fake reader's payload after its end."""
+    return TINY_PNG + salt.encode() + MARK + json.dumps(payload).encode()
 
 
 def scored(total: int, largest: int = 1, crowns: int = 0, review=()) -> bytes:

@@ -75,7 +75,9 @@ def test_results_csv_has_contract_columns_and_totals(tmp_path, calls):
     store = Store(tmp_path / "db.sqlite3")
     reading = store.get(rows[0]["reading_id"])
     assert reading["batch"] and reading["content_hash"] == rows[0]["content_hash"]
-    assert reading["has_photo"]  # kept for the review page
+    assert reading["has_photo"]  # a small JPEG copy kept for the review page /r/<id>
+    assert store.photo(reading["id"])[:3] == b"\xff\xd8\xff"
+    assert reading["machine"]["photo_size"] == [16, 12]
     assert not store.get(rows[1]["reading_id"])["has_photo"]
     store.close()
 
