@@ -26,12 +26,12 @@ TERRAINS = ("field", "forest", "lake", "grassland", "swamp", "mine", "castle", "
 
 # Base colours (BGR) of each terrain as printed; each tile jitters around these.
 BASE_BGR = {
-    "field": (30, 200, 232),
-    "forest": (38, 112, 52),
-    "lake": (190, 112, 32),
-    "grassland": (52, 200, 140),
-    "swamp": (118, 152, 168),
-    "mine": (42, 44, 50),
+    "field": (28, 190, 222),
+    "forest": (34, 88, 50),
+    "lake": (178, 100, 25),
+    "grassland": (38, 158, 105),
+    "swamp": (80, 112, 138),
+    "mine": (32, 38, 48),
     "castle": (150, 150, 150),
 }
 TABLE_BGR = (120, 170, 205)  # light wood, the default colour of empty squares
@@ -175,14 +175,14 @@ def _draw_swamp(s, rng):
 def _draw_mine(s, rng):
     col = _jitter(BASE_BGR["mine"], rng, 6)
     img = _base(s, col, rng, 6)
-    for _ in range(int(rng.integers(4, 9))):  # rocks (beige / grey polygons)
-        cx, cy = rng.uniform(0.1, 0.9, 2) * s
-        r = rng.uniform(0.05, 0.13) * s
+    for _ in range(int(rng.integers(6, 12))):  # rocks (golden-beige / grey polygons)
+        cx, cy = rng.uniform(0.05, 0.95, 2) * s
+        r = rng.uniform(0.06, 0.16) * s
         k = int(rng.integers(5, 8))
         angs = np.sort(rng.uniform(0, 2 * math.pi, k))
         pts = np.stack([cx + r * rng.uniform(0.6, 1.0, k) * np.cos(angs),
                         cy + r * rng.uniform(0.6, 1.0, k) * np.sin(angs)], 1).astype(np.int32)
-        rock = (120, 165, 200) if rng.random() < 0.6 else (120, 125, 130)
+        rock = (90, 150, 200) if rng.random() < 0.7 else (110, 115, 125)
         rock = _jitter(rock, rng, 12)
         cv2.fillPoly(img, [pts], rock, cv2.LINE_AA)
         cv2.polylines(img, [pts], True, _shade(rock, 0.5), max(1, int(s / 100)), cv2.LINE_AA)
