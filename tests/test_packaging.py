@@ -1,0 +1,46 @@
+"""`pip install .` (not only -e) must ship the models and data files the tool loads at run time."""
+from __future__ import annotations
+
+import subprocess
+import sys
+import zipfile
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+@pytest.fixture(scope="module")
+def wheel_names(tmp_path_factory) -> set[str]:
+    out = tmp_path_factory.mktemp("wheel")
+    proc = subprocess.run(
+        [sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation", "-q",
+         "-w", str(out), str(ROOT)],
+        capture_output=True, text=True,
+    )
+    if proc.returncode != 0:
+        pytest.fail(f"building the wheel failed:\n{proc.stderr[-2000:]}")
+    wheels = list(out.glob("*.whl"))
+    assert len(wheels) == 1
+    with zipfile.ZipFile(wheels[0]) as zf:
+        return set(zf.namelist())
+
+
+def test_wheel_ships_every_runtime_file(wheel_names):
+    needed = [
+        path.relative_to(ROOT).as_posix()
+        for pattern in ("models/*.onnx", "models/*.json", "engine/data/*.csv", "vision/*.toml",
+                        "webapp/templates/*", "webapp/static/*")
+        for path in ROOT.glob(pattern)
+    ]
+    assert any(n.startswith("models/") and n.endswith(".onnx") for n in needed), \
+        "no trained model in models/"
+    missing = [n for n in needed if n not in wheel_names]
+    assert not missing, f"files the tool loads at run time are missing from the wheel: {missing}"
+
+
+def test_wheel_has_console_script_and_no_bytecode(wheel_names):
+    entry = [n for n in wheel_names if n.endswith("entry_points.txt")]
+    assert entry, "the wheel declares no entry points"
+    assert not [n for n in wheel_names if "__pycache__" in n]
