@@ -306,7 +306,8 @@ def _check_grids(terrain_grid, crown_grid):
 
 
 def render_board(terrain_grid, crown_grid, cell: int = 100, rng=None, dominoes=None,
-                 table=None, return_mask: bool = False):
+                 table=None, return_mask: bool = False, max_shift: float = 0.04,
+                 max_turn: float = 1.5):
     """Draw a rectified board of ``rows x cols`` squares, ``cell`` pixels each (BGR uint8).
 
     ``dominoes``: optional list of ``((r, c), (r, c), ...)`` pairs (as ``random_layout`` gives):
@@ -314,7 +315,8 @@ def render_board(terrain_grid, crown_grid, cell: int = 100, rng=None, dominoes=N
     crowns along the same long edge). Squares not in any pair are drawn as single tiles.
     ``table``: BGR colour of the bare table (empty squares and the gaps); default light wood.
     With ``return_mask=True`` returns ``(image, mask)`` where mask is 255 on tile pixels and 0 on
-    bare table, so a scene can put its own table there.
+    bare table, so a scene can put its own table there. ``max_shift`` (fraction of a cell) and
+    ``max_turn`` (degrees) bound how far each tile is moved and turned, as by a player's hand.
     """
     rng = _rng(rng)
     rows, cols = _check_grids(terrain_grid, crown_grid)
@@ -340,7 +342,7 @@ def render_board(terrain_grid, crown_grid, cell: int = 100, rng=None, dominoes=N
                 tiles.append([(r, c)])
 
     gap = max(1, int(round(cell * 0.02)))
-    max_shift = max(1, int(round(cell * 0.04)))
+    shift_px = max(0, int(round(cell * max_shift)))
     for sq in tiles:
         if len(sq) == 2:
             (r0, c0), (r1, c1) = sq
@@ -350,7 +352,7 @@ def render_board(terrain_grid, crown_grid, cell: int = 100, rng=None, dominoes=N
             turns = (0 if horizontal else 1) + 2 * int(rng.integers(0, 2))
         else:
             turns = int(rng.integers(0, 4))
-        dy, dx = (int(v) for v in rng.integers(-max_shift, max_shift + 1, 2))
+        dy, dx = (int(v) for v in rng.integers(-shift_px, shift_px + 1, 2))
         rs = [p[0] for p in sq]
         cs = [p[1] for p in sq]
         y0, y1 = min(rs) * cell, (max(rs) + 1) * cell
@@ -369,10 +371,26 @@ def render_board(terrain_grid, crown_grid, cell: int = 100, rng=None, dominoes=N
         ty0, tx0 = y0 + dy + gap // 2, x0 + dx + gap // 2
         th, tw = tile.shape[0] - gap, tile.shape[1] - gap
         tile = cv2.resize(tile, (tw, th), interpolation=cv2.INTER_AREA)
-        sy0, sx0 = max(ty0, 0), max(tx0, 0)
-        sy1, sx1 = min(ty0 + th, H), min(tx0 + tw, W)
-        img[sy0:sy1, sx0:sx1] = tile[sy0 - ty0:sy1 - ty0, sx0 - tx0:sx1 - tx0]
-        mask[sy0:sy1, sx0:sx1] = 255
+        angle = float(rng.normal(0, max_turn / 2)) if max_turn else 0.0
+        angle = max(-max_turn, min(max_turn, angle))
+        if abs(angle) < 0.2:
+            sy0, sx0 = max(ty0, 0), max(tx0, 0)
+            sy1, sx1 = min(ty0 + th, H), min(tx0 + tw, W)
+            img[sy0:sy1, sx0:sx1] = tile[sy0 - ty0:sy1 - ty0, sx0 - tx0:sx1 - tx0]
+            mask[sy0:sy1, sx0:sx1] = 255
+            continue
+        # a hand-placed tile is turned a little: warp it into a padded window of the board
+        pad = int(math.ceil(max(th, tw) * math.sin(math.radians(abs(angle))))) + 2
+        wy0, wx0 = max(ty0 - pad, 0), max(tx0 - pad, 0)
+        wy1, wx1 = min(ty0 + th + pad, H), min(tx0 + tw + pad, W)
+        M = cv2.getRotationMatrix2D((tw / 2, th / 2), angle, 1.0)
+        M[:, 2] += (tx0 - wx0, ty0 - wy0)
+        size = (wx1 - wx0, wy1 - wy0)
+        warped = cv2.warpAffine(tile, M, size, flags=cv2.INTER_LINEAR)
+        m = cv2.warpAffine(np.full((th, tw), 255, np.uint8), M, size, flags=cv2.INTER_LINEAR)
+        sel = m > 127
+        img[wy0:wy1, wx0:wx1][sel] = warped[sel]
+        mask[wy0:wy1, wx0:wx1][sel] = 255
     if return_mask:
         return img, mask
     return img

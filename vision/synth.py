@@ -442,7 +442,14 @@ def aau_boards(root=None):
         img = cv2.imread(str(p.path))
         if img is None:
             continue
-        out.append({"image": img, "terrain": [list(r) for r in p.terrain],
+        # bare-table squares show the scene's own table, not the AAU photo's
+        mask = np.full(img.shape[:2], 255, np.uint8)
+        ch, cw = img.shape[0] / p.rows, img.shape[1] / p.cols
+        for r in range(p.rows):
+            for c in range(p.cols):
+                if p.terrain[r][c] == "empty":
+                    mask[int(r * ch):int((r + 1) * ch), int(c * cw):int((c + 1) * cw)] = 0
+        out.append({"image": img, "mask": mask, "terrain": [list(r) for r in p.terrain],
                     "crowns": [list(r) for r in p.crowns], "name": p.name})
     return out
 
