@@ -75,6 +75,8 @@ def create_app(test_config: dict | None = None) -> Flask:
         JSON_SORT_KEYS=False,
     )
     app.json.sort_keys = False
+    # keep key order in pages too: tie-break keys are ordered (Jinja sorts them by default)
+    app.jinja_env.policies["json.dumps_kwargs"] = {"sort_keys": False}
     app.config.update(test_config)
     instance = Path(app.instance_path)
     if not app.config.get("SECRET_KEY"):

@@ -1,4 +1,333 @@
-"""Batch page of the web app (many photos or a zip -> standings, review queue, downloads)."""
-from flask import Blueprint
+"""Batch page of the web app: many photos (or zips) -> standings, review queue, CSV downloads.
+
+Flow (``batch.js`` drives it; without JavaScript the form posts everything at once):
+
+- ``GET /batch/``: the form (photos or zips, optional manifest CSV, rules, bonuses).
+- ``POST /batch/``: makes a job (rules, bonuses, manifest checked first). Files sent with it are
+  added; ``start=1`` (the plain form) starts it at once and redirects to the job page, else the
+  answer is JSON ``{"id", "upload", "start", "page"}``.
+- ``POST /batch/<id>/photos``: adds files (field ``photos``, repeatable) to a job not started yet,
+  so a page can send hundreds of photos one request at a time, each under the upload limit.
+- ``POST /batch/<id>/start``: reads the photos in a background thread (worker processes when
+  ``BATCH_JOBS`` > 1; results go into the store as they come, like ``kingdomino batch``).
+- ``GET /batch/<id>/progress``: ``{"state", "done", "total", "errors", "review", "message"}``.
+- ``GET /batch/<id>``: progress, then the standings, the review queue (links to ``/r/<id>``, the
+  permalink where a square can be corrected) and the downloads ``results.csv`` /
+  ``standings.csv``, built from the store on each request, so corrections count at once.
+
+Jobs live in this server process (the readings themselves are in the store); a job id is random
+and unguessable, and its page is the only way to it. Uploaded file names are labels only: nothing
+is written to disk but the store.
+"""
+from __future__ import annotations
+
+import os
+import pickle
+import secrets
+import threading
+import time
+from collections import OrderedDict
+from dataclasses import dataclass, field
+
+from flask import (Blueprint, Response, abort, current_app, jsonify, redirect, render_template,
+                   request, url_for)
+from werkzeug.exceptions import BadRequest, HTTPException
+
+from kingdomino import batch as core
+from kingdomino import standings as standings_mod
+from kingdomino.store import Store
 
 bp = Blueprint("batch", __name__, url_prefix="/batch")
+
+MAX_JOBS_KEPT = 50
+DEFAULT_MAX_FILES = 2000
+DEFAULT_MAX_BYTES = 2 * 2**30
+
+
+@dataclass
+class Job:
+    id: str
+    rules: str
+    bonuses: list
+    manifest: list | None
+    files: list = field(default_factory=list)  # (name, bytes) until started
+    nbytes: int = 0
+    state: str = "uploading"  # uploading, running, done, failed
+    total: int = 0
+    done: int = 0
+    errors: int = 0
+    review: int = 0
+    message: str = ""
+    outcomes: list | None = None
+    skipped: int = 0
+    created: float = field(default_factory=time.time)
+    lock: threading.Lock = field(default_factory=threading.Lock)
+
+    def progress(self) -> dict:
+        return {"id": self.id, "state": self.state, "done": self.done, "total": self.total,
+                "errors": self.errors, "review": self.review, "message": self.message,
+                "files": len(self.files) if self.state == "uploading" else self.total}
+
+
+_JOBS: "OrderedDict[str, Job]" = OrderedDict()
+_JOBS_LOCK = threading.Lock()
+
+
+def _wants_json() -> bool:
+    return request.accept_mimetypes.best == "application/json" or request.headers.get(
+        "X-Requested-With") == "fetch"
+
+
+@bp.errorhandler(HTTPException)
+def _error(exc: HTTPException):
+    if _wants_json() or request.method != "GET" and not request.form.get("start"):
+        return jsonify(error=exc.description or exc.name), exc.code
+    return render_template("error.html", code=exc.code, name=exc.name,
+                           message=exc.description or exc.name), exc.code
+
+
+def _job(job_id: str) -> Job:
+    with _JOBS_LOCK:
+        job = _JOBS.get(job_id)
+    if job is None:
+        abort(404, description="no such batch on this server (batches are kept until the server "
+                               "restarts; the readings themselves stay in the store)")
+    return job
+
+
+def _keep(job: Job) -> None:
+    with _JOBS_LOCK:
+        _JOBS[job.id] = job
+        while len(_JOBS) > MAX_JOBS_KEPT:
+            oldest = next((k for k, j in _JOBS.items() if j.state in ("done", "failed")), None)
+            if oldest is None:
+                break
+            del _JOBS[oldest]
+
+
+def _choices():
+    from . import api
+
+    return [api.rules_meta(n) for n in api.rule_names()]
+
+
+def _label(name: str | None, n: int) -> str:
+    """An uploaded file's name as a label: base name only, printable, at most 200 characters."""
+    name = (name or "").replace("\\", "/").rsplit("/", 1)[-1]
+    name = "".join(ch for ch in name if ch.isprintable()).strip()
+    name = (name or f"photo-{n}")[-200:]
+    if name[0] in "=+-@":  # a spreadsheet would run it as a formula when the CSV is opened
+        name = "_" + name
+    return name
+
+
+def _add_files(job: Job) -> int:
+    limit_files = current_app.config.get("BATCH_MAX_FILES", DEFAULT_MAX_FILES)
+    limit_bytes = current_app.config.get("BATCH_MAX_BYTES", DEFAULT_MAX_BYTES)
+    added = 0
+    with job.lock:
+        if job.state != "uploading":
+            raise BadRequest("this batch has already started: make a new batch for more photos")
+        for upload in request.files.getlist("photos"):
+            if upload is None or not upload.filename:
+                continue
+            data = upload.read()
+            if not data:
+                continue
+            if len(job.files) >= limit_files:
+                raise BadRequest(f"a batch takes at most {limit_files} files: make another batch "
+                                 "for the rest, or use `kingdomino batch` on the command line")
+            if job.nbytes + len(data) > limit_bytes:
+                raise BadRequest(f"a batch takes at most {limit_bytes // 2**20} MB of photos: "
+                                 "make another batch for the rest")
+            job.files.append((_label(upload.filename, len(job.files) + 1), data))
+            job.nbytes += len(data)
+            added += 1
+    return added
+
+
+def _run_job(app, job: Job, files) -> None:
+    """The background thread: read everything into the store, counting as it goes."""
+    store = None
+    try:
+        store = Store(app.config["DATABASE"])
+        coll = core.collect_uploads(files)
+        job.total = len(coll.items)
+        job.skipped = coll.skipped
+        reader = app.config.get("READER") or core.score_photo_bytes
+        jobs = int(app.config.get("BATCH_JOBS") or os.cpu_count() or 1)
+        if jobs > 1:
+            try:
+                pickle.dumps(reader)
+            except Exception:  # a reader that cannot go to another process: read here
+                jobs = 1
+
+        def tick(outcome: core.Outcome) -> None:
+            job.done += 1
+
+        ctx = None
+        if jobs > 1:
+            import multiprocessing
+
+            ctx = multiprocessing.get_context("forkserver")
+        runner = core.Batch(store, rules=job.rules, bonuses=job.bonuses, batch_id=f"web-{job.id}",
+                            score_fn=reader, jobs=jobs, mp_context=ctx, progress=tick)
+        job.outcomes = runner.run(coll.items)
+        coll.close()
+        rows = core.build_rows(store, job.outcomes, rules=job.rules, bonuses=job.bonuses)
+        job.errors = sum(r["status"].startswith("error") for r in rows)
+        job.review = sum(r["status"] == "review" for r in rows)
+        job.message = f"{job.total} photo(s) read: {job.errors} error(s), {job.review} to review"
+        job.state = "done"
+    except Exception as exc:  # keep the server alive; say what happened on the page
+        app.logger.exception("batch %s failed", job.id)
+        job.message = f"the batch stopped: {type(exc).__name__}: {exc}"
+        job.state = "failed"
+    finally:
+        if store is not None:
+            store.close()
+
+
+def _start(job: Job) -> None:
+    with job.lock:
+        if job.state != "uploading":
+            return
+        if not job.files:
+            raise BadRequest("add some photos (or a zip of photos) first")
+        files, job.files = job.files, []
+        job.total = len(files)
+        job.state = "running"
+    app = current_app._get_current_object()
+    thread = threading.Thread(target=_run_job, args=(app, job, files),
+                              name=f"batch-{job.id}", daemon=True)
+    thread.start()
+    if app.config.get("BATCH_WAIT"):  # tests: finish before answering
+        thread.join()
+
+
+def _urls(job: Job) -> dict:
+    return {"id": job.id, "upload": url_for("batch.photos", job_id=job.id),
+            "start": url_for("batch.start", job_id=job.id),
+            "progress": url_for("batch.progress", job_id=job.id),
+            "page": url_for("batch.page", job_id=job.id)}
+
+
+# ---------------------------------------------------------------- routes
+
+
+@bp.get("/")
+def index():
+    return render_template("batch.html", choices=_choices(), error=None)
+
+
+@bp.post("/")
+def create():
+    from . import api
+
+    form = request.form
+    try:
+        rules, bonuses = api.check_choice(form.get("rules"), form.getlist("bonus"))
+        manifest = None
+        upload = request.files.get("manifest")
+        if upload is not None and upload.filename:
+            raw = upload.read(2 * 2**20 + 1)
+            if len(raw) > 2 * 2**20:
+                raise BadRequest("the manifest is larger than 2 MB: is it the right file?")
+            try:
+                manifest = standings_mod.read_manifest(raw.decode("utf-8-sig"))
+            except UnicodeDecodeError:
+                raise BadRequest("the manifest is not a UTF-8 text CSV file")
+            except standings_mod.ManifestError as exc:
+                raise BadRequest(f"manifest: {exc}")
+        job = Job(id=secrets.token_urlsafe(12), rules=rules, bonuses=bonuses, manifest=manifest)
+        _add_files(job)
+        _keep(job)
+        if form.get("start"):
+            _start(job)
+            return redirect(url_for("batch.page", job_id=job.id), code=303)
+    except BadRequest as exc:
+        if form.get("start") and not _wants_json():
+            return render_template("batch.html", choices=_choices(), error=exc.description), 400
+        raise
+    return jsonify(_urls(job)), 201
+
+
+@bp.post("/<job_id>/photos")
+def photos(job_id):
+    job = _job(job_id)
+    added = _add_files(job)
+    if not added:
+        raise BadRequest("no files: send them in a multipart field named \"photos\"")
+    return jsonify(added=added, files=len(job.files))
+
+
+@bp.post("/<job_id>/start")
+def start(job_id):
+    job = _job(job_id)
+    _start(job)
+    return jsonify(_urls(job) | job.progress()), 202
+
+
+@bp.get("/<job_id>/progress")
+def progress(job_id):
+    resp = jsonify(_job(job_id).progress())
+    resp.headers["Cache-Control"] = "no-store"
+    return resp
+
+
+def _results(job: Job):
+    store = Store(current_app.config["DATABASE"])
+    try:
+        rows = core.build_rows(store, job.outcomes or [], rules=job.rules, bonuses=job.bonuses,
+                               manifest=job.manifest)
+    finally:
+        store.close()
+    table = core.standings_for(rows) if job.manifest else None
+    return rows, table
+
+
+@bp.get("/<job_id>")
+def page(job_id):
+    job = _job(job_id)
+    rows, table, error = [], None, None
+    if job.state == "done":
+        try:
+            rows, table = _results(job)
+        except standings_mod.ManifestError as exc:
+            error = f"manifest: {exc}"
+            job_manifest, job.manifest = job.manifest, None
+            rows, table = _results(job)
+            job.manifest = job_manifest
+    looks = [r for r in rows if r["status"] != "ok"]
+    return render_template("batch_job.html", job=job, urls=_urls(job), rows=rows, looks=looks,
+                           standings=table, error=error,
+                           tiebreaks=core.tiebreak_columns(rows))
+
+
+def _download(job_id: str, which: str) -> Response:
+    job = _job(job_id)
+    if job.state != "done":
+        raise BadRequest("the batch is not finished yet: wait for the progress bar to end")
+    try:
+        rows, table = _results(job)
+    except standings_mod.ManifestError as exc:
+        raise BadRequest(f"manifest: {exc}")
+    if which == "results":
+        text = core.rows_to_csv(rows, rules=job.rules, bonuses=job.bonuses)
+    else:
+        if table is None:
+            abort(404, description="this batch has no manifest, so no standings")
+        text = standings_mod.to_csv(table)
+    resp = Response(text, mimetype="text/csv")
+    resp.headers["Content-Disposition"] = f'attachment; filename="batch-{job.id}-{which}.csv"'
+    return resp
+
+
+@bp.get("/<job_id>/results.csv")
+def results_csv(job_id):
+    return _download(job_id, "results")
+
+
+@bp.get("/<job_id>/standings.csv")
+def standings_csv(job_id):
+    return _download(job_id, "standings")

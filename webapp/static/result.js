@@ -39,6 +39,7 @@
     if (text !== undefined && text !== null) { e.textContent = text; }
     return e;
   }
+  function plural(n, word) { return n + " " + word + (n === 1 ? "" : "s"); }
   function clone(o) { return JSON.parse(JSON.stringify(o)); }
   function meta() {
     for (var i = 0; i < rulesMeta.length; i++) {
@@ -457,8 +458,8 @@
     if (d.suspects.length) {
       var ul = make("ul");
       d.suspects.forEach(function (x) {
-        var li = make("li", "suspect-item", x.terrain + ": " + x.squares + " squares \u00D7 " + x.crowns +
-          " crowns = " + x.points + " points (" + x.doubtful.length + " square" + (x.doubtful.length > 1 ? "s" : "") + " to check)");
+        var li = make("li", "suspect-item", x.terrain + ": " + plural(x.squares, "square") + " \u00D7 " +
+          plural(x.crowns, "crown") + " = " + plural(x.points, "point") + " (" + plural(x.doubtful.length, "square") + " to check)");
         li.tabIndex = 0;
         li.addEventListener("mouseenter", function () { highlight(x.index); });
         li.addEventListener("click", function () { highlight(x.index, true); select(x.doubtful[0][0], x.doubtful[0][1]); });

@@ -1,0 +1,157 @@
+"""End to end in a real headless Chromium: upload, fix one square, see the total change.
+
+Uses the real reader on ``samples/kingdom-5x5.jpg`` when the models and the sample exist, the
+fake reader otherwise. Skips when Chromium or Playwright is missing.
+"""
+from __future__ import annotations
+
+import copy
+import json
+import os
+import shutil
+import threading
+import urllib.request
+from pathlib import Path
+
+import pytest
+from webapp_helpers import FakeReader, png_bytes
+
+from webapp import create_app
+from webapp.reading import default_reader
+
+pytestmark = pytest.mark.browser
+
+ROOT = Path(__file__).resolve().parents[2]
+SAMPLE = ROOT / "samples" / "kingdom-5x5.jpg"
+MODEL = ROOT / "models" / "squares.onnx"
+SHOT = Path("/tmp/webapp-shot.png")
+
+
+def _chromium() -> str:
+    for candidate in (os.environ.get("CHROMIUM"), "/usr/bin/chromium", shutil.which("chromium"),
+                      shutil.which("chromium-browser")):
+        if candidate and Path(candidate).exists():
+            return candidate
+    pytest.skip("no chromium binary found (apt-get install chromium)")
+
+
+@pytest.fixture
+def live_server(tmp_path):
+    werkzeug_serving = pytest.importorskip("werkzeug.serving")
+    real = SAMPLE.exists() and MODEL.exists()
+    app = create_app({"DATABASE": str(tmp_path / "b.sqlite3"),
+                      "INSTANCE_PATH": str(tmp_path / "instance"),
+                      "READER": default_reader if real else FakeReader()})
+    server = werkzeug_serving.make_server("127.0.0.1", 0, app, threaded=True)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{server.server_port}", real
+    finally:
+        server.shutdown()
+        thread.join(5)
+
+
+def _get_json(url):
+    with urllib.request.urlopen(url, timeout=30) as resp:
+        return json.load(resp)
+
+
+def _score(base, kingdom):
+    req = urllib.request.Request(base + "/api/score-grid", data=json.dumps(kingdom).encode(),
+                                 headers={"Content-Type": "application/json"})
+    with urllib.request.urlopen(req, timeout=30) as resp:
+        return json.load(resp)["score"]["total"]
+
+
+def _a_change_that_moves_the_total(base, kingdom, bonuses):
+    """A square and a (terrain, crowns) that give a different total, worked out by the engine."""
+    before = _score(base, {**kingdom, "bonuses": bonuses})
+    for r, row in enumerate(kingdom["cells"]):
+        for c, cell in enumerate(row):
+            if cell["terrain"] in ("castle", "hut"):
+                continue
+            for terrain, crowns in (("mine", 3), ("field", 1), ("lake", 0)):
+                changed = copy.deepcopy(kingdom)
+                changed["cells"][r][c] = {"terrain": terrain, "crowns": crowns}
+                after = _score(base, {**changed, "bonuses": bonuses})
+                if after != before:
+                    return (r, c), terrain, crowns, before, after
+    pytest.fail("no single-square change moves the total")
+
+
+def test_upload_correct_and_see_the_total_change(live_server, tmp_path):
+    base, real = live_server
+    sync_api = pytest.importorskip("playwright.sync_api")
+    expect = sync_api.expect
+    photo = SAMPLE if real else tmp_path / "kingdom.png"
+    if not real:
+        photo.write_bytes(png_bytes())
+    with sync_api.sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=_chromium(), args=["--no-sandbox"])
+        try:
+            page = browser.new_page(viewport={"width": 1280, "height": 900})
+            errors = []
+            page.on("pageerror", lambda exc: errors.append(str(exc)))
+            page.goto(base + "/")
+            page.set_input_files("#photo", str(photo))
+            page.select_option("#rules", "kingdomino")
+            page.fill("input[name=claimed]", "40")
+            page.click("#submit")
+            page.wait_for_url("**/r/*", timeout=120_000)
+            rid = page.url.rsplit("/", 1)[1]
+            view = _get_json(f"{base}/api/readings/{rid}")
+            shown = page.text_content("#total").strip()
+            assert shown == str(view["score"]["total"])
+            assert page.locator("#grid .sq").count() == view["kingdom"]["size"] ** 2
+            assert page.locator("#overlay polygon.outline").count() == 1  # outline on the photo
+            assert page.locator("#dispute").is_visible()
+
+            (r, c), terrain, crowns, before, after = _a_change_that_moves_the_total(
+                base, view["kingdom"], view["bonuses"])
+            assert shown == str(before)
+            # fix one square with the mouse: terrain chip, then crowns chip
+            page.click(f'#grid .sq[data-r="{r}"][data-c="{c}"]')
+            page.click(f'#editor [data-terrain="{terrain}"]')
+            page.click(f'#editor [data-crowns="{crowns}"]')
+            expect(page.locator("#total")).to_have_text(str(after), timeout=30_000)
+            stored = _get_json(f"{base}/api/readings/{rid}")
+            assert stored["kingdom"]["cells"][r][c] == {"terrain": terrain, "crowns": crowns}
+            assert stored["score"]["total"] == after
+
+            # hovering a region highlights its squares on both views
+            page.hover("#breakdown tr.region >> nth=0")
+            region = stored["score"]["regions"][0]
+            assert page.locator("#grid .sq.hl").count() == len(region["cells"])
+            assert page.locator("#overlay polygon.hl").count() == len(region["cells"])
+
+            # two undos (crowns, then terrain) bring the machine's total back
+            page.click("#undo")
+            page.click("#undo")
+            expect(page.locator("#total")).to_have_text(str(before), timeout=30_000)
+            page.wait_for_timeout(300)
+            # keyboard: arrows move, a letter sets the terrain
+            page.focus("#grid")
+            page.keyboard.press("ArrowRight" if c == 0 else "ArrowLeft")
+            page.keyboard.press("ArrowLeft" if c == 0 else "ArrowRight")
+            page.keyboard.press(terrain[0].upper() if terrain != "lake" else "l")
+            page.keyboard.press(str(crowns))
+            expect(page.locator("#total")).to_have_text(str(after), timeout=30_000)
+            page.wait_for_timeout(500)
+            page.screenshot(path=str(tmp_path / "result.png"), full_page=True)
+            page.screenshot(path=str(SHOT), full_page=True)
+
+            # the permalink shows the corrected total after a reload
+            page.reload()
+            assert page.text_content("#total").strip() == str(after)
+
+            # a phone screen: no horizontal scrolling
+            phone = browser.new_page(viewport={"width": 390, "height": 844}, is_mobile=True)
+            phone.goto(page.url)
+            width = phone.evaluate("document.documentElement.scrollWidth")
+            phone.screenshot(path=str(tmp_path / "phone.png"), full_page=True)
+            phone.screenshot(path="/tmp/webapp-phone.png", full_page=True)
+            assert width <= 390
+            assert errors == []
+        finally:
+            browser.close()
