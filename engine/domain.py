@@ -9,6 +9,7 @@ from __future__ import annotations
 from collections import Counter
 
 from engine.errors import KingdomError
+from engine.regions import find_regions
 from engine.rules import RegionScore, Rules, register
 
 MINES = ("gold", "silver", "copper", "gems")
@@ -54,15 +55,10 @@ class Domain(Rules):
 
     def regions(self, kingdom):
         out = []
-        for _, cells in self._domains(kingdom):
+        for _, cells in find_regions(kingdom, self.region_key):
             contents = Counter(kingdom[rc].terrain for rc in cells)
             out.append(RegionScore("domain", cells, 0, domain_points(contents)))
         return out
-
-    def _domains(self, kingdom):
-        from engine.regions import find_regions
-
-        return find_regions(kingdom, self.region_key)
 
     def extras(self, kingdom, regions):
         domains = [dict(Counter(kingdom[rc].terrain for rc in reg.cells)) for reg in regions]

@@ -9,7 +9,7 @@ from __future__ import annotations
 import json
 import re
 import shlex
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
 from typing import Iterator
 
 from engine.errors import KingdomError
@@ -519,5 +519,7 @@ def load_kingdom(text: str) -> Kingdom:
             obj = json.loads(stripped)
         except json.JSONDecodeError as exc:
             raise KingdomError(f"malformed JSON at line {exc.lineno}, column {exc.colno}: {exc.msg}") from None
+        except RecursionError:
+            raise KingdomError("malformed JSON: nested too deeply to be a kingdom") from None
         return Kingdom.from_json(obj)
     return Kingdom.from_text(stripped)

@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 from typing import Callable
 
 from engine.errors import KingdomError, RulesError
-from engine.kingdom import Kingdom, NOT_LAND, START_TERRAINS
+from engine.kingdom import Kingdom
 from engine.regions import find_regions, terrain_key
 
 Square = tuple[int, int]

@@ -84,6 +84,9 @@ BAD_CONTENT = {
     "empty.txt": (b"", "empty"),
     "binary.bin": (bytes(range(256)) * 4, "not a text file"),
     "nul.txt": (b"F0\x00F0\n", "not a text file"),
+    "deep.json": (b"[" * 100000, "malformed JSON"),
+    "ragged.txt": (GOOD_TEXT.replace("S1 G0 G1 M0 F0", "S1 G0 G1").encode(), "row 3"),
+    "castles.txt": (GOOD_TEXT.replace("F0\nW0", "C\nW0").encode(), "castle"),
     "crowns.json": (json.dumps({"size": 5, "cells": [[{"terrain": "field", "crowns": -2}] * 5] * 5}).encode(),
                     "crowns"),
 }

@@ -149,6 +149,19 @@ def test_malformed_json_and_empty_text():
         engine.load_kingdom("  \n")
 
 
+def test_deeply_nested_json_is_a_kingdom_error():
+    with pytest.raises(engine.KingdomError, match="malformed JSON"):
+        engine.load_kingdom("[" * 100000)
+
+
+def test_json_cells_may_be_text_tokens():
+    obj = {"size": 5, "cells": [["F1", "W0", "L0", "G2", "S0"]] * 2 + [["M3", "C", ".", "F0", "F0"]]
+           + [["F0"] * 5] * 2}
+    k = engine.Kingdom.from_json(obj)
+    assert (k[0, 3].terrain, k[0, 3].crowns) == ("grassland", 2)
+    assert k[2, 1].terrain == "castle" and k[2, 2].terrain == "empty"
+
+
 def test_unknown_text_setting_names_the_line():
     with pytest.raises(engine.KingdomError, match=r"line 1.*colour"):
         engine.Kingdom.from_text("colour: red\n" + GOOD)
