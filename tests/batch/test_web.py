@@ -1,0 +1,162 @@
+"""The web app's /batch page: upload many photos (or a zip), progress, standings, review queue."""
+from __future__ import annotations
+
+import csv
+import io
+import re
+import zipfile
+
+import pytest
+
+import batch_fakes as fk
+from kingdomino.store import Store
+
+flask = pytest.importorskip("flask")
+
+
+@pytest.fixture
+def app(tmp_path):
+    from webapp import create_app
+
+    return create_app({"TESTING": True, "DATABASE": str(tmp_path / "web.sqlite3"),
+                       "INSTANCE_PATH": str(tmp_path / "instance"), "READER": fk.fake_score,
+                       "BATCH_JOBS": 1, "BATCH_WAIT": True})
+
+
+@pytest.fixture
+def client(app):
+    return app.test_client()
+
+
+def token(client) -> str:
+    html = client.get("/batch/").get_data(as_text=True)
+    return re.search(r'name="csrf-token" content="([^"]+)"', html).group(1)
+
+
+def headers(client):
+    return {"X-CSRF-Token": token(client), "Accept": "application/json"}
+
+
+MANIFEST = ("photo,player,table,round\n"
+            "ann.png,Ann,1,1\nbob.png,Bob,1,1\ncat.png,Cat,1,1\n")
+
+
+def test_page_lists_the_form(client):
+    resp = client.get("/batch/")
+    assert resp.status_code == 200
+    html = resp.get_data(as_text=True)
+    assert 'name="photos"' in html and "multiple" in html and 'name="manifest"' in html
+    assert "batch.js" in html
+
+
+def test_upload_one_by_one_then_standings_review_queue_and_downloads(client, app):
+    h = headers(client)
+    resp = client.post("/batch/", data={"rules": "kingdomino",
+                                        "manifest": (io.BytesIO(MANIFEST.encode()), "m.csv")},
+                       headers=h, content_type="multipart/form-data")
+    assert resp.status_code == 201, resp.get_data(as_text=True)
+    job = resp.get_json()
+    photos = {
+        "ann.png": fk.scored(30, largest=5, crowns=4),
+        "bob.png": fk.scored(30, largest=6, crowns=1, review=[(2, 2)]),
+        "cat.png": fk.scored(12),
+    }
+    for name, data in photos.items():
+        r = client.post(job["upload"], data={"photos": (io.BytesIO(data), name)}, headers=h,
+                        content_type="multipart/form-data")
+        assert r.status_code == 200, r.get_data(as_text=True)
+    zdata = io.BytesIO()
+    with zipfile.ZipFile(zdata, "w") as zf:
+        zf.writestr("../../../escape.png", fk.scored(5))
+        zf.writestr("junk.png", b"not an image at all")
+        zf.writestr("table.png", fk.TINY_PNG)  # a photo, but no kingdom in it
+    r = client.post(job["upload"], data={"photos": (io.BytesIO(zdata.getvalue()), "more.zip")},
+                    headers=h, content_type="multipart/form-data")
+    assert r.status_code == 200
+    assert client.post(job["start"], headers=h).status_code == 202
+    progress = client.get(job["progress"]).get_json()
+    assert progress["state"] == "done" and progress["done"] == progress["total"] == 6
+    assert progress["errors"] == 2 and progress["review"] == 1
+    # adding after the start is refused
+    r = client.post(job["upload"], data={"photos": (io.BytesIO(fk.scored(1)), "late.png")},
+                    headers=h, content_type="multipart/form-data")
+    assert r.status_code == 400 and "already started" in r.get_json()["error"]
+
+    page = client.get(job["page"]).get_data(as_text=True)
+    queue = page.split('id="review-queue"')[1].split("</section>")[0]
+    assert "bob.png" in queue and "more.zip!junk.png" in queue and "ann.png" not in queue
+    links = re.findall(r'href="/r/([^"]+)"', queue)
+    # the photo to review and the photo without a kingdom open in the editor (with the photo);
+    # the file that is no image at all has nothing to open
+    assert len(links) == 2
+    for rid in links:
+        assert client.get(f"/r/{rid}").status_code == 200
+        assert client.get(f"/r/{rid}/photo.jpg").status_code == 200
+    assert 'id="standings"' in page
+
+    rows = list(csv.DictReader(io.StringIO(client.get(f"/batch/{job['id']}/results.csv").get_data(as_text=True))))
+    assert [r["status"].split(":")[0] for r in rows] == ["error", "error", "review", "ok", "ok", "ok"]
+    by_source = {r["source"]: r for r in rows}
+    assert by_source["more.zip!../../../escape.png"]["total"] == "5"
+    assert by_source["bob.png"]["link"] == f"/r/{by_source['bob.png']['reading_id']}"
+    st = list(csv.DictReader(io.StringIO(client.get(f"/batch/{job['id']}/standings.csv").get_data(as_text=True))))
+    game = [(r["place"], r["player"]) for r in st if r["scope"] == "game"]
+    assert game == [("1", "Bob"), ("2", "Ann"), ("3", "Cat")]  # Bob: larger region
+
+    # a correction made in the editor counts at once in the tables and downloads
+    store = Store(app.config["DATABASE"])
+    kingdom = {"rules": "kingdomino", "size": 5, "cells": [
+        [{"terrain": "field", "crowns": 1}] * 5, *[[{"terrain": "lake", "crowns": 0}] * 5] * 3,
+        [{"terrain": "castle", "crowns": 0}] + [{"terrain": "lake", "crowns": 0}] * 4]}
+    store.add_correction(by_source["cat.png"]["reading_id"], kingdom)  # field 5 x 5 = 25
+    store.close()
+    rows = list(csv.DictReader(io.StringIO(client.get(f"/batch/{job['id']}/results.csv").get_data(as_text=True))))
+    cat = next(r for r in rows if r["source"] == "cat.png")
+    assert cat["total"] == "25" and cat["corrected"] == "yes"
+
+
+def test_plain_form_post_starts_and_redirects(client):
+    t = token(client)
+    resp = client.post("/batch/", data={
+        "csrf_token": t, "start": "1", "rules": "kingdomino",
+        "photos": [(io.BytesIO(fk.scored(7)), "a.png"), (io.BytesIO(fk.scored(9)), "b.png")],
+    }, content_type="multipart/form-data")
+    assert resp.status_code == 303
+    page = client.get(resp.headers["Location"])
+    assert page.status_code == 200
+    html = page.get_data(as_text=True)
+    assert "results.csv" in html and "standings.csv" not in html  # no manifest, no standings
+
+
+def test_bad_requests_are_4xx_with_a_reason(client):
+    h = headers(client)
+    r = client.post("/batch/", data={"rules": "chess"}, headers=h, content_type="multipart/form-data")
+    assert r.status_code == 400 and "unknown rule set" in r.get_json()["error"]
+    r = client.post("/batch/", data={"manifest": (io.BytesIO(b"name,score\nx,1\n"), "m.csv")},
+                    headers=h, content_type="multipart/form-data")
+    assert r.status_code == 400 and "photo" in r.get_json()["error"]
+    job = client.post("/batch/", data={}, headers=h, content_type="multipart/form-data").get_json()
+    r = client.post(job["start"], headers=h)
+    assert r.status_code == 400 and "add some photos" in r.get_json()["error"]
+    assert client.get("/batch/nope/progress").status_code == 404
+    assert client.get("/batch/nope").status_code == 404
+    # no token: refused
+    r = client.post(job["upload"], data={"photos": (io.BytesIO(fk.scored(1)), "a.png")},
+                    content_type="multipart/form-data")
+    assert r.status_code == 403
+    # the plain form without photos shows the form again with the reason
+    r = client.post("/batch/", data={"csrf_token": token(client), "start": "1"},
+                    content_type="multipart/form-data")
+    assert r.status_code == 400 and "add some photos" in r.get_data(as_text=True)
+
+
+def test_file_names_are_labels_only(client, tmp_path):
+    h = headers(client)
+    job = client.post("/batch/", data={}, headers=h, content_type="multipart/form-data").get_json()
+    r = client.post(job["upload"], data={"photos": (io.BytesIO(fk.scored(3)), "../../=cmd.png")},
+                    headers=h, content_type="multipart/form-data")
+    assert r.status_code == 200
+    client.post(job["start"], headers=h)
+    text = client.get(f"/batch/{job['id']}/results.csv").get_data(as_text=True)
+    source = list(csv.DictReader(io.StringIO(text)))[0]["source"]
+    assert source == "_=cmd.png"  # no folders, and no spreadsheet formula
