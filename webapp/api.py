@@ -216,7 +216,7 @@ def score():
     rid, obj = read_photo(request.files["photo"], rules, bonuses,
                           player=parse_player(request.form.get("player")),
                           claimed=parse_claimed(request.form.get("claimed")))
-    out = dict(obj)
+    out = {"source": request.files["photo"].filename or "photo", **obj}  # as `score --json`
     out["id"] = rid
     out["permalink"] = url_for("pages.result", rid=rid, _external=True)
     return jsonify(out)

@@ -138,6 +138,7 @@ def test_api_score_contract_from_a_script(client, reader):
                        content_type="multipart/form-data")
     assert resp.status_code == 200, resp.get_data(as_text=True)
     body = resp.get_json()
+    assert body["source"] == "k.png"
     assert body["rules"] == "kingdomino" and body["size"] == 5
     assert [[c["terrain"] for c in row] for row in body["cells"]] == \
         [[c["terrain"] for c in row] for row in kingdom_cells()]
@@ -198,3 +199,35 @@ def test_queendomino_pieces_are_scored(client):
     score = resp.get_json()["score"]
     # town region 2 squares x 1 crown (on the building) = 2; building 5; coins 7 // 3 = 2
     assert score["total"] == 2 + 5 + 2
+
+
+def test_tiebreak_order_is_kept_in_the_page(client):
+    import engine
+
+    token = page_token(client)
+    url = upload(client, token).headers["Location"]
+    html = client.get(url).get_data(as_text=True)
+    data = json.loads(html.split('id="reading-data">', 1)[1].split("</script>", 1)[0])
+    kingdom = engine.Kingdom.from_json({"rules": "kingdomino", "size": 5, "cells": kingdom_cells()})
+    expected = list(engine.score(kingdom).to_json()["tiebreak"])
+    assert len(expected) >= 2
+    assert list(data["score"]["tiebreak"]) == expected
+
+
+def test_serve_runs_waitress_on_localhost_with_the_given_db(monkeypatch, tmp_path):
+    import waitress
+
+    import webapp
+
+    seen = {}
+
+    def fake_serve(app, **kwargs):
+        seen.update(kwargs, app=app)
+
+    monkeypatch.setattr(waitress, "serve", fake_serve)
+    monkeypatch.chdir(tmp_path)
+    assert webapp.serve(port=5123, db="my.sqlite3") == 0
+    assert seen["host"] == "127.0.0.1" and seen["port"] == 5123
+    assert seen["app"].config["DATABASE"] == str(tmp_path / "my.sqlite3")
+    assert not seen["app"].debug
+    assert (tmp_path / "my.sqlite3").exists() and (tmp_path / "instance" / "secret_key").exists()
