@@ -5,8 +5,9 @@ Main entry points:
 - ``make_scene(board_bgr, rng, width=None, ...) -> (scene_bgr, corners)``: the board (an AAU dev
   photo or a ``vision.render`` board) put into a 3000-4000 px wide photo. ``corners`` is the
   ground truth, a float32 (4, 2) array ordered tl, tr, br, bl **as the reader orders them**
-  (``vision.geometry.order_corners``: the corner with the smallest x + y first, then clockwise
-  in the image). With ``return_info=True`` a third value, a dict, also gives ``turns``.
+  (``top_first``: clockwise on screen, the tl-tr side being the side nearest the top of the
+  photo, i.e. with the smallest mean y). With ``return_info=True`` a third value, a dict, also
+  gives ``turns``.
 - Re-indexing rule: the scene's corner ``i`` is the board image's corner ``(i + turns) % 4``
   (board corners in the order tl, tr, br, bl of the board image). So the grid as seen in the
   scene (row 0 along the tl-tr edge) is ``numpy.rot90(grid, turns)`` of the board's own grid:
@@ -28,7 +29,6 @@ import cv2
 import numpy as np
 
 from vision import render
-from vision.geometry import order_corners, warp_board
 
 TABLES = ("wood", "laminate", "cloth", "mat")
 
@@ -49,11 +49,24 @@ def scene_grid(grid, turns: int):
     return [list(row) for row in np.rot90(arr, turns % 4)]
 
 
+def top_first(points) -> np.ndarray:
+    """Order 4 corners clockwise on screen, starting so that the first side (tl-tr) is the side
+    nearest the top of the photo (smallest mean y of its two ends); tl is its left end.
+
+    This is the reader's convention (``vision.detect``), restated here so the ground truth does
+    not depend on the detector's code.
+    """
+    pts = np.asarray(points, np.float64).reshape(4, 2)
+    centre = pts.mean(axis=0)
+    pts = pts[np.argsort(np.arctan2(pts[:, 1] - centre[1], pts[:, 0] - centre[0]))]
+    side_y = [(pts[k, 1] + pts[(k + 1) % 4, 1]) / 2 for k in range(4)]
+    return np.roll(pts, -int(np.argmin(side_y)), axis=0)
+
+
 def _turns_and_corners(board_pts: np.ndarray):
     """Scene-ordered corners and ``turns`` for the board corners (board tl, tr, br, bl order)."""
-    ordered = order_corners(board_pts)
-    d = np.linalg.norm(board_pts - ordered[0], axis=1)
-    k = int(np.argmin(d))
+    ordered = top_first(board_pts)
+    k = int(np.argmin(np.linalg.norm(board_pts - ordered[0], axis=1)))
     if not np.allclose(np.roll(board_pts, -k, axis=0), ordered, atol=1e-3):
         raise AssertionError("board corners are not a cyclic shift of the ordered corners")
     return ordered.astype(np.float32), k

@@ -62,15 +62,26 @@ def test_corners_map_the_board_back(seed):
 
 
 def test_corners_are_in_reader_order():
-    """tl is the corner with the smallest x + y, then clockwise (y down)."""
+    """Clockwise on screen (y down), tl-tr being the side nearest the top (smallest mean y)."""
     _, img, _ = _board(7)
-    for seed in range(6):
+    for seed in range(8):
         _, c = synth.make_scene(img, np.random.default_rng(seed), width=900, degrade=False,
                                 distractors=False)
-        assert int(np.argmin(c.sum(axis=1))) == 0
-        (ax, ay), (bx, by) = c[1] - c[0], c[2] - c[1]
-        cross = ax * by - ay * bx
-        assert cross > 0, "corners not clockwise in image coordinates"
+        side_y = [(c[k, 1] + c[(k + 1) % 4, 1]) / 2 for k in range(4)]
+        assert int(np.argmin(side_y)) == 0
+        for k in range(4):
+            (ax, ay), (bx, by) = c[(k + 1) % 4] - c[k], c[(k + 2) % 4] - c[(k + 1) % 4]
+            assert ax * by - ay * bx > 0, "corners not clockwise in image coordinates"
+
+
+def test_top_side_near_45_degrees():
+    """A board turned by 50 degrees clockwise: its top-left corner is now the topmost point and
+    the board's left side (going up to the right) is nearer the top than its top side."""
+    _, img, _ = _board(8)
+    _, c, info = synth.make_scene(img, np.random.default_rng(0), width=1200, rotation=50, tilt=0,
+                                  degrade=False, distractors=False, return_info=True)
+    assert info["turns"] == 3
+    assert c[1, 1] == c[:, 1].min()  # scene tr = board tl, the topmost corner
 
 
 def test_scene_grid_rot90_rules():
