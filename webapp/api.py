@@ -168,7 +168,9 @@ def read_photo(upload, rules: str, bonuses, player: str | None = None,
         raise BadRequest(str(exc))
     except ValueError as exc:  # undecodable after all (vision.PhotoError is a ValueError)
         raise BadRequest(f"the image cannot be read: {exc}")
-    name = (upload.filename or "photo")[-200:]  # kept as a label only; never a path we open
+    # the file name is a label only (base name, printable); never a path we open
+    name = (upload.filename or "").replace("\\", "/").rsplit("/", 1)[-1]
+    name = "".join(ch for ch in name if ch.isprintable()).strip()[-200:] or "photo"
     reader = current_app.config["READER"]
     store = get_store()
     try:
@@ -216,7 +218,8 @@ def score():
     rid, obj = read_photo(request.files["photo"], rules, bonuses,
                           player=parse_player(request.form.get("player")),
                           claimed=parse_claimed(request.form.get("claimed")))
-    out = {"source": request.files["photo"].filename or "photo", **obj}  # as `score --json`
+    source = get_store().get(rid)["source"]
+    out = {"source": source, **obj}  # as `kingdomino score --json`
     out["id"] = rid
     out["permalink"] = url_for("pages.result", rid=rid, _external=True)
     return jsonify(out)

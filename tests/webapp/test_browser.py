@@ -155,3 +155,39 @@ def test_upload_correct_and_see_the_total_change(live_server, tmp_path):
             assert errors == []
         finally:
             browser.close()
+
+
+def test_build_a_queendomino_kingdom_by_hand(live_server):
+    base, _ = live_server
+    sync_api = pytest.importorskip("playwright.sync_api")
+    expect = sync_api.expect
+    with sync_api.sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=_chromium(), args=["--no-sandbox"])
+        try:
+            page = browser.new_page()
+            errors = []
+            page.on("pageerror", lambda exc: errors.append(str(exc)))
+            page.goto(base + "/new?rules=queendomino")
+            expect(page.locator("#total")).to_have_text("0")
+            # two town squares beside the castle, a building with 1 crown worth 5 points,
+            # 7 coins: town region 2 x 1 = 2, building 5, coins 7 // 3 = 2 -> 9
+            for c in (3, 4):
+                page.click(f'#grid .sq[data-r="2"][data-c="{c}"]')
+                page.click('#editor [data-terrain="town"]')
+            page.click('#grid .sq[data-r="2"][data-c="3"]')
+            page.click("text=Place a building")
+            page.fill("#editor .pieces-row input >> nth=0", "1")
+            page.keyboard.press("Tab")
+            expect(page.locator("#total")).to_have_text("2")
+            page.fill("#editor .pieces-row input >> nth=1", "5")
+            page.keyboard.press("Tab")
+            expect(page.locator("#total")).to_have_text("7")
+            page.fill("#choices input[type=number] >> nth=0", "7")
+            page.keyboard.press("Tab")
+            expect(page.locator("#total")).to_have_text("9")
+            page.click("#save")
+            page.wait_for_url("**/r/*")
+            expect(page.locator("#total")).to_have_text("9")
+            assert errors == []
+        finally:
+            browser.close()

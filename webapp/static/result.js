@@ -154,7 +154,7 @@
         if (hl[r + "," + c]) { b.classList.add("hl"); }
         if (r === state.sel[0] && c === state.sel[1]) { b.classList.add("sel"); b.setAttribute("aria-selected", "true"); }
         b.setAttribute("aria-label", "row " + (r + 1) + " column " + (c + 1) + ": " + label);
-        b.appendChild(make("span", "crowns", crownText(k.crowns)));
+        b.appendChild(make("span", "crowns", k.terrain === "castle" ? "\u2656" : k.terrain === "hut" ? "\u26FA" : crownText(k.crowns)));
         var marks = pieceMarks(k);
         if (marks) { b.appendChild(make("span", "pieces", marks)); }
         b.title = label;
