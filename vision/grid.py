@@ -56,6 +56,8 @@ def refine(board_image: np.ndarray, rows: int, cols: int, cell: int, cfg=None) -
     gain = g.get("min_gain", 1.15)
     H, W = gray.shape
     pad = int(round((1 - inner) / 2 * cell))
+    k = max(3, int(round(g.get("seam_width", 0.12) * cell)) | 1)
+    box = np.ones(k, np.float32) / k
     for r in range(rows):
         for c in range(cols):
             y0, y1 = r * cell + pad, min(H, (r + 1) * cell - pad)
@@ -64,8 +66,10 @@ def refine(board_image: np.ndarray, rows: int, cols: int, cell: int, cfg=None) -
                 continue
             px = gx[y0:y1].mean(axis=0)
             py = gy[:, x0:x1].mean(axis=1)
-            px = np.maximum.reduce([px, np.roll(px, 1), np.roll(px, -1)])
-            py = np.maximum.reduce([py, np.roll(py, 1), np.roll(py, -1)])
+            # a seam is a dark line with an edge on each side: smooth over its width so
+            # the profile peaks at the seam's centre
+            px = np.convolve(px, box, mode="same")
+            py = np.convolve(py, box, mode="same")
             dx = _best_shift(px, c * cell, min(W - 1, (c + 1) * cell), max_shift, gain)
             dy = _best_shift(py, r * cell, min(H - 1, (r + 1) * cell), max_shift, gain)
             offsets[r, c] = (dx, dy)

@@ -1,0 +1,105 @@
+"""vision.detect: finding and rectifying the kingdom."""
+from __future__ import annotations
+
+import cv2
+import numpy as np
+import pytest
+
+from tests.conftest import shared_path
+from vision.detect import Board, corner_error, evaluate_detection, find_board
+from vision.errors import PhotoError
+
+COLOURS = [(40, 200, 240), (40, 140, 40), (200, 120, 30), (60, 190, 120), (90, 110, 130),
+           (30, 60, 90)]  # BGR: field, forest, lake, grassland, swamp, mine-ish
+
+
+def _board_texture(rows: int, cols: int, cell: int, seed: int) -> np.ndarray:
+    rng = np.random.default_rng(seed)
+    img = np.zeros((rows * cell, cols * cell, 3), np.uint8)
+    for r in range(rows):
+        for c in range(cols):
+            col = np.array(COLOURS[rng.integers(len(COLOURS))], np.float32)
+            noise = rng.normal(0, 25, (cell, cell, 1)).astype(np.float32)
+            tile = np.clip(col + noise, 0, 255).astype(np.uint8)
+            cv2.rectangle(tile, (0, 0), (cell - 1, cell - 1), (20, 20, 20), 2)  # seam
+            img[r * cell:(r + 1) * cell, c * cell:(c + 1) * cell] = tile
+    return img
+
+
+def _scene(rows, cols, corners, shape=(900, 1200), seed=0):
+    cell = 80
+    board = _board_texture(rows, cols, cell, seed)
+    src = np.float32([[0, 0], [cols * cell, 0], [cols * cell, rows * cell], [0, rows * cell]])
+    H = cv2.getPerspectiveTransform(src, np.float32(corners))
+    rng = np.random.default_rng(seed + 1)
+    bg = np.clip(rng.normal(150, 6, shape + (1,)), 0, 255).astype(np.uint8).repeat(3, axis=2)
+    warped = cv2.warpPerspective(board, H, (shape[1], shape[0]))
+    mask = cv2.warpPerspective(np.full(board.shape[:2], 255, np.uint8), H, (shape[1], shape[0]))
+    bg[mask > 0] = warped[mask > 0]
+    return bg
+
+
+@pytest.mark.parametrize("corners", [
+    [[400, 200], [800, 210], [830, 640], [380, 620]],      # mild perspective
+    [[600, 150], [900, 420], [620, 720], [330, 440]],      # rotated ~45 degrees
+    [[450, 300], [780, 300], [900, 650], [330, 650]],      # oblique (trapezoid)
+])
+def test_recovers_corners_of_a_warped_5x5_board(corners):
+    img = _scene(5, 5, corners)
+    board = find_board(img)
+    assert isinstance(board, Board)
+    assert (board.rows, board.cols, board.size) == (5, 5, 5)
+    truth = np.float32(corners)
+    # the same 4 points whatever the starting corner; then the order must be the dataset's
+    err = corner_error(board.corners, truth)
+    assert err < 0.05, (board.corners, truth)
+    assert board.image.shape == (5 * board.cell, 5 * board.cell, 3)
+    assert board.offsets.shape == (5, 5, 2)
+    assert 0.0 <= board.confidence <= 1.0
+
+
+def test_top_side_comes_first():
+    corners = [[600, 150], [900, 420], [620, 720], [330, 440]]  # diamond: tl is the top point
+    board = find_board(_scene(5, 5, corners))
+    top = board.corners[:2, 1].mean()
+    assert top <= min(board.corners[1:3, 1].mean(), board.corners[2:, 1].mean(),
+                      board.corners[[3, 0], 1].mean()) + 1
+
+
+def test_rectified_board_fills_the_image():
+    img = _board_texture(5, 5, 100, seed=3)
+    board = find_board(img)
+    assert (board.rows, board.cols) == (5, 5)
+    expect = np.float32([[0, 0], [500, 0], [500, 500], [0, 500]])
+    assert np.abs(board.corners - expect).max() <= 10
+
+
+def test_blank_image_has_no_kingdom():
+    with pytest.raises(PhotoError, match="no kingdom"):
+        find_board(np.full((600, 800, 3), 128, np.uint8))
+
+
+def test_size_argument_is_checked():
+    with pytest.raises(ValueError):
+        find_board(np.full((600, 800, 3), 128, np.uint8), size=6)
+
+
+@pytest.mark.slow
+def test_dev_phone_photos():
+    shared_path("datasets", "phone-photos", "corners.csv")
+    from vision.datasets import load_phone
+
+    res = evaluate_detection(load_phone())
+    # floors well below what the detector reaches, so a real regression shows
+    assert res["grid_right"] >= 0.75
+    assert res["found"] >= 0.6
+    assert res["median_error"] < 0.05
+
+
+@pytest.mark.slow
+def test_aau_photos_are_taken_as_rectified_boards():
+    shared_path("datasets", "aau-kingdomino", "boards.csv")
+    from vision.datasets import load_aau
+
+    res = evaluate_detection(load_aau()[:20])
+    assert res["found"] >= 0.9
