@@ -98,21 +98,34 @@ def _table(kind, H, W, rng, plane_H=None, board_px=None):
             img[y:y + 1] *= 0.55
         if rng.random() < 0.5:
             img = cv2.resize(np.ascontiguousarray(img.transpose(1, 0, 2)), (w, h))
-    elif kind == "laminate":
+    elif kind == "laminate":  # plain grey, or a speckled beige-grey kitchen worktop
         g = rng.uniform(150, 215)
         base = np.array([g, g * rng.uniform(0.97, 1.02), g * rng.uniform(0.96, 1.04)], np.float32)
+        if rng.random() < 0.5:
+            base = base * np.array([0.86, 0.95, 1.02], np.float32)
         img = base[None, None, :] * (1 + 0.02 * _smooth_noise(h, w, w / 4, rng))[..., None]
         img += rng.normal(0, 4, (h, w, 1)).astype(np.float32)
+        if rng.random() < 0.6:  # speckles
+            sp = rng.random((h, w)) < rng.uniform(0.01, 0.05)
+            img[sp] *= rng.uniform(0.6, 0.85)
     elif kind == "cloth":
-        base = np.array(rng.choice([(40, 35, 35), (30, 30, 60), (60, 40, 30), (35, 45, 35)]), np.float32)
+        base = np.array(rng.choice([(40, 35, 35), (30, 30, 60), (60, 40, 30), (35, 45, 35), (70, 35, 25)]),
+                        np.float32)
         img = base[None, None, :] * (1 + 0.15 * _smooth_noise(h, w, 2, rng)
                                      + 0.1 * _smooth_noise(h, w, w / 5, rng))[..., None]
         if rng.random() < 0.4:  # a cloth with small LED dots
             for _ in range(int(rng.integers(20, 80))):
                 x, y = int(rng.uniform(0, w)), int(rng.uniform(0, h))
                 cv2.circle(img, (x, y), 1, (200, 230, 250), -1)
-    else:  # blue cutting mat, grid drawn later in the board's plane
-        base = np.array(rng.choice([(150, 100, 40), (120, 90, 30), (80, 120, 40)]), np.float32)
+        if rng.random() < 0.3:  # coloured LED strings hanging in lines of dots
+            for _ in range(int(rng.integers(8, 30))):
+                x = rng.uniform(0, w)
+                colour = tuple(float(v) for v in rng.choice([(60, 60, 230), (230, 120, 60), (80, 200, 240)]))
+                y_end = rng.uniform(0.2, 0.7) * h
+                for y in np.arange(0, y_end, rng.uniform(2, 4)):
+                    cv2.circle(img, (int(x + 3 * math.sin(y / 15)), int(y)), 1, colour, -1)
+    else:  # cutting mat (navy, blue or green), grid drawn later in the board's plane
+        base = np.array(rng.choice([(90, 50, 25), (110, 65, 30), (150, 100, 40), (80, 120, 40)]), np.float32)
         img = base[None, None, :] * (1 + 0.03 * _smooth_noise(h, w, w / 4, rng))[..., None]
     img = cv2.resize(np.clip(img, 0, 255).astype(np.uint8), (W, H), interpolation=cv2.INTER_LINEAR)
     if kind == "mat" and plane_H is not None:
@@ -120,11 +133,44 @@ def _table(kind, H, W, rng, plane_H=None, board_px=None):
     return img
 
 
+def _table_edge(img, board_pts, rng):
+    """Replace the strip beyond a straight table edge, on the side away from the board."""
+    H, W = img.shape[:2]
+    side = int(rng.integers(0, 4))
+    depth = rng.uniform(0.05, 0.2)
+    lo, hi = board_pts.min(0), board_pts.max(0)
+    if side == 0:
+        a, b = (0, depth * H * rng.uniform(0.5, 1.5)), (W, depth * H * rng.uniform(0.5, 1.5))
+        limit = lo[1] - 0.03 * H
+        far = [(W, 0), (0, 0)]
+    elif side == 1:
+        a, b = (0, H * (1 - depth * rng.uniform(0.5, 1.5))), (W, H * (1 - depth * rng.uniform(0.5, 1.5)))
+        limit = H - hi[1] - 0.03 * H
+        far = [(W, H), (0, H)]
+    elif side == 2:
+        a, b = (depth * W * rng.uniform(0.5, 1.5), 0), (depth * W * rng.uniform(0.5, 1.5), H)
+        limit = lo[0] - 0.03 * W
+        far = [(0, H), (0, 0)]
+    else:
+        a, b = (W * (1 - depth * rng.uniform(0.5, 1.5)), 0), (W * (1 - depth * rng.uniform(0.5, 1.5)), H)
+        limit = W - hi[0] - 0.03 * W
+        far = [(W, H), (W, 0)]
+    reach = max(a[1], b[1]) if side == 0 else H - min(a[1], b[1]) if side == 1 else \
+        max(a[0], b[0]) if side == 2 else W - min(a[0], b[0])
+    if reach > limit:  # would cut into the board: no edge in this photo
+        return
+    poly = np.array([a, b] + far, np.int32)
+    colour = tuple(int(v) for v in rng.integers(20, 110, 3))
+    cv2.fillPoly(img, [poly], colour)
+    cv2.line(img, tuple(int(v) for v in a), tuple(int(v) for v in b), _shade(colour, 0.5),
+             max(3, int(W / 400)), cv2.LINE_AA)
+
+
 def _mat_grid(img, plane_H, board_px, rng):
     """Grid lines of a cutting mat, drawn in the board's plane (so they follow the perspective)."""
     H, W = img.shape[:2]
     step = board_px / rng.uniform(16, 24)
-    colour = (210, 200, 170) if rng.random() < 0.7 else (60, 200, 230)
+    colour = (230, 225, 215) if rng.random() < 0.7 else (60, 200, 230)
     off = rng.uniform(0, step, 2)
     ext = 3 * board_px
     thick = max(1, int(W / 1500))
@@ -283,7 +329,7 @@ def make_scene(board_bgr, rng, width=None, *, board_mask=None, table=None, rotat
     ``render_board(..., return_mask=True)``: pixels outside it show this scene's table.
     ``table``: one of ``TABLES`` (default random). ``rotation``: in-plane turn in degrees (default
     random 0-360). ``tilt``: camera tilt in degrees (default random 0-``max_tilt``). ``scale``:
-    board side as a fraction of the photo's shorter side (default random 0.4-0.8).
+    board side as a fraction of the photo's shorter side (default random 0.3-0.8).
     ``distractors``: boxes, sheets, meeples, pencils, loose dominoes around the board.
     ``occlude``: also put one object over part of an edge square. ``degrade``: light gradient,
     colour cast, blur, noise, JPEG round trip.
@@ -305,7 +351,7 @@ def make_scene(board_bgr, rng, width=None, *, board_mask=None, table=None, rotat
     rotation = float(rng.uniform(0, 360)) if rotation is None else float(rotation)
     tilt = float(rng.uniform(0, max_tilt)) if tilt is None else float(tilt)
     tilt_dir = float(rng.uniform(0, 2 * math.pi))
-    frac = float(rng.uniform(0.4, 0.8)) if scale is None else float(scale)
+    frac = float(rng.uniform(0.3, 0.8)) if scale is None else float(scale)
     table = table or str(rng.choice(TABLES))
     if table not in TABLES:
         raise ValueError(f"table must be one of {', '.join(TABLES)}, got {table!r}")
@@ -332,6 +378,8 @@ def make_scene(board_bgr, rng, width=None, *, board_mask=None, table=None, rotat
     board_side = float(np.mean(np.linalg.norm(board_pts - np.roll(board_pts, -1, 0), axis=1)))
 
     scene = _table(table, H, W, rng, plane_H=Hb, board_px=max(bw, bh))
+    if rng.random() < 0.2:  # the table's edge: floor or room beyond one side of the photo
+        _table_edge(scene, board_pts, rng)
 
     # board area mask (for shadows and for keeping distractors off the board)
     quad = np.zeros((H, W), np.uint8)
