@@ -264,7 +264,13 @@ def view(rec: dict) -> dict:
             out["photo_size"] = [round(size[0] * factor), round(size[1] * factor)]
             out["grid"] = scale_points(grid_points(machine), factor)
     if kingdom is not None:
-        scored = score_kingdom(kingdom, rules=kingdom.get("rules") or rec["rules"], bonuses=bonuses)
+        try:
+            scored = score_kingdom(kingdom, rules=kingdom.get("rules") or rec["rules"],
+                                   bonuses=bonuses)
+        except BadRequest as exc:  # stored before a rule changed: show it, let a person fix it
+            out["kingdom"] = kingdom
+            out["error"] = exc.description
+            return out
         out["kingdom"] = kingdom_of(scored)
         out["score"] = scored["score"]
         out["rules"] = scored.get("rules", out["rules"])

@@ -231,3 +231,18 @@ def test_serve_runs_waitress_on_localhost_with_the_given_db(monkeypatch, tmp_pat
     assert seen["app"].config["DATABASE"] == str(tmp_path / "my.sqlite3")
     assert not seen["app"].debug
     assert (tmp_path / "my.sqlite3").exists() and (tmp_path / "instance" / "secret_key").exists()
+
+
+def test_stored_kingdom_that_no_longer_scores_still_opens(app, client):
+    store = Store(app.config["DATABASE"])
+    try:
+        cells = kingdom_cells()
+        cells[0][0] = {"terrain": "lava", "crowns": 0}
+        rid = store.add_reading(rules="kingdomino", machine={"size": 5, "cells": cells})
+    finally:
+        store.close()
+    page = client.get(f"/r/{rid}")
+    assert page.status_code == 200
+    assert "lava" in page.get_data(as_text=True)
+    view = client.get(f"/api/readings/{rid}").get_json()
+    assert view["score"] is None and "lava" in view["error"]
