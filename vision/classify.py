@@ -117,17 +117,26 @@ class SquareClassifier:
         if crops.shape[1] != self.input_size or crops.shape[2] != self.input_size:
             crops = np.stack([cv2.resize(c, (self.input_size, self.input_size),
                                          interpolation=cv2.INTER_AREA) for c in crops])
-        out = []
-        bs = int(self.cfg.get("batch", 64))
-        for i in range(0, len(crops), bs):
-            blob = preprocess(crops[i:i + bs])
-            self.net.setInput(blob)
-            out.append(np.array(self.net.forward()).reshape(len(blob), -1))
-        return np.concatenate(out, axis=0)
+        turns = 4 if self.cfg.get("tta", True) else 1
+        total = None
+        for k in range(turns):          # a square reads the same turned by 90 degrees: average
+            view = np.rot90(crops, k, axes=(1, 2)) if k else crops
+            out = []
+            bs = int(self.cfg.get("batch", 64))
+            for i in range(0, len(view), bs):
+                blob = preprocess(view[i:i + bs])
+                self.net.setInput(blob)
+                out.append(np.array(self.net.forward()).reshape(len(blob), -1))
+            lg = np.concatenate(out, axis=0)
+            total = lg if total is None else total + lg
+        return total / turns
 
     def read(self, crops: np.ndarray, rows: int, cols: int) -> list[list[SquareReading]]:
         """Crops of a ``rows x cols`` board (row by row) -> readings with flags."""
-        logits = self.logits(crops)
+        return self.read_logits(self.logits(crops), rows, cols)
+
+    def read_logits(self, logits: np.ndarray, rows: int, cols: int) -> list[list[SquareReading]]:
+        """Network outputs of a ``rows x cols`` board -> readings with flags."""
         t, c, conf, raw_invalid = decode(logits, self.t_terrain, self.t_crowns)
         grid = []
         for r in range(rows):

@@ -1,0 +1,72 @@
+import numpy as np
+import pytest
+
+from tests.conftest import shared_path
+from vision.classify import (MAX_CROWNS, MODELS_DIR, N_CROWNS, TERRAINS, VALID, SquareClassifier,
+                             SquareReading, decode, square_supply, supply_flags)
+
+
+def logits_for(terrain: str, crowns: int, strength: float = 8.0) -> np.ndarray:
+    z = np.zeros(len(TERRAINS) + N_CROWNS)
+    z[TERRAINS.index(terrain)] = strength
+    z[len(TERRAINS) + crowns] = strength
+    return z
+
+
+def test_prior_matches_the_rules():
+    assert MAX_CROWNS["field"] == MAX_CROWNS["forest"] == MAX_CROWNS["lake"] == 1
+    assert MAX_CROWNS["grassland"] == MAX_CROWNS["swamp"] == 2
+    assert MAX_CROWNS["mine"] == 3
+    assert MAX_CROWNS["castle"] == MAX_CROWNS["empty"] == 0
+
+
+def test_prior_matches_the_domino_set():
+    supply = square_supply(shared_path("rules", "kingdomino-dominoes.csv"))
+    for (terrain, crowns), n in supply.items():
+        assert VALID[TERRAINS.index(terrain), crowns], (terrain, crowns)
+    assert supply[("mine", 3)] == 1 and supply[("mine", 0)] == 1
+
+
+def test_valid_reading_kept_with_high_confidence():
+    t, c, conf, invalid = decode(logits_for("mine", 3)[None])
+    assert TERRAINS[t[0]] == "mine" and c[0] == 3 and conf[0] > 0.99 and not invalid[0]
+
+
+@pytest.mark.parametrize("terrain,crowns", [("field", 2), ("lake", 3), ("castle", 1),
+                                            ("empty", 2), ("swamp", 3), ("forest", 2)])
+def test_impossible_reading_never_output_and_flagged(terrain, crowns):
+    t, c, conf, invalid = decode(logits_for(terrain, crowns)[None])
+    assert VALID[t[0], c[0]]
+    assert invalid[0]
+
+
+def test_random_logits_always_decode_to_valid_pairs():
+    rng = np.random.default_rng(3)
+    z = rng.normal(0, 4, size=(500, len(TERRAINS) + N_CROWNS))
+    t, c, conf, _ = decode(z)
+    assert VALID[t, c].all()
+    assert ((conf > 0) & (conf <= 1)).all()
+
+
+def test_temperature_softens_confidence():
+    z = logits_for("lake", 1, strength=3.0)[None]
+    assert decode(z, 3.0, 3.0)[2][0] < decode(z, 1.0, 1.0)[2][0]
+
+
+def test_two_three_crown_mines_are_flagged():
+    grid = [[SquareReading("mine", 3, 0.99), SquareReading("mine", 3, 0.99),
+             SquareReading("field", 1, 0.99)]]
+    supply_flags(grid, square_supply())
+    assert grid[0][0].flags and grid[0][1].flags and not grid[0][2].flags
+
+
+def test_shipped_model_loads_in_cv2_dnn():
+    if not (MODELS_DIR / "squares.onnx").exists():
+        pytest.skip("no trained model in models/ (run `kingdomino train`)")
+    clf = SquareClassifier()
+    crops = np.random.default_rng(0).integers(0, 255, size=(3, clf.input_size, clf.input_size, 3),
+                                              dtype=np.uint8)
+    grid = clf.read(crops, 1, 3)
+    assert len(grid) == 1 and len(grid[0]) == 3
+    for sq in grid[0]:
+        assert VALID[TERRAINS.index(sq.terrain), sq.crowns] and 0 < sq.confidence <= 1

@@ -1,0 +1,89 @@
+import json
+
+import cv2
+import numpy as np
+import pytest
+
+from tests.conftest import shared_path
+from vision.classify import MODELS_DIR
+
+pytestmark = pytest.mark.skipif(not (MODELS_DIR / "squares.onnx").exists(),
+                                reason="no trained model in models/ (run `kingdomino train`)")
+
+
+@pytest.fixture(scope="module")
+def reader():
+    from vision import Reader
+
+    return Reader()
+
+
+def aau_photo(n=1):
+    from vision.datasets import load_aau
+
+    root = shared_path("datasets")
+    photo = [p for p in load_aau(root) if p.name == f"aau-{n}"][0]
+    return photo, cv2.imread(str(photo.path))
+
+
+def matches(reading, photo):
+    return sum((reading.cells[r][c]["terrain"], reading.cells[r][c]["crowns"])
+               == (photo.terrain[r][c], photo.crowns[r][c])
+               for r in range(photo.rows) for c in range(photo.cols))
+
+
+def test_reads_an_aau_board_from_its_corners(reader):
+    photo, image = aau_photo(1)
+    h, w = image.shape[:2]
+    reading = reader.read(image, corners=[[0, 0], [w, 0], [w, h], [0, h]], rows=5, cols=5)
+    assert matches(reading, photo) >= 24
+
+
+def test_reads_an_aau_photo_end_to_end(reader):
+    photo, image = aau_photo(2)
+    reading = reader.read(image)
+    assert (reading.rows, reading.cols) == (5, 5)
+    assert matches(reading, photo) >= 24
+
+
+def test_json_shape_and_confidences(reader):
+    _, image = aau_photo(1)
+    h, w = image.shape[:2]
+    obj = reader.read(image, corners=[[0, 0], [w, 0], [w, h], [0, h]]).to_json()
+    json.dumps(obj)
+    assert obj["size"] == 5 and len(obj["cells"]) == 5 and all(len(r) == 5 for r in obj["cells"])
+    for row in obj["cells"]:
+        for cell in row:
+            assert set(cell) == {"terrain", "crowns", "confidence"}
+            assert 0 < cell["confidence"] <= 1
+    assert np.array(obj["homography"]).shape == (3, 3)
+    assert len(obj["corners"]) == 4
+    for r, c in obj["review"]:
+        assert 0 <= r < 5 and 0 <= c < 5
+
+
+def test_incomplete_kingdom_is_padded_top_left(reader):
+    _, image = aau_photo(1)
+    part = image[:300, :400]          # 3 rows x 4 columns of the board
+    reading = reader.read(part, corners=[[0, 0], [400, 0], [400, 300], [0, 300]], rows=3, cols=4)
+    assert reading.size == 5 and (reading.rows, reading.cols) == (3, 4)
+    for r in range(5):
+        for c in range(5):
+            if r >= 3 or c >= 4:
+                assert reading.cells[r][c] == {"terrain": "empty", "crowns": 0, "confidence": 1.0}
+                assert [r, c] not in reading.review
+
+
+def test_square_outside_the_photo_goes_to_review(reader):
+    _, image = aau_photo(1)
+    # the board's right column lies beyond the image's right edge
+    reading = reader.read(image, corners=[[0, 0], [625, 0], [625, 500], [0, 500]], rows=5, cols=5)
+    for r in range(5):
+        assert [r, 4] in reading.review
+
+
+def test_not_an_image_is_a_photo_error(reader):
+    from vision import PhotoError
+
+    with pytest.raises(PhotoError):
+        reader.read(np.zeros((10, 10), np.uint8))
