@@ -307,7 +307,7 @@ def _check_grids(terrain_grid, crown_grid):
 
 def render_board(terrain_grid, crown_grid, cell: int = 100, rng=None, dominoes=None,
                  table=None, return_mask: bool = False, max_shift: float = 0.04,
-                 max_turn: float = 1.5):
+                 max_turn: float = 1.5, castle_3d: bool = False):
     """Draw a rectified board of ``rows x cols`` squares, ``cell`` pixels each (BGR uint8).
 
     ``dominoes``: optional list of ``((r, c), (r, c), ...)`` pairs (as ``random_layout`` gives):
@@ -317,6 +317,8 @@ def render_board(terrain_grid, crown_grid, cell: int = 100, rng=None, dominoes=N
     With ``return_mask=True`` returns ``(image, mask)`` where mask is 255 on tile pixels and 0 on
     bare table, so a scene can put its own table there. ``max_shift`` (fraction of a cell) and
     ``max_turn`` (degrees) bound how far each tile is moved and turned, as by a player's hand.
+    ``castle_3d``: stand the 3D castle on the start square (it leans over its neighbours a
+    little, as in many photos); the labels stay those of the squares underneath.
     """
     rng = _rng(rng)
     rows, cols = _check_grids(terrain_grid, crown_grid)
@@ -391,9 +393,40 @@ def render_board(terrain_grid, crown_grid, cell: int = 100, rng=None, dominoes=N
         sel = m > 127
         img[wy0:wy1, wx0:wx1][sel] = warped[sel]
         mask[wy0:wy1, wx0:wx1][sel] = 255
+    if castle_3d:
+        for r in range(rows):
+            for c in range(cols):
+                if terrain_grid[r][c] == "castle":
+                    _draw_castle_3d(img, mask, r, c, cell, rng)
     if return_mask:
         return img, mask
     return img
+
+
+def _draw_castle_3d(img, mask, r, c, cell, rng):
+    """The 3D castle standing on the start square, seen from above a little off-centre: its
+    top is larger and shifted (up to a fifth of a cell), so it leans over the neighbours."""
+    x0, y0 = c * cell + 0.08 * cell, r * cell + 0.08 * cell
+    s = 0.84 * cell
+    ang = rng.uniform(0, 2 * math.pi)
+    off = rng.uniform(0.08, 0.2) * cell
+    grow = rng.uniform(1.05, 1.2)
+    base = np.array([[x0, y0], [x0 + s, y0], [x0 + s, y0 + s], [x0, y0 + s]])
+    centre = base.mean(0)
+    top = (base - centre) * grow + centre + off * np.array([math.cos(ang), math.sin(ang)])
+    wall = _jitter((150, 140, 130), rng, 10)
+    for k in range(4):  # the four walls, shaded by the side they face
+        quad = np.array([base[k], base[(k + 1) % 4], top[(k + 1) % 4], top[k]], np.int32)
+        cv2.fillPoly(img, [quad], _shade(wall, 0.7 + 0.1 * k), cv2.LINE_AA)
+        cv2.fillPoly(mask, [quad], 255)
+    t = top.astype(np.int32)
+    cv2.fillPoly(img, [t], _shade(wall, 1.25), cv2.LINE_AA)
+    inner = ((top - top.mean(0)) * 0.72 + top.mean(0)).astype(np.int32)
+    cv2.fillPoly(img, [inner], _jitter((60, 170, 215), rng, 10), cv2.LINE_AA)  # yellow courtyard
+    keep = ((top - top.mean(0)) * 0.35 + top.mean(0)).astype(np.int32)
+    cv2.fillPoly(img, [keep], _shade(wall, 0.6), cv2.LINE_AA)
+    cv2.polylines(img, [t], True, _shade(wall, 0.45), max(1, cell // 40), cv2.LINE_AA)
+    cv2.fillPoly(mask, [t], 255)
 
 
 # --------------------------------------------------------------------------- kingdom layout

@@ -482,14 +482,16 @@ def _degrade(img, rng):
 
 # --------------------------------------------------------------------------- boards to place
 
-def rendered_board(rng, size=5, cell=None):
+def rendered_board(rng, size=5, cell=None, castle_3d=None):
     """A random kingdom drawn by ``vision.render``: dict ``image``, ``mask``, ``terrain``,
-    ``crowns``, ``dominoes``."""
+    ``crowns``, ``dominoes``. ``castle_3d``: default a 3D castle in a third of the boards."""
     rng = render._rng(rng)
     lay = render.random_layout(rng, size)
     cell = cell or (320 if size == 5 else 230)
+    if castle_3d is None:
+        castle_3d = bool(rng.random() < 0.33)
     img, mask = render.render_board(lay["terrain"], lay["crowns"], cell=cell, rng=rng,
-                                    dominoes=lay["dominoes"], return_mask=True)
+                                    dominoes=lay["dominoes"], return_mask=True, castle_3d=castle_3d)
     return {"image": img, "mask": mask, "terrain": lay["terrain"], "crowns": lay["crowns"],
             "dominoes": lay["dominoes"]}
 
