@@ -26,6 +26,7 @@
     sel: [0, 0],
     history: [],
     highlight: null,
+    seq: 0,
     busy: false
   };
   var machineCells = data.machine ? data.machine.cells : null;
@@ -63,6 +64,7 @@
     body.bonuses = state.bonuses;
     var url = data.id ? "/api/readings/" + encodeURIComponent(data.id) + "/kingdom" : "/api/score-grid";
     state.busy = true;
+    var mine = ++state.seq;  // only the answer to the latest change is shown
     setStatus("scoring\u2026");
     return fetch(url, {
       method: "POST",
@@ -72,6 +74,7 @@
     }).then(function (resp) {
       return resp.json().then(function (j) { return { ok: resp.ok, body: j }; });
     }).then(function (res) {
+      if (mine !== state.seq) { return; }
       state.busy = false;
       if (!res.ok) {
         if (previous) { state.kingdom = previous.kingdom; state.rules = previous.rules; state.bonuses = previous.bonuses; state.history.pop(); }
