@@ -164,3 +164,19 @@ def test_kingdom_json_shape():
     assert obj["cells"][3][4] == {"terrain": t[3][4], "crowns": c[3][4]}
     with pytest.raises(ValueError):
         render.kingdom_json([["field", "lake"]], [[0, 0]])
+
+
+def test_castle_3d_stays_near_the_start_square():
+    t = [["field"] * 5 for _ in range(5)]
+    c = [[0] * 5 for _ in range(5)]
+    t[2][2] = "castle"
+    flat, m_flat = render.render_board(t, c, cell=60, rng=np.random.default_rng(4), return_mask=True)
+    tall, m_tall = render.render_board(t, c, cell=60, rng=np.random.default_rng(4), return_mask=True,
+                                       castle_3d=True)
+    diff = np.abs(flat.astype(int) - tall.astype(int)).sum(axis=2) > 30
+    ys, xs = np.nonzero(diff)
+    assert len(ys) > 0.5 * 60 * 60, "no castle drawn"
+    # everything that changed lies within the castle square grown by a quarter of a cell
+    assert ys.min() >= 2 * 60 - 15 and ys.max() < 3 * 60 + 15
+    assert xs.min() >= 2 * 60 - 15 and xs.max() < 3 * 60 + 15
+    assert m_tall.sum() >= m_flat.sum()
