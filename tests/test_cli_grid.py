@@ -130,3 +130,10 @@ def test_kingdom_for_other_rules_is_bad_content():
     code, out, err = run("samples/queendomino.txt", "--rules", "kingdomino")
     assert code == 1
     assert "town" in assert_one_clear_line(out, err)
+
+
+def test_table_explains_queendomino_extras():
+    code, out, err = run("samples/queendomino.txt")
+    assert code == 0 and "Traceback" not in err
+    assert "Sawmill" in out and "coins (11 // 3)" in out and "+queen" in out
+    assert out.strip().splitlines()[-2].split()[-1] == "71"  # the total line, before the tie-break
