@@ -47,8 +47,8 @@ def is_cross_site() -> bool:
 
 def check_csrf() -> None:
     """``before_request`` hook: abort with 403 when an unsafe request may be forged."""
-    if request.method in SAFE_METHODS:
-        return
+    if request.method in SAFE_METHODS or request.endpoint is None:
+        return  # reading, or no such route (Flask answers 404/405 next)
     if is_cross_site():
         abort(403, description="request refused: it comes from another web site")
     if request.endpoint in SCRIPT_ENDPOINTS and not request.cookies:

@@ -177,6 +177,8 @@ def test_unknown_ids_and_routes(client):
     assert client.get("/r/nope/photo.jpg").status_code == 404
     assert_error(client.get("/api/nothing-here"), 404)
     assert_error(client.get("/api/score"), 405)
+    assert_error(client.post("/api/scores", data=b"x"), 404)
+    assert_error(client.put("/api/score-grid", json={}), 405)
 
 
 def test_filename_is_only_a_label(client, tmp_path):
