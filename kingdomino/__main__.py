@@ -2,4 +2,5 @@ import sys
 
 from kingdomino.cli import main
 
-sys.exit(main())
+if __name__ == "__main__":  # not when a worker process (spawn/forkserver) imports this module
+    sys.exit(main())

@@ -160,3 +160,23 @@ def test_file_names_are_labels_only(client, tmp_path):
     text = client.get(f"/batch/{job['id']}/results.csv").get_data(as_text=True)
     source = list(csv.DictReader(io.StringIO(text)))[0]["source"]
     assert source == "_=cmd.png"  # no folders, and no spreadsheet formula
+
+
+def test_worker_processes_in_the_server(tmp_path):
+    """BATCH_JOBS > 1: photos are read in worker processes started from the server's thread."""
+    from webapp import create_app
+
+    app = create_app({"TESTING": True, "DATABASE": str(tmp_path / "w.sqlite3"),
+                      "INSTANCE_PATH": str(tmp_path / "instance"), "READER": fk.fake_score,
+                      "BATCH_JOBS": 2, "BATCH_WAIT": True})
+    client = app.test_client()
+    h = headers(client)
+    files = [(io.BytesIO(fk.scored(i, review=[(0, 0)] if i == 3 else [])), f"p{i}.png") for i in range(6)]
+    job = client.post("/batch/", data={"photos": files}, headers=h,
+                      content_type="multipart/form-data").get_json()
+    client.post(job["start"], headers=h)
+    progress = client.get(job["progress"]).get_json()
+    assert progress["state"] == "done", progress
+    rows = list(csv.DictReader(io.StringIO(client.get(f"/batch/{job['id']}/results.csv").get_data(as_text=True))))
+    assert [r["source"] for r in rows] == ["p3.png", "p0.png", "p1.png", "p2.png", "p4.png", "p5.png"]
+    assert [r["total"] for r in rows] == ["3", "0", "1", "2", "4", "5"]
