@@ -148,6 +148,11 @@
         b.setAttribute("data-c", c);
         b.setAttribute("role", "gridcell");
         var label = k.terrain + (k.crowns ? ", " + k.crowns + " crown" + (k.crowns > 1 ? "s" : "") : "");
+        if (k.building) { label += ", building"; }
+        if (k.fire_tokens) { label += ", fire token " + k.fire_tokens; }
+        if (k.resource) { label += ", " + k.resource; }
+        if (k.caveman) { label += ", " + k.caveman; }
+        if (k.warrior) { label += ", warrior " + k.warrior; }
         if (review[r + "," + c]) { b.classList.add("review"); label += ", to check"; }
         if (machineCells && machineCells[r] && machineCells[r][c] &&
             (machineCells[r][c].terrain !== k.terrain || (machineCells[r][c].crowns || 0) !== k.crowns)) {
@@ -157,7 +162,7 @@
         if (hl[r + "," + c]) { b.classList.add("hl"); }
         if (r === state.sel[0] && c === state.sel[1]) { b.classList.add("sel"); b.setAttribute("aria-selected", "true"); }
         b.setAttribute("aria-label", "row " + (r + 1) + " column " + (c + 1) + ": " + label);
-        b.appendChild(make("span", "crowns", k.terrain === "castle" ? "\u2656" : k.terrain === "hut" ? "\u26FA" : crownText(k.crowns)));
+        b.appendChild(make("span", "crowns", k.terrain === "castle" ? "\u2656" : k.terrain === "hut" ? "\u25B3" : crownText(k.crowns)));
         var marks = pieceMarks(k);
         if (marks) { b.appendChild(make("span", "pieces", marks)); }
         b.title = label;
@@ -169,7 +174,7 @@
   function pieceMarks(k) {
     var out = "";
     if (k.building) { out += "\u2302" + (k.building.crowns ? k.building.crowns : ""); }
-    if (k.fire_tokens) { out += "\uD83D\uDD25" + k.fire_tokens; }
+    if (k.fire_tokens) { out += "\u2668" + k.fire_tokens; }
     if (k.resource) { out += k.resource.charAt(0).toUpperCase(); }
     if (k.caveman) { out += "\u263A"; }
     if (k.warrior) { out += "\u2694" + k.warrior; }
@@ -256,7 +261,7 @@
     var land = ["empty", "castle", "hut", "town"].indexOf(k.terrain) < 0;
     if (land) {
       var cr = make("div", "chips crowns-row");
-      cr.appendChild(make("span", "hint", "Crowns"));
+      cr.appendChild(make("span", "hint", m.start === "hut" ? "Fire" : "Crowns"));
       for (var n = 0; n <= 3; n++) {
         (function (n) {
           var b = button(String(n), function () { setCell(function (x) { x.crowns = n; }); }, (k.crowns || 0) === n);
@@ -381,7 +386,7 @@
     el("total").textContent = s ? s.total : "-";
     if (!s) { return; }
     var head = make("tr");
-    ["", "Terrain", "Squares", "Crowns", "Points"].forEach(function (h) { head.appendChild(make("th", null, h)); });
+    ["", "Terrain", "Squares", meta().start === "hut" ? "Fire" : "Crowns", "Points"].forEach(function (h) { head.appendChild(make("th", null, h)); });
     var thead = make("thead"); thead.appendChild(head); t.appendChild(thead);
     var tb = make("tbody");
     var suspects = {};
