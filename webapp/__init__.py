@@ -145,8 +145,10 @@ def serve(host: str = "127.0.0.1", port: int = 5000, db: str | None = None) -> i
     print(f"kingdomino: serving on http://{host}:{port}/  (store: {app.config['DATABASE']}; "
           "Ctrl+C stops)", flush=True)
     try:
-        waitress.serve(app, host=host, port=port, threads=4, max_request_body_size=
-                       app.config["MAX_CONTENT_LENGTH"] + 1024 * 1024)
+        # waitress buffers a body before the app sees it: cap it well above the app's own limit
+        # (which answers 413 as JSON) so absurd uploads are cut off early
+        waitress.serve(app, host=host, port=port, threads=4,
+                       max_request_body_size=4 * app.config["MAX_CONTENT_LENGTH"])
     except KeyboardInterrupt:
         return 0
     except OSError as exc:

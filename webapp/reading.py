@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import csv
 import io
+import threading
 
 import numpy as np
 
@@ -13,11 +14,19 @@ LOW_CONFIDENCE = 0.8  # a square read with less confidence than this may explain
 PHOTO_MAX_SIDE = 1600  # the stored copy of a photo is at most this many pixels on its long side
 
 
+_READ_LOCK = threading.Lock()
+
+
 def default_reader(photo: bytes, rules: str, bonuses=()) -> dict:
-    """The real reader: the contract's scored JSON of a photo (``kingdomino.service``)."""
+    """The real reader: the contract's scored JSON of a photo (``kingdomino.service``).
+
+    One photo at a time: the server runs requests in threads and the models' networks are not
+    safe to run concurrently (and each read already uses every core).
+    """
     from kingdomino import service
 
-    return service.score_photo(photo, rules=rules, bonuses=bonuses)
+    with _READ_LOCK:
+        return service.score_photo(photo, rules=rules, bonuses=bonuses)
 
 
 def decode(photo: bytes):
