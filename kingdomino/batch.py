@@ -461,6 +461,12 @@ class Batch:
                 else:
                     suspects.extend(broken)
                     suspects_seen.extend(broken)
+        except KeyboardInterrupt:
+            # keep what the workers already finished, then stop
+            for fut, task in list(inflight.items()):
+                if fut.done() and not fut.cancelled() and fut.exception() is None:
+                    self._record(outcomes, task, *fut.result())
+            raise
         finally:
             _stop_pool(pool)
 

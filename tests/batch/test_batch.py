@@ -138,7 +138,8 @@ def test_interrupted_batch_resumes_without_rereading(tmp_path, calls, monkeypatc
     store = Store(db)
     saved = store._db.execute("SELECT COUNT(*) FROM readings").fetchone()[0]
     store.close()
-    assert 3 <= saved < 8
+    # one worker: exactly the 3 photos read before; two: results still on their way may be lost
+    assert (saved == 3) if jobs == "1" else (1 <= saved < 8)
     before = fk.calls(calls)
     monkeypatch.delenv("KD_FAKE_STOP_AFTER")
     assert run_batch([folder, "--out", out, "--db", db, "--jobs", jobs]) == 0
