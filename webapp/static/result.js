@@ -184,6 +184,15 @@
   function select(r, c) {
     var n = size();
     state.sel = [Math.max(0, Math.min(n - 1, r)), Math.max(0, Math.min(n - 1, c))];
+    if (!state.pinned && state.score) {  // show which region the square belongs to
+      state.highlight = null;
+      state.score.regions.forEach(function (reg, i) {
+        reg.cells.forEach(function (rc) { if (rc[0] === state.sel[0] && rc[1] === state.sel[1]) { state.highlight = i; } });
+      });
+      document.querySelectorAll("#breakdown tr.region").forEach(function (tr) {
+        tr.classList.toggle("hl", Number(tr.getAttribute("data-index")) === state.highlight);
+      });
+    }
     renderGrid();
     renderEditor();
     renderOverlay();
