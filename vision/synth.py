@@ -482,11 +482,25 @@ def _degrade(img, rng):
 
 # --------------------------------------------------------------------------- boards to place
 
-def rendered_board(rng, size=5, cell=None, castle_3d=None):
+def _spans_frame(terrain) -> bool:
+    n = len(terrain)
+    land = [[t != "empty" for t in row] for row in terrain]
+    return (any(land[0]) and any(land[-1]) and any(row[0] for row in land)
+            and any(row[-1] for row in land) and n == len(terrain[0]))
+
+
+def rendered_board(rng, size=5, cell=None, castle_3d=None, full_frame=True):
     """A random kingdom drawn by ``vision.render``: dict ``image``, ``mask``, ``terrain``,
-    ``crowns``, ``dominoes``. ``castle_3d``: default a 3D castle in a third of the boards."""
+    ``crowns``, ``dominoes``. ``castle_3d``: default a 3D castle in a third of the boards.
+    ``full_frame``: the tiles reach all four sides of the frame (so the board's corners are the
+    kingdom's outline, as in a finished game; otherwise an empty border row or column leaves
+    the frame's position undefined in a photo)."""
     rng = render._rng(rng)
     lay = render.random_layout(rng, size)
+    for _ in range(20):
+        if not full_frame or _spans_frame(lay["terrain"]):
+            break
+        lay = render.random_layout(rng, size)
     cell = cell or (320 if size == 5 else 230)
     if castle_3d is None:
         castle_3d = bool(rng.random() < 0.33)
