@@ -200,6 +200,14 @@ def _draw_castle(s, rng):
             c = _jitter(_shade(col, rng.uniform(0.85, 1.15)), rng, 6)
             cv2.rectangle(img, (int(x), int(y)), (int(x + step * 0.9), int(y + step * 0.85)), c, -1)
     cv2.rectangle(img, (0, 0), (s - 1, s - 1), (60, 190, 220), max(2, int(s / 25)))  # yellow rim
+    if rng.random() < 0.5:
+        # the printed start square: a large pale-yellow crown laid in the cobbles
+        m = 0.2 * s
+        pts = np.array([[m, 0.75 * s], [m, 0.3 * s], [0.35 * s, 0.5 * s], [0.5 * s, 0.22 * s],
+                        [0.65 * s, 0.5 * s], [s - m, 0.3 * s], [s - m, 0.75 * s]], np.int32)
+        cv2.fillPoly(img, [pts], _jitter((120, 225, 235), rng, 8), cv2.LINE_AA)
+        cv2.polylines(img, [pts], True, (70, 170, 200), max(2, int(s / 40)), cv2.LINE_AA)
+        return img
     # the keep: a white/grey tower with battlements
     w, h = 0.42 * s, 0.42 * s
     x0, y0 = (s - w) / 2, 0.36 * s

@@ -332,7 +332,7 @@ def make_scene(board_bgr, rng, width=None, *, board_mask=None, table=None, rotat
     board side as a fraction of the photo's shorter side (default random 0.3-0.8).
     ``distractors``: boxes, sheets, meeples, pencils, loose dominoes around the board.
     ``occlude``: also put one object over part of an edge square. ``degrade``: light gradient,
-    colour cast, blur, noise, JPEG round trip.
+    colour cast, blur, noise, JPEG round trip (``"mild"``: no glare, little blur and noise).
 
     Returns ``(scene_bgr, corners)``, or ``(scene_bgr, corners, info)`` with ``return_info``:
     ``info["turns"]`` re-indexes the board's label grids (``scene_grid(grid, info["turns"])``),
@@ -443,14 +443,15 @@ def make_scene(board_bgr, rng, width=None, *, board_mask=None, table=None, rotat
         info["occluded"] = True
 
     if degrade:
-        scene = _degrade(scene, rng)
+        scene = _degrade(scene, rng, mild=degrade == "mild")
     if return_info:
         return scene, corners, info
     return scene, corners
 
 
-def _degrade(img, rng):
-    """Uneven light, a colour cast, blur, sensor noise and a JPEG round trip."""
+def _degrade(img, rng, mild=False):
+    """Uneven light, a colour cast, blur, sensor noise and a JPEG round trip (``mild``: a good
+    phone photo: no glare, little blur and noise)."""
     H, W = img.shape[:2]
     h, w = H // 8, W // 8
     yy, xx = np.mgrid[0:h, 0:w].astype(np.float32)
@@ -466,14 +467,14 @@ def _degrade(img, rng):
     out = img.astype(np.float32)
     out *= light[..., None]
     out *= gain
-    if rng.random() < 0.25:  # glare: a soft bright spot
+    if rng.random() < 0.25 and not mild:  # glare: a soft bright spot
         g = np.zeros((h, w), np.float32)
         cv2.circle(g, (int(rng.uniform(0, w)), int(rng.uniform(0, h))), int(rng.uniform(0.05, 0.15) * w), 1.0, -1)
         g = cv2.GaussianBlur(g, (0, 0), w * 0.04)
         out += cv2.resize(g, (W, H))[..., None] * rng.uniform(40, 110)
-    sigma = rng.uniform(0.3, 2.2) * W / 3000
+    sigma = rng.uniform(0.3, 1.0 if mild else 2.2) * W / 3000
     out = cv2.GaussianBlur(out, (0, 0), sigma)
-    noise = rng.normal(0, rng.uniform(1.5, 5), (H // 2, W // 2)).astype(np.float32)
+    noise = rng.normal(0, rng.uniform(1.5, 2.5 if mild else 5), (H // 2, W // 2)).astype(np.float32)
     out += cv2.resize(noise, (W, H), interpolation=cv2.INTER_NEAREST)[..., None]
     out = np.clip(out, 0, 255).astype(np.uint8)
     ok, buf = cv2.imencode(".jpg", out, [cv2.IMWRITE_JPEG_QUALITY, int(rng.integers(70, 93))])
@@ -625,7 +626,7 @@ def make_sample(name: str):
     rotation = 90 * int(srng.integers(0, 4)) + float(srng.uniform(-20, 20))
     scene, corners, info = make_scene(img, srng, width=3000, board_mask=mask, max_tilt=25,
                                       rotation=rotation, scale=0.75, portrait=False,
-                                      return_info=True)
+                                      degrade="mild", return_info=True)
     terrain = scene_grid(lay["terrain"], info["turns"])
     crowns = scene_grid(lay["crowns"], info["turns"])
     truth = render.kingdom_json(terrain, crowns)
