@@ -18,9 +18,11 @@ class Queendomino(Rules):
     def regions(self, kingdom):
         regions = super().regions(kingdom)
         if kingdom.queen and regions:
-            # She stands on the largest region: +1 crown there (+squares points); on a tie of
-            # sizes every choice adds the same, so take the first.
-            i = max(range(len(regions)), key=lambda k: (regions[k].squares, -k))
+            # She stands on the largest region: +1 crown there (+squares points). On a tie of
+            # sizes every choice adds the same points; pick by (crowns, terrain) so the choice
+            # does not depend on how the kingdom is turned.
+            i = max(range(len(regions)),
+                    key=lambda k: (regions[k].squares, regions[k].crowns, regions[k].terrain))
             reg = regions[i]
             regions[i] = RegionScore(reg.terrain, reg.cells, reg.crowns + 1,
                                      self.region_points(reg.terrain, reg.squares, reg.crowns + 1),
