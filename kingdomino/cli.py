@@ -29,10 +29,12 @@ def _rules_help() -> str:
 def _check_rules(args) -> None:
     import engine
 
-    if args.rules not in engine.rule_names():
+    try:
+        args.rules = engine.get_rules(args.rules).name  # aliases (neolithic, ...) -> canonical
+    except ValueError:
         raise UsageError(
             f"unknown rule set {args.rules!r}; choose one of: {', '.join(engine.rule_names())}"
-        )
+        ) from None
     allowed = engine.bonus_names(args.rules)
     for bonus in args.bonus:
         if bonus not in allowed:
