@@ -646,7 +646,10 @@ def _cmd_samples(out: Path) -> int:
 def _cmd_scenes(out: Path, n: int, seed: int, source: str, width: int | None, occlude: float) -> int:
     out.mkdir(parents=True, exist_ok=True)
     rng = np.random.default_rng(seed)
-    boards = aau_boards() if source == "aau" else None
+    try:
+        boards = aau_boards() if source == "aau" else None
+    except OSError:
+        boards = []
     if source == "aau" and not boards:
         print("no AAU dev photos found (needs ../shared/datasets)", file=sys.stderr)
         return 2
@@ -687,11 +690,18 @@ def main(argv=None) -> int:
     sp = sub.add_parser("samples", help="(re)write the bundled sample photos and their truth JSON")
     sp.add_argument("outdir", type=Path)
     args = ap.parse_args(argv)
-    if args.cmd == "samples":
-        return _cmd_samples(args.outdir)
-    if args.n < 1:
-        ap.error("--n must be at least 1")
-    return _cmd_scenes(args.outdir, args.n, args.seed, args.source, args.width, args.occlude)
+    if args.cmd == "scenes":
+        if args.n < 1:
+            ap.error("--n must be at least 1")
+        if args.width is not None and args.width < 200:
+            ap.error("--width must be at least 200 pixels")
+    try:
+        if args.cmd == "samples":
+            return _cmd_samples(args.outdir)
+        return _cmd_scenes(args.outdir, args.n, args.seed, args.source, args.width, args.occlude)
+    except OSError as exc:
+        print(f"cannot write to {args.outdir}: {exc}", file=sys.stderr)
+        return 2
 
 
 if __name__ == "__main__":

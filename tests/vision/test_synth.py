@@ -211,3 +211,13 @@ def test_reader_scores_samples_like_truth(name):
                                                  "cells": reading["cells"]})).to_json()["total"]
     want = engine.score(engine.Kingdom.from_json(truth)).to_json()["total"]
     assert got == want
+
+
+def test_cli_usage_errors(tmp_path, capsys):
+    with pytest.raises(SystemExit) as exc:
+        synth.main(["scenes", str(tmp_path), "--n", "0"])
+    assert exc.value.code == 2
+    blocker = tmp_path / "file"
+    blocker.write_text("not a folder")
+    assert synth.main(["scenes", str(blocker / "out"), "--n", "1", "--width", "400"]) == 2
+    assert "cannot write" in capsys.readouterr().err
