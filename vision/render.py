@@ -251,16 +251,70 @@ def _crown_glyph(img, x, y, g):
              max(1, int(g / 22)), cv2.LINE_AA)
 
 
-def _draw_building(img, s, rng):
-    """A small house (red roof) as crown squares usually show; drawn below the crowns."""
-    x0 = rng.uniform(0.3, 0.55) * s
-    y0 = rng.uniform(0.45, 0.6) * s
-    w, h = 0.25 * s, 0.18 * s
-    cv2.rectangle(img, (int(x0), int(y0)), (int(x0 + w), int(y0 + h)), (165, 200, 222), -1)
-    roof = np.array([[x0 - 0.03 * s, y0], [x0 + w / 2, y0 - 0.1 * s], [x0 + w + 0.03 * s, y0]], np.int32)
-    cv2.fillPoly(img, [roof], _jitter((40, 60, 190), rng, 10), cv2.LINE_AA)
-    cv2.rectangle(img, (int(x0 + w * 0.4), int(y0 + h * 0.45)), (int(x0 + w * 0.6), int(y0 + h)),
+def _house(img, s, rng, x0, y0, w, stilts=False):
+    """A half-timbered house with a red/brown roof, ``w`` wide, top-left of the walls at x0, y0."""
+    h = w * rng.uniform(0.55, 0.75)
+    lw = max(1, int(s / 90))
+    if stilts:  # a lake house on posts over the water, with a little jetty
+        for k in range(4):
+            x = x0 + w * (0.1 + 0.27 * k)
+            cv2.line(img, (int(x), int(y0 + h)), (int(x), int(y0 + h + 0.12 * s)), (40, 70, 100), lw + 1)
+        cv2.rectangle(img, (int(x0 - 0.05 * s), int(y0 + h + 0.08 * s)),
+                      (int(x0 + w + 0.12 * s), int(y0 + h + 0.11 * s)), (50, 90, 130), -1)
+    wall = _jitter((165, 200, 222), rng, 8)
+    cv2.rectangle(img, (int(x0), int(y0)), (int(x0 + w), int(y0 + h)), wall, -1)
+    for k in range(1, 4):  # timber frame
+        x = x0 + w * k / 4
+        cv2.line(img, (int(x), int(y0)), (int(x), int(y0 + h)), (50, 70, 110), lw)
+    cv2.line(img, (int(x0), int(y0 + h / 2)), (int(x0 + w), int(y0 + h / 2)), (50, 70, 110), lw)
+    roof_col = _jitter((40, 60, 190) if rng.random() < 0.7 else (40, 90, 140), rng, 10)
+    over = 0.12 * w
+    rh = w * rng.uniform(0.35, 0.55)
+    roof = np.array([[x0 - over, y0], [x0 + w * 0.2, y0 - rh], [x0 + w * 0.8, y0 - rh],
+                     [x0 + w + over, y0]], np.int32)
+    cv2.fillPoly(img, [roof], roof_col, cv2.LINE_AA)
+    cv2.polylines(img, [roof], True, _shade(roof_col, 0.55), lw, cv2.LINE_AA)
+    cv2.rectangle(img, (int(x0 + w * 0.42), int(y0 + h * 0.45)), (int(x0 + w * 0.58), int(y0 + h)),
                   (40, 60, 90), -1)
+
+
+def _windmill(img, s, rng, cx, cy, w):
+    body = np.array([[cx - 0.3 * w, cy + 0.6 * w], [cx - 0.15 * w, cy - 0.2 * w],
+                     [cx + 0.15 * w, cy - 0.2 * w], [cx + 0.3 * w, cy + 0.6 * w]], np.int32)
+    cv2.fillPoly(img, [body], _jitter((60, 100, 150), rng, 10), cv2.LINE_AA)
+    a0 = rng.uniform(0, math.pi / 2)
+    for k in range(4):  # four sails
+        a = a0 + k * math.pi / 2
+        tip = (cx + 0.6 * w * math.cos(a), cy - 0.2 * w + 0.6 * w * math.sin(a))
+        cv2.line(img, (int(cx), int(cy - 0.2 * w)), (int(tip[0]), int(tip[1])), (185, 212, 230),
+                 max(2, int(w / 10)), cv2.LINE_AA)
+        cv2.line(img, (int(cx), int(cy - 0.2 * w)), (int(tip[0]), int(tip[1])), (60, 80, 110),
+                 max(1, int(w / 40)), cv2.LINE_AA)
+
+
+def _mine_entrance(img, s, rng, cx, cy, w):
+    rock = _jitter((110, 170, 210), rng, 10)
+    cv2.ellipse(img, (int(cx), int(cy)), (int(w / 2), int(w / 2.6)), 0, 180, 360, rock, -1, cv2.LINE_AA)
+    cv2.ellipse(img, (int(cx), int(cy)), (int(w / 2), int(w / 6)), 0, 0, 180, rock, -1, cv2.LINE_AA)
+    cv2.ellipse(img, (int(cx), int(cy)), (int(w / 6), int(w / 5)), 0, 180, 360, (20, 20, 25), -1, cv2.LINE_AA)
+    cv2.rectangle(img, (int(cx - w / 6), int(cy)), (int(cx + w / 6), int(cy + w / 12)), (20, 20, 25), -1)
+    if rng.random() < 0.6:  # a red mine cart
+        cv2.rectangle(img, (int(cx + w * 0.25), int(cy + w * 0.05)), (int(cx + w * 0.45), int(cy + w * 0.17)),
+                      (40, 40, 170), -1)
+
+
+def _draw_building(img, s, rng, terrain="field"):
+    """The picture a crown square shows, below the crowns: a house (on stilts on a lake), a
+    windmill on a field now and then, a mine entrance in a rock mound on a mine."""
+    w = rng.uniform(0.3, 0.45) * s
+    cx = rng.uniform(0.3, 0.7) * s
+    cy = rng.uniform(0.5, 0.62) * s
+    if terrain == "mine":
+        _mine_entrance(img, s, rng, cx, cy, w * 1.3)
+    elif terrain == "field" and rng.random() < 0.4:
+        _windmill(img, s, rng, cx, cy, w)
+    else:
+        _house(img, s, rng, cx - w / 2, cy - w * 0.2, w, stilts=terrain == "lake")
 
 
 def draw_square(terrain: str, crowns: int, s: int, rng, turns: int = 0) -> np.ndarray:
@@ -273,8 +327,8 @@ def draw_square(terrain: str, crowns: int, s: int, rng, turns: int = 0) -> np.nd
         raise ValueError(f"unknown terrain {terrain!r}; use one of {', '.join(TERRAINS)}")
     img = _DRAW[terrain](s, rng)
     if crowns:
-        if terrain not in ("castle", "lake") and rng.random() < 0.6:
-            _draw_building(img, s, rng)
+        if terrain != "castle" and rng.random() < 0.7:
+            _draw_building(img, s, rng, terrain)
         g = s * rng.uniform(0.2, 0.25)
         gap = g * 0.15
         total = crowns * g + (crowns - 1) * gap
