@@ -12,7 +12,7 @@ from vision import render
 
 # OpenCV hue is 0..180. Ranges from the printed tiles: yellow fields, green forests/grassland,
 # blue lakes, brownish swamps; mines dark, castles grey, neither saturated.
-HUE_RANGES = {"field": (20, 35), "forest": (45, 85), "lake": (95, 125), "grassland": (35, 60),
+HUE_RANGES = {"field": (20, 35), "forest": (38, 85), "lake": (95, 125), "grassland": (35, 60),
               "swamp": (5, 30)}
 
 
@@ -30,6 +30,12 @@ def test_terrain_hue(terrain, seed):
     lo, hi = HUE_RANGES[terrain]
     assert lo <= h <= hi, f"{terrain}: median hue {h}"
     assert s > 40, f"{terrain}: colourless (saturation {s})"
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_forest_darker_than_grassland_field_brightest(seed):
+    v = {t: _hsv_means(t, seed)[2] for t in ("forest", "grassland", "field")}
+    assert v["forest"] + 40 < v["grassland"] < v["field"] + 10
 
 
 @pytest.mark.parametrize("seed", [0, 1, 2])
