@@ -426,6 +426,8 @@ def render_board(terrain_grid, crown_grid, cell: int = 100, rng=None, dominoes=N
             t = terrain_grid[r][c]
             sq_img = draw_square(t, int(crown_grid[r][c]), cell, rng, turns)
             tile[(r * cell - y0):(r * cell - y0 + cell), (c * cell - x0):(c * cell - x0 + cell)] = sq_img
+        if len(sq) == 2 and terrain_grid[sq[0][0]][sq[0][1]] != terrain_grid[sq[1][0]][sq[1][1]]:
+            _seam(tile, horizontal, cell, rng)
         light = rng.uniform(0.93, 1.07)
         tile = np.clip(tile.astype(np.float32) * light, 0, 255).astype(np.uint8)
         # dark tile edge (the cardboard's side and the shadow in the gap)
@@ -463,6 +465,19 @@ def render_board(terrain_grid, crown_grid, cell: int = 100, rng=None, dominoes=N
     if return_mask:
         return img, mask
     return img
+
+
+def _seam(tile, horizontal, cell, rng):
+    """The printed border where a domino's two terrains meet: a wavy dark-brown line."""
+    n = 12
+    t = np.linspace(0, cell, n)
+    wob = rng.normal(0, cell * 0.02, n).cumsum() * 0.5
+    wob -= wob.mean()
+    if horizontal:
+        pts = np.stack([cell + wob, t], 1)
+    else:
+        pts = np.stack([t, cell + wob], 1)
+    cv2.polylines(tile, [pts.astype(np.int32)], False, (40, 70, 100), max(1, int(cell / 45)), cv2.LINE_AA)
 
 
 def _draw_castle_3d(img, mask, r, c, cell, rng):
