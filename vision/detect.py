@@ -29,6 +29,7 @@ from . import config as _config
 from .errors import PhotoError
 from .geometry import as_corners, board_homography, warp_board
 
+_DEBUG = []
 NO_KINGDOM = ("no kingdom found in the photo: take the photo from above with the whole "
               "kingdom in view, on a plain table, in good light")
 
@@ -319,6 +320,7 @@ def fit_quad(contour: np.ndarray, det: dict | None = None, blob_pts: np.ndarray 
     if best is None:
         return None
     # refit each side to the outline points near it
+    _DEBUG.append(best.copy())
     sides = []
     for k in range(4):
         a, b = best[k], best[(k + 1) % 4]
@@ -345,30 +347,48 @@ def order_top_first(quad: np.ndarray) -> np.ndarray:
     return np.roll(pts, -start, axis=0)
 
 
-def _blob(prob: np.ndarray, det: dict) -> np.ndarray | None:
-    """Mask (uint8) of the largest tile blob, or None."""
-    mask = (cv2.GaussianBlur(prob, (0, 0), 1.0) > det.get("prob_threshold", 0.5)).astype(np.uint8)
-    k = max(3, int(round(det.get("close_frac", 0.012) * max(mask.shape))) | 1)
-    ko = max(3, int(round(det.get("open_frac", 0.02) * max(mask.shape))) | 1)
-    closed = cv2.morphologyEx(mask, cv2.MORPH_CLOSE, np.ones((k, k), np.uint8))
-    mask = cv2.morphologyEx(closed, cv2.MORPH_OPEN,
-                            cv2.getStructuringElement(cv2.MORPH_ELLIPSE, (ko, ko)))
+def _largest(mask: np.ndarray):
     n, labels, stats, _ = cv2.connectedComponentsWithStats(mask, connectivity=8)
     if n <= 1:
         return None
-    areas = stats[1:, cv2.CC_STAT_AREA]
-    best = 1 + int(np.argmax(areas))
-    if areas.max() < det.get("min_area_frac", 0.01) * mask.size:
+    best = 1 + int(np.argmax(stats[1:, cv2.CC_STAT_AREA]))
+    return (labels == best).astype(np.uint8)
+
+
+def _disk(r: int) -> np.ndarray:
+    return cv2.getStructuringElement(cv2.MORPH_ELLIPSE, (2 * r + 1, 2 * r + 1))
+
+
+def _blob(prob: np.ndarray, det: dict) -> np.ndarray | None:
+    """Mask (uint8) of the kingdom's tile blob, or None.
+
+    Largest component of the closed tile mask, opened with a disk scaled to the blob's own
+    thickness (cuts thin bridges to clutter: light strips, pencils, meeples), then grown by
+    hysteresis into weaker tile evidence close to it (dark or brown tiles).
+    """
+    soft = cv2.GaussianBlur(prob, (0, 0), 1.0)
+    mask = (soft > det.get("prob_threshold", 0.5)).astype(np.uint8)
+    k = max(3, int(round(det.get("close_frac", 0.012) * max(mask.shape))) | 1)
+    closed = cv2.morphologyEx(mask, cv2.MORPH_CLOSE, np.ones((k, k), np.uint8))
+    ko = max(1, int(round(det.get("open_frac", 0.01) * max(mask.shape))))
+    main = _largest(cv2.morphologyEx(closed, cv2.MORPH_OPEN, _disk(ko)))
+    if main is None or main.sum() < det.get("min_area_frac", 0.01) * mask.size:
         return None
-    main = (labels == best).astype(np.uint8)
-    # give back what the opening shaved off near the blob (tile edges, dark tiles)
-    kg = 2 * ko + 1
-    near = cv2.dilate(main, cv2.getStructuringElement(cv2.MORPH_ELLIPSE, (kg, kg)))
-    grown = closed & near
-    n, labels, stats, _ = cv2.connectedComponentsWithStats(grown, connectivity=8)
-    if n <= 1:
-        return main
-    return (labels == 1 + int(np.argmax(stats[1:, cv2.CC_STAT_AREA]))).astype(np.uint8)
+    # open again in proportion to the blob's thickness (half-width of its thickest part)
+    thick = float(cv2.distanceTransform(main, cv2.DIST_L2, 3).max())
+    r = int(round(det.get("open_thickness", 0.25) * thick))
+    if r > ko:
+        opened = _largest(cv2.morphologyEx(main, cv2.MORPH_OPEN, _disk(r)))
+        if opened is not None:
+            main = opened
+    # hysteresis: take weaker tile evidence connected to the blob, within a short reach
+    weak = (soft > det.get("prob_weak", 0.3)).astype(np.uint8)
+    weak = cv2.morphologyEx(weak, cv2.MORPH_CLOSE, np.ones((k, k), np.uint8))
+    reach = max(1, int(round(det.get("grow_reach", 0.15) * thick)))
+    grown = weak & cv2.dilate(main, _disk(reach)) | main
+    grown = cv2.morphologyEx(grown, cv2.MORPH_OPEN, _disk(max(1, r // 2)))
+    out = _largest(grown)
+    return out if out is not None else main
 
 
 def _focal_aspect(quad: np.ndarray, shape) -> float | None:
@@ -387,46 +407,252 @@ def _focal_aspect(quad: np.ndarray, shape) -> float | None:
     return float(n1 / n2)
 
 
-def _edge_profiles(gray: np.ndarray, tiles: np.ndarray):
-    """Column profile of vertical-edge strength and row profile of horizontal-edge strength,
-    counted only where there are tiles."""
-    gx = np.abs(cv2.Sobel(gray, cv2.CV_32F, 1, 0, ksize=3))
-    gy = np.abs(cv2.Sobel(gray, cv2.CV_32F, 0, 1, ksize=3))
+def _edge_profiles(img: np.ndarray, tiles: np.ndarray):
+    """Column profile of vertical-edge strength and row profile of horizontal-edge strength
+    (colour edges, Lab), counted only where there are tiles."""
+    lab = cv2.cvtColor(img, cv2.COLOR_BGR2LAB).astype(np.float32) if img.ndim == 3 else img.astype(np.float32)
+    gx = np.abs(cv2.Sobel(lab, cv2.CV_32F, 1, 0, ksize=3))
+    gy = np.abs(cv2.Sobel(lab, cv2.CV_32F, 0, 1, ksize=3))
+    if gx.ndim == 3:
+        gx, gy = gx.sum(2), gy.sum(2)
     w = tiles.astype(np.float32)
     px = (gx * w).sum(0) / (w.sum(0) + 1.0)
     py = (gy * w).sum(1) / (w.sum(1) + 1.0)
     return px, py
 
 
-def _comb_score(profile: np.ndarray, n: int) -> float:
-    """How much stronger the profile is at the n-1 interior cell boundaries than mid-cell."""
-    if n <= 1:
-        return 0.0
+def line_strengths(profile: np.ndarray, n: int, window: float = 0.012) -> np.ndarray:
+    """Edge strength at the n-1 interior cell boundaries (max within +-window of the side),
+    relative to the profile's median."""
     L = len(profile)
-    sm = np.convolve(profile, np.ones(3) / 3, mode="same")
-    step = L / n
-    at = [sm[max(0, int(round(k * step)) - 2):int(round(k * step)) + 3].max() for k in range(1, n)]
-    mid = [sm[int(round((k + 0.5) * step))] for k in range(n)]
-    base = np.median(sm) + 1e-6
-    return float((np.mean(at) - np.mean(mid)) / base)
+    w = max(1, int(round(window * L)))
+    base = float(np.median(profile)) + 1e-6
+    out = []
+    for k in range(1, n):
+        x = int(round(k * L / n))
+        out.append(profile[max(0, x - w):x + w + 1].max() / base)
+    return np.array(out)
+
+
+def _count_scores(profile: np.ndarray, det: dict) -> list:
+    """Evidence for n = 1..max_cells cells along an axis: every interior boundary adds the log
+    of its edge strength over ``seam_bias`` (seams add, boundaries through tile middles
+    subtract)."""
+    bias = np.log(det.get("seam_bias", 1.2))
+    cap = det.get("seam_cap", 1.5)
+    scores = [0.0]
+    for n in range(2, int(det.get("max_cells", 7)) + 1):
+        s = np.log(np.maximum(line_strengths(profile, n), 1e-3)) - bias
+        scores.append(float(np.clip(s, -cap, cap).sum()))
+    return scores
 
 
 def _count_cells(gray, tiles, aspect, det) -> tuple[int, int, float]:
-    """Choose rows, cols (1..7) from edge periodicity and the board's aspect ratio."""
+    """Rows and columns: edge evidence on each axis plus agreement with the board's aspect
+    ratio (square tiles); also a 0..1 confidence from the margin over the runner-up."""
     px, py = _edge_profiles(gray, tiles)
-    max_n = int(det.get("max_cells", 7))
-    sx = [_comb_score(px, n) for n in range(1, max_n + 1)]
-    sy = [_comb_score(py, n) for n in range(1, max_n + 1)]
-    wa = det.get("aspect_weight", 1.5)
-    best, best_score = (1, 1), -1e9
-    for r in range(1, max_n + 1):
-        for c in range(1, max_n + 1):
-            score = sx[c - 1] + sy[r - 1]
-            if aspect is not None:
-                score -= wa * abs(np.log((c / r) / aspect))
-            if score > best_score:
-                best, best_score = (r, c), score
-    return best[0], best[1], best_score
+    sx, sy = _count_scores(px, det), _count_scores(py, det)
+    wa = det.get("aspect_weight", 4.0)
+    pairs = []
+    for r in range(1, len(sy) + 1):
+        for c in range(1, len(sx) + 1):
+            err = abs(np.log((c / r) / aspect)) if aspect else 0.0
+            pairs.append((sy[r - 1] + sx[c - 1] - wa * err, r, c))
+    pairs.sort(reverse=True)
+    (best, r, c), second = pairs[0], pairs[1][0]
+    conf = 1.0 - np.exp(-max(0.0, best - second))
+    return r, c, float(np.clip(conf, 0.0, 1.0))
+
+
+def _edge_map(gray: np.ndarray) -> np.ndarray:
+    g = cv2.GaussianBlur(gray, (0, 0), 1.2).astype(np.float32)
+    gx = cv2.Sobel(g, cv2.CV_32F, 1, 0, ksize=3)
+    gy = cv2.Sobel(g, cv2.CV_32F, 0, 1, ksize=3)
+    e = cv2.magnitude(gx, gy)
+    return e / (float(np.percentile(e, 99)) + 1e-6)
+
+
+def _bilinear(img: np.ndarray, pts: np.ndarray) -> np.ndarray:
+    h, w = img.shape
+    x = np.clip(pts[:, 0], 0, w - 1.001)
+    y = np.clip(pts[:, 1], 0, h - 1.001)
+    x0, y0 = x.astype(np.int32), y.astype(np.int32)
+    fx, fy = x - x0, y - y0
+    return ((img[y0, x0] * (1 - fx) + img[y0, x0 + 1] * fx) * (1 - fy)
+            + (img[y0 + 1, x0] * (1 - fx) + img[y0 + 1, x0 + 1] * fx) * fy)
+
+
+def _grid_points(rows: int, cols: int, per_cell: int = 8) -> np.ndarray:
+    """Points on every grid line of a rows x cols board, in cell units, grouped per line."""
+    lines = []
+    for k in range(cols + 1):
+        v = (np.arange(rows * per_cell) + 0.5) / per_cell
+        lines.append(np.stack([np.full_like(v, k), v], 1))
+    for k in range(rows + 1):
+        u = (np.arange(cols * per_cell) + 0.5) / per_cell
+        lines.append(np.stack([u, np.full_like(u, k)], 1))
+    return lines
+
+
+def refine_corners(edges: np.ndarray, quad: np.ndarray, rows: int, cols: int, det: dict,
+                   tile_prob: np.ndarray | None = None, prob_scale: float = 1.0) -> np.ndarray:
+    """Move the four corners so that the rows x cols grid lines lie on tile edges and seams.
+
+    Coordinate descent on the 8 corner coordinates, maximising the edge strength along all
+    grid lines (each line weighted equally; along a line, points next to tiles count, so
+    empty table does not), steps from ``refine_step`` of a cell down.
+    """
+    per_cell = 8
+    lines = _grid_points(rows, cols, per_cell)
+    pts = np.concatenate(lines).astype(np.float32)
+    line_id = np.concatenate([np.full(len(l), i) for i, l in enumerate(lines)])
+    n_lines = len(lines)
+    src = np.float32([[0, 0], [cols, 0], [cols, rows], [0, rows]])
+    side = float(np.mean(np.linalg.norm(np.roll(quad, -1, 0) - quad, axis=1)))
+    cell_px = side / max(1.0, (rows + cols) / 2)
+    weights = np.ones(len(pts), np.float64)
+    if tile_prob is not None:
+        H0 = cv2.getPerspectiveTransform(src, quad.astype(np.float32))
+        vertical = np.zeros(len(pts), bool)
+        vertical[:sum(len(l) for l in lines[:cols + 1])] = True
+        off = np.where(vertical[:, None], [[0.3, 0.0]], [[0.0, 0.3]]).astype(np.float32)
+        sides = []
+        for sgn in (1, -1):
+            q = cv2.perspectiveTransform((pts + sgn * off).reshape(-1, 1, 2), H0).reshape(-1, 2)
+            sides.append(_bilinear(tile_prob, q * prob_scale))
+        weights = np.clip(np.maximum(*sides), 0.0, 1.0).astype(np.float64) + 1e-3
+    wsum = np.bincount(line_id, weights, n_lines)
+    keep = wsum > det.get("refine_min_line", 0.5) * per_cell
+
+    def score(q):
+        H = cv2.getPerspectiveTransform(src, q.astype(np.float32))
+        img_pts = cv2.perspectiveTransform(pts.reshape(-1, 1, 2), H).reshape(-1, 2)
+        vals = _bilinear(edges, img_pts) * weights
+        per_line = np.bincount(line_id, vals, n_lines) / wsum
+        return float(per_line[keep].mean()) if keep.any() else 0.0
+
+    q = quad.astype(np.float64).copy()
+    best = score(q)
+    max_move = det.get("refine_max_move", 0.2) * cell_px
+    step = det.get("refine_step", 0.08) * cell_px
+    min_step = det.get("refine_min_step", 0.01) * cell_px
+    while step >= min_step:
+        improved = False
+        for i in range(4):
+            for j in range(2):
+                for sgn in (1, -1):
+                    trial = q.copy()
+                    trial[i, j] += sgn * step
+                    if abs(trial[i, j] - quad[i, j]) > max_move:
+                        continue
+                    sc = score(trial)
+                    if sc > best:
+                        q, best, improved = trial, sc, True
+        if not improved:
+            step /= 2
+    return q.astype(np.float32)
+
+
+def _segments(gray: np.ndarray, mask: np.ndarray) -> np.ndarray:
+    """Straight edge segments (N, 4: x1, y1, x2, y2) of ``gray`` inside ``mask``."""
+    lsd = cv2.createLineSegmentDetector()
+    found = lsd.detect(gray)[0]
+    if found is None:
+        return np.zeros((0, 4), np.float32)
+    seg = found.reshape(-1, 4)
+    mx = ((seg[:, 0] + seg[:, 2]) / 2).astype(int).clip(0, mask.shape[1] - 1)
+    my = ((seg[:, 1] + seg[:, 3]) / 2).astype(int).clip(0, mask.shape[0] - 1)
+    return seg[mask[my, mx] > 0]
+
+
+def _vanishing_point(seg: np.ndarray, iters: int = 3, keep: float = 0.75) -> np.ndarray | None:
+    """Homogeneous point (3,) where the segments' lines meet best (length-weighted, with
+    the worst-fitting segments dropped each round)."""
+    if len(seg) < 2:
+        return None
+    p1 = np.c_[seg[:, :2], np.ones(len(seg))]
+    p2 = np.c_[seg[:, 2:], np.ones(len(seg))]
+    lines = np.cross(p1, p2)
+    lines /= np.linalg.norm(lines[:, :2], axis=1, keepdims=True) + 1e-12
+    w = np.hypot(seg[:, 2] - seg[:, 0], seg[:, 3] - seg[:, 1])
+    idx = np.arange(len(seg))
+    v = None
+    for _ in range(iters):
+        A = lines[idx] * w[idx, None]
+        v = np.linalg.svd(A)[2][-1]
+        # angle between each segment and the direction from its midpoint to v
+        mid = (seg[:, :2] + seg[:, 2:]) / 2
+        d_seg = seg[:, 2:] - seg[:, :2]
+        d_vp = v[:2] - mid * v[2]
+        cosang = np.abs((d_seg * d_vp).sum(1)) / (np.linalg.norm(d_seg, axis=1) * np.linalg.norm(d_vp, axis=1) + 1e-12)
+        err = np.arccos(np.clip(cosang, 0, 1))
+        order = np.argsort(err)
+        idx = order[:max(2, int(keep * len(order)))]
+    return v
+
+
+def _tangent_lines(v: np.ndarray, pts: np.ndarray, q: float):
+    """The two lines through vanishing point ``v`` that bound ``pts`` (robust quantile ``q``);
+    each as a pair of points."""
+    centre = pts.mean(0)
+    if abs(v[2]) < 1e-9 * np.linalg.norm(v[:2]):
+        vp = centre + v[:2] / np.linalg.norm(v[:2]) * 1e7
+    else:
+        vp = v[:2] / v[2]
+    ref = np.arctan2(*(centre - vp)[::-1])
+    ang = np.arctan2(pts[:, 1] - vp[1], pts[:, 0] - vp[0]) - ref
+    ang = (ang + np.pi) % (2 * np.pi) - np.pi
+    lo, hi = np.quantile(ang, [q, 1 - q])
+    out = []
+    for a in (lo, hi):
+        d = np.array([np.cos(a + ref), np.sin(a + ref)])
+        # a second point on the line, near the points
+        r = float(np.dot(centre - vp, d))
+        out.append((vp, vp + r * d))
+    return out
+
+
+def vp_quad(segments: np.ndarray, quad: np.ndarray, pts: np.ndarray, det: dict):
+    """Refit the quadrilateral from the two vanishing points of the tile edges.
+
+    Segments are split into the two grid directions using the current ``quad`` (tl,tr,br,bl);
+    the sides are the lines through each vanishing point that bound the tile blob ``pts``.
+    Returns the new quad or None.
+    """
+    if len(segments) < 6:
+        return None
+    H = cv2.getPerspectiveTransform(quad.astype(np.float32),
+                                    np.float32([[0, 0], [1, 0], [1, 1], [0, 1]]))
+    ends = cv2.perspectiveTransform(segments.reshape(-1, 1, 2).astype(np.float32), H).reshape(-1, 4)
+    d = ends[:, 2:] - ends[:, :2]
+    ang = np.degrees(np.arctan2(np.abs(d[:, 1]), np.abs(d[:, 0])))
+    tol = det.get("vp_family_deg", 20.0)
+    length = np.hypot(segments[:, 2] - segments[:, 0], segments[:, 3] - segments[:, 1])
+    long_enough = length >= det.get("vp_min_segment", 8.0)
+    horiz = segments[(ang < tol) & long_enough]
+    vert = segments[(ang > 90 - tol) & long_enough]
+    if len(horiz) < 3 or len(vert) < 3:
+        return None
+    vh, vv = _vanishing_point(horiz), _vanishing_point(vert)
+    if vh is None or vv is None:
+        return None
+    q = det.get("tangent_quantile", 0.002)
+    top, bottom = _tangent_lines(vh, pts, q)
+    left, right = _tangent_lines(vv, pts, q)
+    corners = []
+    for a, b in ((top, left), (top, right), (bottom, right), (bottom, left)):
+        c = _line_intersection(*a, *b)
+        if c is None:
+            return None
+        corners.append(c)
+    new = order_top_first(np.array(corners, np.float32))
+    if not cv2.isContourConvex(new.reshape(-1, 1, 2)):
+        return None
+    # the refit must stay near the first guess (a wrong split of the segments flies away)
+    side = float(np.mean(np.linalg.norm(np.roll(quad, -1, 0) - quad, axis=1)))
+    if np.max(np.linalg.norm(new - order_top_first(quad), axis=1)) > det.get("vp_max_move", 0.5) * side:
+        return None
+    return new
 
 
 def _is_rectified_board(prob: np.ndarray, det: dict) -> bool:
@@ -454,7 +680,9 @@ def locate(image: np.ndarray, cfg=None, size: int | None = None):
                            "python3 -m vision.detect --fit-pixel-model")
     if image is None or image.ndim != 3 or image.shape[0] < 16 or image.shape[1] < 16:
         raise PhotoError("the image is too small to hold a kingdom")
-    small, s = _downscale(image, int(det.get("mask_long_side", 400)))
+    mid, s_mid = _downscale(image, int(det.get("refine_long_side", 800)))
+    small, s = _downscale(mid, int(det.get("mask_long_side", 400)))
+    s *= s_mid
     prob = tile_probability(small, model)
     warnings: list[str] = []
     h, w = image.shape[:2]
@@ -468,28 +696,40 @@ def locate(image: np.ndarray, cfg=None, size: int | None = None):
     contours, _ = cv2.findContours(blob, cv2.RETR_EXTERNAL, cv2.CHAIN_APPROX_NONE)
     cnt = max(contours, key=cv2.contourArea)
     ys, xs = np.nonzero(blob)
+    xs, ys = xs + 0.5, ys + 0.5
     pick = np.random.default_rng(0).choice(len(xs), min(600, len(xs)), replace=False)
     quad = fit_quad(cnt, det, np.stack([xs[pick], ys[pick]], 1).astype(np.float64))
     if quad is None:
         quad = cv2.boxPoints(cv2.minAreaRect(cnt)).astype(np.float32)
     quad = order_top_first(quad)
+    zoom = s_mid / s
+    if det.get("use_vanishing_points", True):
+        region = cv2.dilate(blob, np.ones((5, 5), np.uint8))
+        region = cv2.resize(region, (mid.shape[1], mid.shape[0]), interpolation=cv2.INTER_NEAREST)
+        gray_mid = cv2.cvtColor(mid, cv2.COLOR_BGR2GRAY)
+        segs = _segments(gray_mid, region) / zoom
+        blob_pts = np.stack([xs, ys], 1).astype(np.float64)
+        for _ in range(int(det.get("vp_rounds", 2))):
+            new = vp_quad(segs, quad, blob_pts, det)
+            if new is None:
+                break
+            quad = new
     # rectify at a working resolution and count the cells
     work = int(det.get("count_side", 280))
     Hq = cv2.getPerspectiveTransform(quad, np.array([[0, 0], [work, 0], [work, work], [0, work]],
                                                     np.float32))
-    gray = cv2.cvtColor(small, cv2.COLOR_BGR2GRAY)
-    rect = cv2.warpPerspective(gray, Hq, (work, work), flags=cv2.INTER_LINEAR)
+    rect = cv2.warpPerspective(mid, Hq @ np.diag([1 / zoom, 1 / zoom, 1.0]), (work, work), flags=cv2.INTER_LINEAR)
     tiles = cv2.warpPerspective(prob, Hq, (work, work), flags=cv2.INTER_LINEAR) > 0.5
     aspect = _focal_aspect(quad / s, image.shape)
-    rows, cols, score = _count_cells(rect, tiles, aspect, det)
-    if size is not None and size in (5, 7):
-        pass
+    rows, cols, conf = _count_cells(rect, tiles, aspect, det)
+    if det.get("refine", True):
+        edges = _edge_map(cv2.cvtColor(mid, cv2.COLOR_BGR2GRAY))
+        quad = refine_corners(edges, quad * zoom, rows, cols, det, prob, 1.0 / zoom) / zoom
     corners = (quad / s).astype(np.float32)
     hx, hy = blob.shape[1] - 1, blob.shape[0] - 1
     ys, xs = np.nonzero(blob)
     if xs.min() == 0 or ys.min() == 0 or xs.max() == hx or ys.max() == hy:
         warnings.append("part of the kingdom may be outside the photo")
-    conf = float(np.clip(0.5 + 0.1 * score, 0.0, 1.0))
     return corners, rows, cols, conf, warnings
 
 
