@@ -296,6 +296,40 @@ def _shade(colour, f):
     return tuple(int(min(255, max(0, v * f))) for v in colour)
 
 
+def _place_other_kingdom(img, keep_small, board_side, rng) -> bool:
+    """Another player's (unfinished) kingdom on the same table, clear of the board."""
+    H, W = img.shape[:2]
+    lay = render.random_layout(rng, 5, fill=float(rng.uniform(0.25, 0.6)))
+    rows = [r for r in range(5) if any(t != "empty" for t in lay["terrain"][r])]
+    cols = [c for c in range(5) if any(lay["terrain"][r][c] != "empty" for r in range(5))]
+    terrain = [lay["terrain"][r][cols[0]:cols[-1] + 1] for r in range(rows[0], rows[-1] + 1)]
+    crowns = [lay["crowns"][r][cols[0]:cols[-1] + 1] for r in range(rows[0], rows[-1] + 1)]
+    doms = [((a[0] - rows[0], a[1] - cols[0]), (b[0] - rows[0], b[1] - cols[0]), n)
+            for a, b, n in lay["dominoes"]]
+    cell = max(16, int(board_side / 5 * rng.uniform(0.6, 1.0)))
+    tile, tmask = render.render_board(terrain, crowns, cell=cell, rng=rng, dominoes=doms,
+                                      return_mask=True)
+    h, w = tile.shape[:2]
+    for _try in range(20):
+        cx, cy = rng.uniform(0, W), rng.uniform(0, H)
+        ang = rng.uniform(0, 2 * math.pi)
+        poly = _poly_rect(cx / 8, cy / 8, w * 1.2 / 8, h * 1.2 / 8, ang)
+        m = np.zeros_like(keep_small)
+        cv2.fillPoly(m, [poly], 255)
+        if np.any(m & keep_small):
+            continue
+        M = cv2.getRotationMatrix2D((w / 2, h / 2), -math.degrees(ang), 1.0)
+        M[:, 2] += (cx - w / 2, cy - h / 2)
+        mk = cv2.warpAffine(tmask, M, (W, H))
+        _shadow(img, cv2.warpAffine(tmask, M + [[0, 0, board_side * 0.01], [0, 0, board_side * 0.015]],
+                                    (W, H)), (0, 0), 0.35, max(3, board_side * 0.02))
+        warped = cv2.warpAffine(tile, M, (W, H))
+        sel = mk > 127
+        img[sel] = warped[sel]
+        return True
+    return False
+
+
 def _draw_loose_domino(img, cx, cy, size, ang, rng):
     """A single domino lying apart from the kingdom (as in the real photos' draft rows)."""
     t = rng.choice(["field", "forest", "lake", "grassland", "swamp", "mine"], 2)
@@ -320,7 +354,7 @@ _DISTRACTORS = {"box": _draw_box, "paper": _draw_paper, "meeple": _draw_meeple,
 
 def make_scene(board_bgr, rng, width=None, *, board_mask=None, table=None, rotation=None,
                tilt=None, max_tilt=35.0, scale=None, distractors=True, occlude=False,
-               degrade=True, portrait=None, return_info=False):
+               degrade=True, portrait=None, other_kingdom=False, return_info=False):
     """Put a rectified board into a synthetic phone photo.
 
     ``board_bgr``: the board image (its four image corners are the board's corners).
@@ -331,7 +365,9 @@ def make_scene(board_bgr, rng, width=None, *, board_mask=None, table=None, rotat
     random 0-360). ``tilt``: camera tilt in degrees (default random 0-``max_tilt``). ``scale``:
     board side as a fraction of the photo's shorter side (default random 0.3-0.8).
     ``distractors``: boxes, sheets, meeples, pencils, loose dominoes around the board.
-    ``occlude``: also put one object over part of an edge square. ``degrade``: light gradient,
+    ``occlude``: also put one object over part of an edge square. ``other_kingdom``: another
+    player's unfinished kingdom elsewhere on the table (``info["other_kingdom"]`` says whether
+    it fitted). ``degrade``: light gradient,
     colour cast, blur, noise, JPEG round trip (``"mild"``: no glare, little blur and noise).
 
     Returns ``(scene_bgr, corners)``, or ``(scene_bgr, corners, info)`` with ``return_info``:
@@ -416,6 +452,8 @@ def make_scene(board_bgr, rng, width=None, *, board_mask=None, table=None, rotat
                 if not np.any(m & keep_small):
                     _DISTRACTORS[kind](scene, cx, cy, size, ang, rng)
                     break
+    if other_kingdom:
+        info["other_kingdom"] = _place_other_kingdom(scene, keep_small, board_side, rng)
 
     # the board: shadow, tile thickness, then the tiles themselves
     _shadow(scene, tiles, (0, 0), 0.35, max(3, board_side * 0.02))
@@ -643,7 +681,8 @@ def _cmd_samples(out: Path) -> int:
     return 0
 
 
-def _cmd_scenes(out: Path, n: int, seed: int, source: str, width: int | None, occlude: float) -> int:
+def _cmd_scenes(out: Path, n: int, seed: int, source: str, width: int | None, occlude: float,
+                other: float = 0.0) -> int:
     out.mkdir(parents=True, exist_ok=True)
     rng = np.random.default_rng(seed)
     try:
@@ -660,7 +699,8 @@ def _cmd_scenes(out: Path, n: int, seed: int, source: str, width: int | None, oc
         else:
             b = rendered_board(rng, size=5 if rng.random() < 0.6 else 7)
         scene, corners, info = make_scene(b["image"], rng, width, board_mask=b.get("mask"),
-                                          occlude=bool(rng.random() < occlude), return_info=True)
+                                          occlude=bool(rng.random() < occlude),
+                                          other_kingdom=bool(rng.random() < other), return_info=True)
         name = f"scene_{i:04d}.jpg"
         cv2.imwrite(str(out / name), scene, [cv2.IMWRITE_JPEG_QUALITY, 90])
         kj = render.kingdom_json(scene_grid(b["terrain"], info["turns"]),
@@ -668,7 +708,8 @@ def _cmd_scenes(out: Path, n: int, seed: int, source: str, width: int | None, oc
         truth.append({"file": name, "corners": corners.round(2).tolist(), "size": kj["size"],
                       "cells": kj["cells"], "turns": info["turns"], "table": info["table"],
                       "rotation": round(info["rotation"], 2), "tilt": round(info["tilt"], 2),
-                      "occluded": info["occluded"], "board": b.get("name", "rendered")})
+                      "occluded": info["occluded"], "other_kingdom": info.get("other_kingdom", False),
+                      "board": b.get("name", "rendered")})
         print(f"{name}  {info['table']:<8} rot {info['rotation']:6.1f}  tilt {info['tilt']:4.1f}", flush=True)
     (out / "truth.json").write_text(json.dumps(truth, indent=1) + "\n", encoding="utf-8")
     print(f"wrote {n} scenes and truth.json to {out}")
@@ -687,6 +728,8 @@ def main(argv=None) -> int:
                     help="boards drawn by vision.render, or AAU dev photos (needs ../shared)")
     sc.add_argument("--width", type=int, default=None, help="photo width (default random 3000-4000)")
     sc.add_argument("--occlude", type=float, default=0.0, help="fraction of scenes with an occluder")
+    sc.add_argument("--other-kingdom", type=float, default=0.0,
+                    help="fraction of scenes with a second, unfinished kingdom on the table")
     sp = sub.add_parser("samples", help="(re)write the bundled sample photos and their truth JSON")
     sp.add_argument("outdir", type=Path)
     args = ap.parse_args(argv)
@@ -698,7 +741,8 @@ def main(argv=None) -> int:
     try:
         if args.cmd == "samples":
             return _cmd_samples(args.outdir)
-        return _cmd_scenes(args.outdir, args.n, args.seed, args.source, args.width, args.occlude)
+        return _cmd_scenes(args.outdir, args.n, args.seed, args.source, args.width, args.occlude,
+                           args.other_kingdom)
     except OSError as exc:
         print(f"cannot write to {args.outdir}: {exc}", file=sys.stderr)
         return 2

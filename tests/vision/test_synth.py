@@ -45,7 +45,8 @@ def test_corners_map_the_board_back(seed):
     lay, img, mask = _board(seed, size=5 if seed % 2 == 0 else 7)
     rng = np.random.default_rng(seed)
     scene, corners, info = synth.make_scene(img, rng, width=1400, board_mask=mask,
-                                            table=synth.TABLES[seed % 4], return_info=True)
+                                            table=synth.TABLES[seed % 4], occlude=seed == 2,
+                                            other_kingdom=seed >= 3, return_info=True)
     assert scene.shape[1] == 1400 and corners.shape == (4, 2)
     assert np.all(corners >= 0) and np.all(corners[:, 0] <= 1400) and np.all(corners[:, 1] <= scene.shape[0])
     expected = synth.scene_grid(img, info["turns"])
