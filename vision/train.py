@@ -20,7 +20,7 @@ from vision.classify import MODELS_DIR, N_CROWNS, TERRAINS, preprocess
 from vision.squares import cell_crops, crop_size, image_corners, rectify
 
 AUG_PAD = 16            # extra px cut around each training crop so shifts/rotations stay real
-DEFAULT_EPOCHS = 14
+DEFAULT_EPOCHS = 30
 
 
 # ----------------------------------------------------------------------------- data
@@ -53,23 +53,40 @@ def load_examples(photos, cfg: dict, pad: int = AUG_PAD):
 
 
 def rendered_examples(n_boards: int, cfg: dict, rng: np.random.Generator, pad: int = AUG_PAD):
-    """Procedurally drawn boards (``vision.render``, when present) as extra training squares."""
+    """Procedurally drawn kingdoms (``vision.render``, when present) as extra training squares.
+
+    Half of them are also put into a generated photo (``vision.synth``: tilt, light, blur,
+    JPEG) and rectified back from their known corners, as the reader would see them.
+    """
     try:
         from vision import render
     except ImportError:
         return None
+    try:
+        from vision import synth
+    except ImportError:
+        synth = None
     xs, ts, cs = [], [], []
-    for _ in range(n_boards):
+    for k in range(n_boards):
         try:
-            lay = render.random_layout(rng, size=5)
+            size = 7 if rng.random() < 0.25 else 5
+            lay = render.random_layout(rng, size=size)
             terrain, crowns = lay["terrain"], lay["crowns"]
-            img = render.render_board(terrain, crowns, cfg["cell"], rng, dominoes=lay["dominoes"])
+            cell = int(rng.integers(64, 112))
+            img, mask = render.render_board(terrain, crowns, cell, rng, dominoes=lay["dominoes"],
+                                            return_mask=True)
+            corners = None
+            if synth is not None and k % 2 == 1:
+                img, corners, info = synth.make_scene(img, rng, width=int(rng.integers(1400, 2200)),
+                                                      board_mask=mask, return_info=True)
+                terrain = synth.scene_grid(terrain, info["turns"])
+                crowns = synth.scene_grid(crowns, info["turns"])
         except Exception:  # noqa: BLE001 - the renderer is optional extra data
             return None
-        crops = photo_training_crops(img, None, 5, 5, cfg, pad)
+        crops = photo_training_crops(img, corners, size, size, cfg, pad)
         xs.append(crops)
         ts += [TERRAINS.index(t) for row in terrain for t in row]
-        cs += [c for row in crowns for c in row]
+        cs += [int(c) for row in crowns for c in row]
     return np.concatenate(xs), np.array(ts, np.int64), np.array(cs, np.int64)
 
 

@@ -32,3 +32,26 @@ def test_temperature_fit_recovers_a_known_temperature():
     p = np.exp(true) / np.exp(true).sum(1, keepdims=True)
     labels = np.array([rng.choice(5, p=row) for row in p])
     assert abs(fit_temperature(true * 2.0, labels) - 2.0) < 0.3
+
+
+def test_cross_validation_folds_never_split_a_kingdom():
+    from vision.datasets import load_aau, load_phone
+    from vision.evaluate import assign_folds
+
+    root = shared_path("datasets")
+    photos = load_aau(root) + load_phone(root)
+    folds = assign_folds(photos, 5)
+    fold_of_group = {}
+    for p, f in zip(photos, folds):
+        assert fold_of_group.setdefault(p.group, f) == f, p.group
+    sizes = [folds.count(f) for f in range(5)]
+    assert min(sizes) > 0 and max(sizes) - min(sizes) <= max(sizes) // 2
+
+
+def test_score_fallback_counts_regions():
+    from vision.evaluate import _simple_score, score
+
+    terrain = [["field", "field", "lake"], ["castle", "lake", "lake"]]
+    crowns = [[1, 0, 0], [0, 1, 0]]
+    assert _simple_score(terrain, crowns) == 2 * 1 + 3 * 1
+    assert score(terrain, crowns) == 5
