@@ -585,13 +585,15 @@ def evaluate_scenes(reader, boards=None, n=20, rng=None, width=None, give_size=F
     used in turn; default: fresh rendered 5x5 and 7x7 kingdoms. ``reader`` has
     ``read(image, size=None)`` (``vision.Reader``). ``give_size``: pass the true size to the reader.
     Returns ``{"n", "found_pct", "corner_err_pct" (median mean-corner error as % of the board side,
-    smallest over the 4 cyclic orders), "terrain_acc", "crown_acc", "square_acc", "boards_exact",
+    smallest over the 4 cyclic orders), "corner_order_ok_pct" (% of found boards whose tl corner
+    is the true tl, i.e. the grid is not turned), "terrain_acc", "crown_acc", "square_acc", "boards_exact",
     "boards_exact_pct", "seconds_per_read"}``.
     """
     rng = render._rng(rng)
     found = exact = 0
     sq_total = sq_terrain = sq_crowns = sq_both = 0
     corner_errs = []
+    order_ok = 0
     read_time = 0.0
     for i in range(n):
         if boards:
@@ -616,9 +618,9 @@ def evaluate_scenes(reader, boards=None, n=20, rng=None, width=None, give_size=F
         if pred_corners is not None:
             pc = np.asarray(pred_corners, np.float32).reshape(4, 2)
             side = float(np.mean(np.linalg.norm(corners - np.roll(corners, -1, 0), axis=1)))
-            err = min(float(np.mean(np.linalg.norm(np.roll(pc, k, 0) - corners, axis=1)))
-                      for k in range(4))
-            corner_errs.append(100 * err / side)
+            errs = [float(np.mean(np.linalg.norm(np.roll(pc, k, 0) - corners, axis=1))) for k in range(4)]
+            corner_errs.append(100 * min(errs) / side)
+            order_ok += int(np.argmin(errs) == 0)
         cells = obj.get("cells") or []
         if len(cells) != size or any(len(row) != size for row in cells):
             continue
@@ -635,6 +637,7 @@ def evaluate_scenes(reader, boards=None, n=20, rng=None, width=None, give_size=F
     pct = lambda a, b: round(100.0 * a / b, 2) if b else 0.0  # noqa: E731
     return {"n": n, "found_pct": pct(found, n),
             "corner_err_pct": round(float(np.median(corner_errs)), 3) if corner_errs else None,
+            "corner_order_ok_pct": pct(order_ok, len(corner_errs)),
             "terrain_acc": pct(sq_terrain, sq_total), "crown_acc": pct(sq_crowns, sq_total),
             "square_acc": pct(sq_both, sq_total), "boards_exact": exact,
             "boards_exact_pct": pct(exact, n), "seconds_per_read": round(read_time / max(n, 1), 3)}

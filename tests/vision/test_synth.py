@@ -139,16 +139,6 @@ def test_make_scene_defaults_and_errors():
         synth.make_scene(img, 1, width=800, board_mask=np.zeros((5, 5), np.uint8))
 
 
-class _PerfectReader:
-    """A stand-in reader that knows the truth (to test the evaluation's bookkeeping)."""
-
-    def __init__(self, truth_fn):
-        self.truth_fn = truth_fn
-
-    def read(self, image, size=None):
-        return self.truth_fn(image)
-
-
 def test_evaluate_scenes_counts():
     _, img, mask = _board(4, cell=40)
     lay = render.random_layout(np.random.default_rng(4), 5)
@@ -171,6 +161,7 @@ def test_evaluate_scenes_counts():
     assert res["found_pct"] == 100
     assert res["terrain_acc"] == pytest.approx(100 * n_field / 25, abs=0.01)
     assert res["corner_err_pct"] > 10
+    assert 0 <= res["corner_order_ok_pct"] <= 100
 
 
 def test_cli_scenes_writes_truth(tmp_path):
