@@ -343,16 +343,6 @@ def draw_square(terrain: str, crowns: int, s: int, rng, turns: int = 0) -> np.nd
 
 # --------------------------------------------------------------------------- board drawing
 
-def _pairs_from_grid(rows, cols, terrain):
-    """Without domino positions, pair squares at random is not needed: each square stands alone."""
-    out = []
-    for r in range(rows):
-        for c in range(cols):
-            if terrain[r][c] != "empty":
-                out.append(((r, c),))
-    return out
-
-
 def _check_grids(terrain_grid, crown_grid):
     rows = len(terrain_grid)
     if rows == 0 or any(len(row) != len(terrain_grid[0]) for row in terrain_grid):
