@@ -20,20 +20,22 @@ def _section(cfg) -> dict:
     return cfg.get("grid", {})
 
 
-def _best_shift(profile: np.ndarray, lo: int, hi: int, max_shift: int, gain: float) -> int:
-    """Shift s (|s| <= max_shift) maximising profile[lo + s] + profile[hi + s]; 0 unless the
-    best is clearly (``gain`` times) stronger than no shift."""
+def _best_shift(profile: np.ndarray, lo: int, hi: int, max_shift: int, gain: float,
+                floor: float = 0.0) -> int:
+    """Shift s (|s| <= max_shift) maximising the weaker of profile[lo + s] and profile[hi + s]
+    (both borders on an edge); 0 unless the best is clearly (``gain`` times) stronger than
+    no shift."""
     n = len(profile)
     scores = {}
     for s in range(-max_shift, max_shift + 1):
         a, b = lo + s, hi + s
         if a < 0 or b >= n:
             continue
-        scores[s] = profile[a] + profile[b]
+        scores[s] = min(profile[a], profile[b])  # both borders must sit on an edge
     if not scores or 0 not in scores:
         return 0
     s_best = max(scores, key=scores.get)
-    if scores[s_best] <= gain * scores[0] + 1e-6:
+    if scores[s_best] <= gain * scores[0] + 1e-6 or scores[s_best] < floor:
         return 0
     return int(s_best)
 
@@ -45,7 +47,7 @@ def refine(board_image: np.ndarray, rows: int, cols: int, cell: int, cfg=None) -
     """
     g = _section(cfg)
     offsets = np.zeros((rows, cols, 2), np.float32)
-    if board_image is None or board_image.size == 0 or cell < 8:
+    if not g.get("enabled", True) or board_image is None or board_image.size == 0 or cell < 8:
         return offsets
     gray = board_image if board_image.ndim == 2 else cv2.cvtColor(board_image, cv2.COLOR_BGR2GRAY)
     gray = cv2.GaussianBlur(gray.astype(np.float32), (0, 0), 1.0)
@@ -58,6 +60,13 @@ def refine(board_image: np.ndarray, rows: int, cols: int, cell: int, cfg=None) -
     pad = int(round((1 - inner) / 2 * cell))
     k = max(3, int(round(g.get("seam_width", 0.12) * cell)) | 1)
     box = np.ones(k, np.float32) / k
+    # a border counts as found only if its edge is as strong as a typical seam of this board
+    q = g.get("seam_percentile", 90)
+    rel = g.get("min_edge", 0.5)
+    prof_x = np.convolve(gx.mean(axis=0), box, mode="same")
+    prof_y = np.convolve(gy.mean(axis=1), box, mode="same")
+    floor_x = rel * float(np.percentile(prof_x, q))
+    floor_y = rel * float(np.percentile(prof_y, q))
     for r in range(rows):
         for c in range(cols):
             y0, y1 = r * cell + pad, min(H, (r + 1) * cell - pad)
@@ -70,7 +79,7 @@ def refine(board_image: np.ndarray, rows: int, cols: int, cell: int, cfg=None) -
             # the profile peaks at the seam's centre
             px = np.convolve(px, box, mode="same")
             py = np.convolve(py, box, mode="same")
-            dx = _best_shift(px, c * cell, min(W - 1, (c + 1) * cell), max_shift, gain)
-            dy = _best_shift(py, r * cell, min(H - 1, (r + 1) * cell), max_shift, gain)
+            dx = _best_shift(px, c * cell, min(W - 1, (c + 1) * cell), max_shift, gain, floor_x)
+            dy = _best_shift(py, r * cell, min(H - 1, (r + 1) * cell), max_shift, gain, floor_y)
             offsets[r, c] = (dx, dy)
     return offsets

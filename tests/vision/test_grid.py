@@ -3,7 +3,14 @@ from __future__ import annotations
 
 import numpy as np
 
+from vision import config
 from vision.grid import refine
+
+
+def _cfg(**kw):
+    cfg = config.load()
+    cfg["grid"].update({"enabled": True, **kw})
+    return cfg
 
 
 def _board(rows, cols, cell, shifts):
@@ -21,11 +28,16 @@ def _board(rows, cols, cell, shifts):
 
 
 def test_no_shift_on_a_perfect_grid():
-    off = refine(_board(5, 5, 60, {}), 5, 5, 60)
+    off = refine(_board(5, 5, 60, {}), 5, 5, 60, _cfg())
     assert off.shape == (5, 5, 2)
     assert np.abs(off).max() <= 1
 
 
 def test_shift_is_bounded():
-    off = refine(np.random.default_rng(0).integers(0, 255, (300, 300, 3), np.uint8), 5, 5, 60)
-    assert np.abs(off).max() <= 0.2 * 60 + 1
+    off = refine(np.random.default_rng(0).integers(0, 255, (300, 300, 3), np.uint8), 5, 5, 60, _cfg())
+    assert np.abs(off).max() <= 0.15 * 60 + 1
+
+
+def test_disabled_in_config_gives_zeros():
+    off = refine(_board(5, 5, 60, {(2, 2): (8, -6)}), 5, 5, 60, _cfg(enabled=False))
+    assert off.shape == (5, 5, 2) and not off.any()
