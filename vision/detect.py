@@ -29,7 +29,6 @@ from . import config as _config
 from .errors import PhotoError
 from .geometry import as_corners, board_homography, warp_board
 
-_DEBUG = []
 NO_KINGDOM = ("no kingdom found in the photo: take the photo from above with the whole "
               "kingdom in view, on a plain table, in good light")
 
@@ -83,7 +82,13 @@ def tile_probability(small: np.ndarray, model: dict) -> np.ndarray:
     """Probability that each pixel of ``small`` is on a tile (H x W float32)."""
     x = pixel_features(small)
     x = (x - np.asarray(model["mean"], np.float32)) / np.asarray(model["scale"], np.float32)
-    z = _quadratic(x) @ np.asarray(model["coef"], np.float32) + np.float32(model["intercept"])
+    n = x.shape[1]
+    coef = np.asarray(model["coef"], np.float32)
+    # the quadratic terms as a symmetric form: sum_ij A_ij x_i x_j with A from the i <= j terms
+    iu, ju = np.triu_indices(n)
+    A = np.zeros((n, n), np.float32)
+    A[iu, ju] = coef[n:]
+    z = np.einsum("ij,ij->i", x @ A, x) + x @ coef[:n] + np.float32(model["intercept"])
     p = 1.0 / (1.0 + np.exp(-np.clip(z, -30, 30)))
     return p.reshape(small.shape[:2]).astype(np.float32)
 
@@ -133,10 +138,21 @@ def _label_mask(p, shape, s: float) -> np.ndarray:
 
 # ----------------------------------------------------------------------------- geometry
 
-def _downscale(image: np.ndarray, long_side: int) -> tuple[np.ndarray, float]:
+def _downscale(image: np.ndarray, long_side: int, integer: bool = False
+               ) -> tuple[np.ndarray, float]:
+    """Shrink so the long side is about ``long_side``; ``integer`` uses a whole-number factor
+    (OpenCV's fast path for big photos), so the result is between 1 and 2 x ``long_side``."""
     s = min(1.0, long_side / max(image.shape[:2]))
     if s >= 1.0:
         return image, 1.0
+    if integer:
+        k = int(1.0 / s)
+        if k <= 1:
+            return image, 1.0
+        h, w = image.shape[:2]
+        out = cv2.resize(image, (w // k, h // k), interpolation=cv2.INTER_AREA)
+        small, s2 = _downscale(out, long_side)
+        return small, s2 * out.shape[1] / w
     return cv2.resize(image, None, fx=s, fy=s, interpolation=cv2.INTER_AREA), s
 
 
@@ -261,6 +277,8 @@ def fit_quad(contour: np.ndarray, det: dict | None = None, blob_pts: np.ndarray 
     cnt = contour.reshape(-1, 2).astype(np.float64)
     if len(cnt) < 8:
         return None
+    step = max(1, len(cnt) // int(det.get("support_points", 240)))
+    cnt_s = cnt[::step]
     hull = cv2.convexHull(contour.astype(np.float32)).reshape(-1, 2)
     perim = cv2.arcLength(hull.reshape(-1, 1, 2), True)
     poly = hull
@@ -307,20 +325,19 @@ def fit_quad(contour: np.ndarray, det: dict | None = None, blob_pts: np.ndarray 
         q32 = quad.astype(np.float32).reshape(-1, 1, 2)
         if not cv2.isContourConvex(q32):
             continue
-        if _inside_fraction(quad, blob_pts, tol) < det.get("min_inside", 0.97):
-            continue
-        dist = np.min([_seg_dist(cnt, quad[k], quad[(k + 1) % 4]) for k in range(4)], axis=0)
-        support = int((dist <= tol).sum())
         area = abs(cv2.contourArea(q32))
         if area > det.get("max_quad_area_ratio", 2.5) * hull_area:
             continue
+        if _inside_fraction(quad, blob_pts, tol) < det.get("min_inside", 0.97):
+            continue
+        dist = np.min([_seg_dist(cnt_s, quad[k], quad[(k + 1) % 4]) for k in range(4)], axis=0)
+        support = int((dist <= tol).sum())
         key = (support, -area)
         if best_key is None or key > best_key:
             best, best_key = quad, key
     if best is None:
         return None
     # refit each side to the outline points near it
-    _DEBUG.append(best.copy())
     sides = []
     for k in range(4):
         a, b = best[k], best[(k + 1) % 4]
@@ -553,13 +570,20 @@ def refine_corners(edges: np.ndarray, quad: np.ndarray, rows: int, cols: int, de
     return q.astype(np.float32)
 
 
-def _segments(gray: np.ndarray, mask: np.ndarray) -> np.ndarray:
-    """Straight edge segments (N, 4: x1, y1, x2, y2) of ``gray`` inside ``mask``."""
-    lsd = cv2.createLineSegmentDetector()
-    found = lsd.detect(gray)[0]
+def _segments(gray: np.ndarray, mask: np.ndarray, max_side: int = 600) -> np.ndarray:
+    """Straight edge segments (N, 4: x1, y1, x2, y2) of ``gray`` inside ``mask`` (found on
+    the mask's bounding box, at most ``max_side`` px long)."""
+    x, y, w, h = cv2.boundingRect(mask)
+    if w < 4 or h < 4:
+        return np.zeros((0, 4), np.float32)
+    crop = gray[y:y + h, x:x + w]
+    f = min(1.0, max_side / max(w, h))
+    if f < 1.0:
+        crop = cv2.resize(crop, None, fx=f, fy=f, interpolation=cv2.INTER_AREA)
+    found = cv2.createLineSegmentDetector().detect(crop)[0]
     if found is None:
         return np.zeros((0, 4), np.float32)
-    seg = found.reshape(-1, 4)
+    seg = found.reshape(-1, 4) / f + np.float32([x, y, x, y])
     mx = ((seg[:, 0] + seg[:, 2]) / 2).astype(int).clip(0, mask.shape[1] - 1)
     my = ((seg[:, 1] + seg[:, 3]) / 2).astype(int).clip(0, mask.shape[0] - 1)
     return seg[mask[my, mx] > 0]
@@ -697,7 +721,7 @@ def locate(image: np.ndarray, cfg=None, size: int | None = None):
     cnt = max(contours, key=cv2.contourArea)
     ys, xs = np.nonzero(blob)
     xs, ys = xs + 0.5, ys + 0.5
-    pick = np.random.default_rng(0).choice(len(xs), min(600, len(xs)), replace=False)
+    pick = np.random.default_rng(0).choice(len(xs), min(int(det.get("inside_points", 300)), len(xs)), replace=False)
     quad = fit_quad(cnt, det, np.stack([xs[pick], ys[pick]], 1).astype(np.float64))
     if quad is None:
         quad = cv2.boxPoints(cv2.minAreaRect(cnt)).astype(np.float32)
@@ -707,7 +731,7 @@ def locate(image: np.ndarray, cfg=None, size: int | None = None):
         region = cv2.dilate(blob, np.ones((5, 5), np.uint8))
         region = cv2.resize(region, (mid.shape[1], mid.shape[0]), interpolation=cv2.INTER_NEAREST)
         gray_mid = cv2.cvtColor(mid, cv2.COLOR_BGR2GRAY)
-        segs = _segments(gray_mid, region) / zoom
+        segs = _segments(gray_mid, region, int(det.get("segment_side", 600))) / zoom
         blob_pts = np.stack([xs, ys], 1).astype(np.float64)
         for _ in range(int(det.get("vp_rounds", 2))):
             new = vp_quad(segs, quad, blob_pts, det)
