@@ -663,6 +663,10 @@ def run(args, score_fn=None) -> int:
     if not out.parent.exists():
         print(f"kingdomino: error: the folder for --out does not exist: {out.parent}", file=err)
         return EXIT_USAGE
+    if out.is_dir():
+        print(f"kingdomino: error: --out is a folder; give a file name such as {out / 'results.csv'}",
+              file=err)
+        return EXIT_USAGE
     jobs = getattr(args, "jobs", None)
     if jobs is not None and jobs < 1:
         print("kingdomino: error: --jobs must be 1 or more", file=err)
