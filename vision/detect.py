@@ -452,15 +452,26 @@ def line_strengths(profile: np.ndarray, n: int, window: float = 0.012) -> np.nda
 
 
 def _count_scores(profile: np.ndarray, det: dict) -> list:
-    """Evidence for n = 1..max_cells cells along an axis: every interior boundary adds the log
-    of its edge strength over ``seam_bias`` (seams add, boundaries through tile middles
-    subtract)."""
+    """Evidence for n = 1..max_cells cells along an axis. Each interior boundary scores the
+    log of its edge strength over ``seam_bias``; a count whose median boundary is weaker than
+    ``seam_valid`` (also among the lines it adds to any count dividing it: twice the true
+    count puts every other line through tile middles) scores ``-seam_invalid``, otherwise
+    the sum of its boundaries."""
     bias = np.log(det.get("seam_bias", 1.2))
     cap = det.get("seam_cap", 1.5)
+    invalid = det.get("seam_invalid", 1.0)
+    valid = det.get("seam_valid", 1.5)
     scores = [0.0]
     for n in range(2, int(det.get("max_cells", 7)) + 1):
-        s = np.log(np.maximum(line_strengths(profile, n), 1e-3)) - bias
-        scores.append(float(np.clip(s, -cap, cap).sum()))
+        raw = line_strengths(profile, n)
+        s = np.clip(np.log(np.maximum(raw, 1e-3)) - bias, -cap, cap)
+        ok = np.median(raw) >= valid
+        # lines that n has beyond each smaller count m dividing it must be seams too
+        for m in range(2, n):
+            if n % m == 0:
+                extra = [k for k in range(1, n) if (k * m) % n != 0]
+                ok &= np.median(raw[np.array(extra) - 1]) >= valid
+        scores.append(float(s.sum()) if ok else -invalid)
     return scores
 
 
