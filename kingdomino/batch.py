@@ -690,6 +690,13 @@ def run(args, score_fn=None) -> int:
     except BatchUsageError as exc:
         print(f"kingdomino: error: {exc}", file=err)
         return EXIT_USAGE
+    if manifest:
+        try:  # a manifest that cannot be matched is found before anything is read
+            match_manifest(manifest, [Outcome(item) for item in coll.items])
+        except standings_mod.ManifestError as exc:
+            print(f"kingdomino: error: {args.manifest}: {exc}", file=err)
+            coll.close()
+            return EXIT_USAGE
     rules, bonuses = args.rules, tuple(sorted(args.bonus))
     store = Store(args.db)
     bar = _progress_bar(len(coll.items))

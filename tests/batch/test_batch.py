@@ -443,3 +443,30 @@ def test_real_pipeline_generated_photos(tmp_path):
     for p in ("player0", "player1"):
         mine = [by_name[n]["total"] for n in truth if by_name[n]["player"] == p]
         assert int(overall[p]["total"]) == sum(int(t) for t in mine if t)
+
+
+def test_ambiguous_manifest_stops_before_reading(tmp_path, calls, capsys):
+    for sub in ("r1", "r2"):
+        (tmp_path / "in" / sub).mkdir(parents=True)
+        (tmp_path / "in" / sub / "ann.png").write_bytes(fk.scored(5, crowns=len(sub)))
+    (tmp_path / "m.csv").write_text("photo,player\nann.png,Ann\n")
+    code = run_batch([tmp_path / "in", "--out", tmp_path / "r.csv", "--db", tmp_path / "db",
+                      "--manifest", tmp_path / "m.csv"])
+    assert code == 2 and fk.calls(calls) == 0
+    assert "matches several photos" in capsys.readouterr().err
+    # the full path (or a zip member's name) makes it unique
+    (tmp_path / "m.csv").write_text("photo,player\nr2/ann.png,Ann\n")
+    assert run_batch([tmp_path / "in", "--out", tmp_path / "r.csv", "--db", tmp_path / "db",
+                      "--manifest", tmp_path / "m.csv"]) == 0
+    rows = read_csv(tmp_path / "r.csv")
+    assert [(Path(r["source"]).parent.name, r["player"]) for r in rows] == [("r1", ""), ("r2", "Ann")]
+
+
+def test_cli_refuses_unknown_rules_and_bonuses(tmp_path):
+    make_photos(tmp_path / "in", 1)
+    for extra in (["--rules", "chess"], ["--bonus", "free-lunch"]):
+        with pytest.raises(SystemExit) as exc:
+            cli.main(["batch", str(tmp_path / "in"), "--out", str(tmp_path / "r.csv"),
+                      "--db", str(tmp_path / "db"), *extra])
+        assert exc.value.code == 2
+    assert not (tmp_path / "r.csv").exists()
