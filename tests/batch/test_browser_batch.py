@@ -1,0 +1,91 @@
+"""The /batch page in a real headless Chromium: choose files, watch progress, see the queue.
+
+Skips when Playwright or a Chromium binary is missing.
+"""
+from __future__ import annotations
+
+import os
+import shutil
+import threading
+from pathlib import Path
+
+import pytest
+
+import batch_fakes as fk
+
+pytestmark = pytest.mark.browser
+
+
+def _chromium() -> str:
+    for candidate in (os.environ.get("CHROMIUM"), "/usr/bin/chromium", shutil.which("chromium"),
+                      shutil.which("chromium-browser")):
+        if candidate and Path(candidate).exists():
+            return candidate
+    pytest.skip("no chromium binary found (apt-get install chromium)")
+
+
+@pytest.fixture
+def live_server(tmp_path):
+    serving = pytest.importorskip("werkzeug.serving")
+    from webapp import create_app
+
+    app = create_app({"DATABASE": str(tmp_path / "b.sqlite3"),
+                      "INSTANCE_PATH": str(tmp_path / "instance"),
+                      "READER": fk.fake_score, "BATCH_JOBS": 1})
+    paths = []
+
+    @app.before_request
+    def _log():
+        from flask import request
+
+        paths.append((request.method, request.path))
+
+    server = serving.make_server("127.0.0.1", 0, app, threaded=True)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{server.server_port}", paths
+    finally:
+        server.shutdown()
+        thread.join(5)
+
+
+def test_batch_page_uploads_reads_and_lists_the_queue(live_server, tmp_path):
+    live_server, paths = live_server
+    sync_api = pytest.importorskip("playwright.sync_api")
+    files = []
+    for i in range(5):
+        path = tmp_path / f"p{i}.png"
+        path.write_bytes(fk.scored(10 + i, review=[(1, 1)] if i == 2 else []))
+        files.append(str(path))
+    bad = tmp_path / "bad.png"
+    bad.write_bytes(fk.TINY_PNG)  # a photo without a kingdom
+    files.append(str(bad))
+    manifest = tmp_path / "m.csv"
+    manifest.write_text("photo,player,table,round\np0.png,Ann,1,1\np1.png,Bob,1,1\n")
+    with sync_api.sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=_chromium(), args=["--no-sandbox"])
+        try:
+            page = browser.new_page()
+            errors = []
+            page.on("pageerror", lambda exc: errors.append(str(exc)))
+            page.goto(live_server + "/batch/")
+            page.set_input_files("#photos", files)
+            page.set_input_files("#manifest", str(manifest))
+            page.click("#submit")
+            page.wait_for_selector("#review-queue", timeout=30_000)
+            queue = page.inner_text("#review-queue")
+            assert "p2.png" in queue and "bad.png" in queue and "p0.png" not in queue
+            standings = page.inner_text("#standings")
+            assert standings.index("Bob") < standings.index("Ann")  # 11 beats 10
+            assert page.get_attribute("#download-results", "href").endswith("/results.csv")
+            page.click("#review-queue a >> nth=0")
+            page.wait_for_load_state()
+            assert "/r/" in page.url
+            assert errors == []
+            # the script sent the photos one request each, then started the batch
+            posts = [path for method, path in paths if method == "POST"]
+            assert len([x for x in posts if x.endswith("/photos")]) == 6
+            assert posts[-1].endswith("/start")
+        finally:
+            browser.close()
