@@ -174,6 +174,8 @@ def _run_job(app, job: Job, files) -> None:
                             score_fn=reader, jobs=jobs, mp_context=ctx, progress=tick)
         job.outcomes = runner.run(coll.items)
         coll.close()
+        for outcome in job.outcomes:  # the photos are in the store now: free the memory
+            outcome.item.data = outcome.item.archive = outcome.item.member = None
         rows = core.build_rows(store, job.outcomes, rules=job.rules, bonuses=job.bonuses)
         job.errors = sum(r["status"].startswith("error") for r in rows)
         job.review = sum(r["status"] == "review" for r in rows)
