@@ -440,6 +440,9 @@ class Batch:
                     except BrokenProcessPool:
                         broken.append(task)
                         continue
+                    except Exception as exc:  # e.g. a result that cannot come back
+                        result = ("error", f"the reader failed on this photo "
+                                           f"({type(exc).__name__}: {exc})")
                     self._record(outcomes, task, *result)
                 if not broken:
                     continue
