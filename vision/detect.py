@@ -386,6 +386,9 @@ def _blob(prob: np.ndarray, det: dict) -> np.ndarray | None:
     soft = cv2.GaussianBlur(prob, (0, 0), 1.0)
     mask = (soft > det.get("prob_threshold", 0.5)).astype(np.uint8)
     k = max(3, int(round(det.get("close_frac", 0.012) * max(mask.shape))) | 1)
+    speck = int(round(det.get("speck_frac", 0.0) * max(mask.shape)))
+    if speck > 0:  # remove specks (light dots, glints) before closing can join them to tiles
+        mask = cv2.morphologyEx(mask, cv2.MORPH_OPEN, _disk(speck))
     closed = cv2.morphologyEx(mask, cv2.MORPH_CLOSE, np.ones((k, k), np.uint8))
     ko = max(1, int(round(det.get("open_frac", 0.01) * max(mask.shape))))
     main = _largest(cv2.morphologyEx(closed, cv2.MORPH_OPEN, _disk(ko)))
@@ -492,12 +495,13 @@ def _count_cells(gray, tiles, aspect, det) -> tuple[int, int, float]:
     return r, c, float(np.clip(conf, 0.0, 1.0))
 
 
-def _edge_map(gray: np.ndarray) -> np.ndarray:
+def _edge_map(gray: np.ndarray):
+    """Gradient (gx, gy) of the smoothed image, scaled so strong edges are about 1."""
     g = cv2.GaussianBlur(gray, (0, 0), 1.2).astype(np.float32)
     gx = cv2.Sobel(g, cv2.CV_32F, 1, 0, ksize=3)
     gy = cv2.Sobel(g, cv2.CV_32F, 0, 1, ksize=3)
-    e = cv2.magnitude(gx, gy)
-    return e / (float(np.percentile(e, 99)) + 1e-6)
+    norm = float(np.percentile(cv2.magnitude(gx, gy), 99)) + 1e-6
+    return gx / norm, gy / norm
 
 
 def _bilinear(img: np.ndarray, pts: np.ndarray) -> np.ndarray:
@@ -522,7 +526,7 @@ def _grid_points(rows: int, cols: int, per_cell: int = 8) -> np.ndarray:
     return lines
 
 
-def refine_corners(edges: np.ndarray, quad: np.ndarray, rows: int, cols: int, det: dict,
+def refine_corners(edges, quad: np.ndarray, rows: int, cols: int, det: dict,
                    tile_prob: np.ndarray | None = None, prob_scale: float = 1.0) -> np.ndarray:
     """Move the four corners so that the rows x cols grid lines lie on tile edges and seams.
 
@@ -551,11 +555,23 @@ def refine_corners(edges: np.ndarray, quad: np.ndarray, rows: int, cols: int, de
         weights = np.clip(np.maximum(*sides), 0.0, 1.0).astype(np.float64) + 1e-3
     wsum = np.bincount(line_id, weights, n_lines)
     keep = wsum > det.get("refine_min_line", 0.5) * per_cell
+    # the image direction across each grid line (from the first guess): only edges running
+    # along the line count
+    gx, gy = edges
+    H0 = cv2.getPerspectiveTransform(src, quad.astype(np.float32))
+    vert = np.zeros(len(pts), bool)
+    vert[:sum(len(l) for l in lines[:cols + 1])] = True
+    du = np.where(vert[:, None], [[0.05, 0.0]], [[0.0, 0.05]]).astype(np.float32)
+    a = cv2.perspectiveTransform((pts - du).reshape(-1, 1, 2), H0).reshape(-1, 2)
+    b = cv2.perspectiveTransform((pts + du).reshape(-1, 1, 2), H0).reshape(-1, 2)
+    normal = b - a
+    normal /= np.linalg.norm(normal, axis=1, keepdims=True) + 1e-9
 
     def score(q):
         H = cv2.getPerspectiveTransform(src, q.astype(np.float32))
         img_pts = cv2.perspectiveTransform(pts.reshape(-1, 1, 2), H).reshape(-1, 2)
-        vals = _bilinear(edges, img_pts) * weights
+        vals = np.abs(_bilinear(gx, img_pts) * normal[:, 0]
+                      + _bilinear(gy, img_pts) * normal[:, 1]) * weights
         per_line = np.bincount(line_id, vals, n_lines) / wsum
         return float(per_line[keep].mean()) if keep.any() else 0.0
 
