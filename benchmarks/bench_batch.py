@@ -68,12 +68,13 @@ def time_decode(folder: Path) -> tuple[float, int]:
     return time.perf_counter() - start, len(files)
 
 
-def time_batch(folder: Path, work: Path, jobs: int) -> tuple[float, int]:
+def time_batch(folder, work: Path, jobs: int, db: str = "bench.sqlite3") -> tuple[float, int]:
     from kingdomino import batch, cli
 
+    paths = [str(p) for p in folder] if isinstance(folder, list) else [str(folder)]
     args = cli.build_parser().parse_args(
-        ["batch", str(folder), "--out", str(work / "results.csv"), "--db",
-         str(work / "bench.sqlite3"), "--jobs", str(jobs), "--keep-photos", "none"])
+        ["batch", *paths, "--out", str(work / "results.csv"), "--db",
+         str(work / db), "--jobs", str(jobs), "--keep-photos", "none"])
     args.rules = args.rules or "kingdomino"
     start = time.perf_counter()
     code = batch.run(args)
@@ -88,6 +89,8 @@ def main(argv=None) -> int:
     p.add_argument("--jobs", type=int, default=os.cpu_count() or 1)
     p.add_argument("--width", type=int, default=4000, help="photo width (4000 -> 4000x3000, 12 MP)")
     p.add_argument("--seed", type=int, default=2026)
+    p.add_argument("--serial", type=int, default=0, metavar="N",
+                   help="also time N photos with one worker (per-photo time without sharing)")
     p.add_argument("--keep", action="store_true", help="keep the temporary folder")
     a = p.parse_args(argv)
     if not (ROOT / "models" / "squares.onnx").exists():
@@ -108,6 +111,16 @@ def main(argv=None) -> int:
               f"{1000 * cpu_s / n:.0f} ms CPU per photo")
         print(f"JPEG decoding alone (cv2.imdecode, 1 process): {1000 * decode_s / n:.0f} ms per "
               f"photo = {100 * decode_s / cpu_s:.0f}% of the batch's CPU time")
+        if a.serial:
+            some = sorted(folder.glob("*.jpg"))[:a.serial]
+            serial_s, _ = time_batch(some, work, 1, db="serial.sqlite3")
+            print(f"one worker, {len(some)} photos: {1000 * serial_s / len(some):.0f} ms per photo "
+                  f"({len(some) / serial_s:.2f} photos/s); decoding = "
+                  f"{100 * decode_s / n / (serial_s / len(some)):.0f}% of it")
+        try:
+            print(f"load average during the run: {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores")
+        except OSError:
+            pass
     finally:
         if a.keep:
             print(f"kept {work}", file=sys.stderr)

@@ -234,9 +234,8 @@ def test_zip_input_and_hostile_member_names(tmp_path, calls, monkeypatch):
     assert by_member["big.png"]["status"].startswith("error: ") and "MB" in by_member["big.png"]["status"]
     assert all(r["source"].startswith(str(archive) + "!") for r in rows)
     # nothing was written next to the zip, in the working folder or above it
-    assert sorted(p.name for p in tmp_path.iterdir()) == sorted(
-        ["photos.zip", "work", "r.csv", "db", "db-wal", "db-shm", "calls.txt"]
-        if (tmp_path / "db-wal").exists() else ["photos.zip", "work", "r.csv", "db", "calls.txt"])
+    names = {p.name for p in tmp_path.iterdir()} - {"db-wal", "db-shm"}
+    assert names == {"photos.zip", "work", "r.csv", "db", "calls.txt"}
     assert list(work.iterdir()) == []
     assert not (tmp_path.parent / "evil.png").exists() and not Path("/abs/evil2.png").exists()
 
