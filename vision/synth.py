@@ -586,15 +586,17 @@ def evaluate_scenes(reader, boards=None, n=20, rng=None, width=None, give_size=F
     ``read(image, size=None)`` (``vision.Reader``). ``give_size``: pass the true size to the reader.
     Returns ``{"n", "found_pct", "corner_err_pct" (median mean-corner error as % of the board side,
     smallest over the 4 cyclic orders), "corner_order_ok_pct" (% of found boards whose tl corner
-    is the true tl, i.e. the grid is not turned), "terrain_acc", "crown_acc", "square_acc", "boards_exact",
-    "boards_exact_pct", "seconds_per_read"}``.
+    is the true tl, i.e. the grid is not turned), "size_ok_pct" (% of found boards read at the
+    right size), "terrain_acc", "crown_acc", "square_acc", "boards_exact", "boards_exact_pct",
+    "seconds_per_read", "by_table" ({table: n, found_pct, corner_err_pct, boards_exact})}``.
     """
     rng = render._rng(rng)
     found = exact = 0
     sq_total = sq_terrain = sq_crowns = sq_both = 0
     corner_errs = []
-    order_ok = 0
+    order_ok = size_ok = 0
     read_time = 0.0
+    per_table = {}
     for i in range(n):
         if boards:
             b = boards[i % len(boards)]
@@ -606,6 +608,8 @@ def evaluate_scenes(reader, boards=None, n=20, rng=None, width=None, give_size=F
         crowns = scene_grid(b["crowns"], info["turns"])
         size = len(terrain)
         sq_total += size * size
+        tab = per_table.setdefault(info["table"], {"n": 0, "found": 0, "errs": [], "exact": 0})
+        tab["n"] += 1
         t0 = time.perf_counter()
         try:
             reading = reader.read(scene, size=size if give_size else None)
@@ -615,15 +619,18 @@ def evaluate_scenes(reader, boards=None, n=20, rng=None, width=None, give_size=F
             read_time += time.perf_counter() - t0
         obj, pred_corners = _reading_json(reading)
         found += 1
+        tab["found"] += 1
         if pred_corners is not None:
             pc = np.asarray(pred_corners, np.float32).reshape(4, 2)
             side = float(np.mean(np.linalg.norm(corners - np.roll(corners, -1, 0), axis=1)))
             errs = [float(np.mean(np.linalg.norm(np.roll(pc, k, 0) - corners, axis=1))) for k in range(4)]
             corner_errs.append(100 * min(errs) / side)
+            tab["errs"].append(corner_errs[-1])
             order_ok += int(np.argmin(errs) == 0)
         cells = obj.get("cells") or []
         if len(cells) != size or any(len(row) != size for row in cells):
             continue
+        size_ok += 1
         all_ok = True
         for r in range(size):
             for c in range(size):
@@ -634,13 +641,19 @@ def evaluate_scenes(reader, boards=None, n=20, rng=None, width=None, give_size=F
                 sq_both += t_ok and c_ok
                 all_ok &= t_ok and c_ok
         exact += all_ok
+        tab["exact"] += all_ok
     pct = lambda a, b: round(100.0 * a / b, 2) if b else 0.0  # noqa: E731
+    med = lambda v: round(float(np.median(v)), 3) if v else None  # noqa: E731
+    by_table = {k: {"n": v["n"], "found_pct": pct(v["found"], v["n"]), "corner_err_pct": med(v["errs"]),
+                    "boards_exact": v["exact"]} for k, v in sorted(per_table.items())}
     return {"n": n, "found_pct": pct(found, n),
-            "corner_err_pct": round(float(np.median(corner_errs)), 3) if corner_errs else None,
+            "corner_err_pct": med(corner_errs),
             "corner_order_ok_pct": pct(order_ok, len(corner_errs)),
+            "size_ok_pct": pct(size_ok, found),
             "terrain_acc": pct(sq_terrain, sq_total), "crown_acc": pct(sq_crowns, sq_total),
             "square_acc": pct(sq_both, sq_total), "boards_exact": exact,
-            "boards_exact_pct": pct(exact, n), "seconds_per_read": round(read_time / max(n, 1), 3)}
+            "boards_exact_pct": pct(exact, n), "seconds_per_read": round(read_time / max(n, 1), 3),
+            "by_table": by_table}
 
 
 # --------------------------------------------------------------------------- samples & CLI

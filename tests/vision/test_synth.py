@@ -162,6 +162,8 @@ def test_evaluate_scenes_counts():
     assert res["terrain_acc"] == pytest.approx(100 * n_field / 25, abs=0.01)
     assert res["corner_err_pct"] > 10
     assert 0 <= res["corner_order_ok_pct"] <= 100
+    assert res["size_ok_pct"] == 100
+    assert sum(v["n"] for v in res["by_table"].values()) == 2
 
 
 def test_cli_scenes_writes_truth(tmp_path):
