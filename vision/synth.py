@@ -89,13 +89,21 @@ def _table(kind, H, W, rng, plane_H=None, board_px=None):
         yy, xx = np.mgrid[0:h, 0:w].astype(np.float32)
         warp = _smooth_noise(h, w, w / 6, rng) * rng.uniform(8, 20)
         period = rng.uniform(6, 18)
-        grain = np.sin((yy + warp + 0.02 * xx) * 2 * math.pi / period)
-        grain += 0.5 * _smooth_noise(h, w, 3, rng)
-        plank = int(rng.uniform(0.15, 0.35) * h)
-        shade = 1 + 0.06 * grain + 0.05 * _smooth_noise(h, w, w / 3, rng)
+        grain = 0.6 * np.sin((yy + warp + 0.02 * xx) * 2 * math.pi / period)
+        # streaks: noise stretched along the planks
+        streak = cv2.resize(rng.normal(0, 1, (max(2, h // 2), max(2, w // 40))).astype(np.float32), (w, h),
+                            interpolation=cv2.INTER_LINEAR)
+        grain += 0.8 * streak + 0.4 * _smooth_noise(h, w, 3, rng)
+        plank = max(4, int(rng.uniform(0.15, 0.35) * h))
+        shade = 1 + 0.05 * grain + 0.05 * _smooth_noise(h, w, w / 3, rng)
         img = base[None, None, :] * shade[..., None]
         for y in range(int(rng.uniform(0, plank)), h, plank):
+            img[y:y + plank] *= rng.uniform(0.92, 1.08)  # each plank its own tone
             img[y:y + 1] *= 0.55
+        for _ in range(int(rng.integers(0, 4))):  # knots
+            cx, cy = int(rng.uniform(0, w)), int(rng.uniform(0, h))
+            ax = int(rng.uniform(3, 10))
+            cv2.ellipse(img, (cx, cy), (ax, max(1, ax // 3)), 0, 0, 360, tuple(float(v) for v in base * 0.6), -1)
         if rng.random() < 0.5:
             img = cv2.resize(np.ascontiguousarray(img.transpose(1, 0, 2)), (w, h))
     elif kind == "laminate":  # plain grey, or a speckled beige-grey kitchen worktop
