@@ -82,6 +82,12 @@ def tile_probability(small: np.ndarray, model: dict) -> np.ndarray:
     """Probability that each pixel of ``small`` is on a tile (H x W float32)."""
     x = pixel_features(small)
     x = (x - np.asarray(model["mean"], np.float32)) / np.asarray(model["scale"], np.float32)
+    if "w1" in model:  # one hidden layer (ReLU)
+        hdn = np.maximum(x @ np.asarray(model["w1"], np.float32).reshape(x.shape[1], -1)
+                         + np.asarray(model["b1"], np.float32), 0)
+        z = hdn @ np.asarray(model["w2"], np.float32) + np.float32(model["b2"])
+        p = 1.0 / (1.0 + np.exp(-np.clip(z, -30, 30)))
+        return p.reshape(small.shape[:2]).astype(np.float32)
     n = x.shape[1]
     coef = np.asarray(model["coef"], np.float32)
     # the quadratic terms as a symmetric form: sum_ij A_ij x_i x_j with A from the i <= j terms
@@ -93,26 +99,64 @@ def tile_probability(small: np.ndarray, model: dict) -> np.ndarray:
     return p.reshape(small.shape[:2]).astype(np.float32)
 
 
+def synth_training_scenes(n: int, seed: int = 0, long_side: int = 400):
+    """``n`` scenes from ``vision.synth`` (rendered kingdoms on generated tables, exact
+    corners): ``(small_bgr, labels)`` pairs, labels 1 tile / 0 not / -1 undecided."""
+    from . import synth
+
+    rng = np.random.default_rng(seed)
+    out = []
+    for i in range(n):
+        b = synth.rendered_board(rng, size=7 if i % 3 == 0 else 5, cell=60,
+                                 full_frame=bool(i % 2))
+        scene, corners = synth.make_scene(b["image"], rng, width=2 * long_side,
+                                          board_mask=b["mask"])
+        small, s = _downscale(scene, long_side)
+        h, w = b["mask"].shape[:2]
+        H = cv2.getPerspectiveTransform(np.float32([[0, 0], [w, 0], [w, h], [0, h]]),
+                                        np.float32(corners) * s)
+        tiles = cv2.warpPerspective((b["mask"] > 0).astype(np.uint8) * 255, H,
+                                    (small.shape[1], small.shape[0]), flags=cv2.INTER_NEAREST)
+        y = np.full(small.shape[:2], -1, np.int8)
+        y[cv2.erode(tiles, np.ones((3, 3), np.uint8)) > 0] = 1
+        y[cv2.dilate(tiles, np.ones((5, 5), np.uint8)) == 0] = 0
+        out.append((small, y))
+    return out
+
+
 def fit_pixel_model(photos, long_side: int = 400, per_photo: int = 4000, C: float = 1.0,
-                    seed: int = 0) -> dict:
+                    seed: int = 0, extra=(), hidden: int = 0) -> dict:
     """Fit the tile-likelihood model on labelled phone photos (tiles vs. everything else).
 
     Positives: pixels of non-empty labelled squares; negatives: pixels well outside the
-    labelled rectangle and empty squares inside it.
+    labelled rectangle and empty squares inside it. ``extra``: more ``(small_bgr, labels)``
+    pairs (e.g. ``synth_training_scenes``). ``hidden``: a one-hidden-layer network of that
+    width instead of the quadratic logistic model.
     """
     from sklearn.linear_model import LogisticRegression
 
     rng = np.random.default_rng(seed)
     xs, ys = [], []
+    pairs = []
     for p in photos:
         small, s = _downscale(cv2.imread(str(p.path)), long_side)
-        y = _label_mask(p, small.shape[:2], s).ravel()
+        pairs.append((small, _label_mask(p, small.shape[:2], s)))
+    for small, y in list(pairs) + list(extra):
+        y = y.ravel()
         idx = np.flatnonzero(y >= 0)
         idx = rng.choice(idx, min(per_photo, len(idx)), replace=False)
         xs.append(pixel_features(small)[idx])
         ys.append(y[idx])
     x, y = np.concatenate(xs), np.concatenate(ys)
     mean, scale = x.mean(0), x.std(0) + 1e-6
+    if hidden:
+        from sklearn.neural_network import MLPClassifier
+
+        mlp = MLPClassifier(hidden_layer_sizes=(hidden,), alpha=1e-3, max_iter=300,
+                            random_state=seed).fit((x - mean) / scale, y)
+        return {"mean": mean.tolist(), "scale": scale.tolist(),
+                "w1": mlp.coefs_[0].ravel().tolist(), "b1": mlp.intercepts_[0].tolist(),
+                "w2": mlp.coefs_[1].ravel().tolist(), "b2": float(mlp.intercepts_[1][0])}
     clf = LogisticRegression(C=C, max_iter=1000).fit(_quadratic((x - mean) / scale), y)
     return {"mean": mean.tolist(), "scale": scale.tolist(),
             "coef": clf.coef_[0].tolist(), "intercept": float(clf.intercept_[0])}
@@ -852,11 +896,10 @@ def evaluate_detection(photos, cfg=None, threshold: float = 0.05) -> dict:
 
 def _toml_model(model: dict) -> str:
     fmt = lambda v: "[" + ", ".join(f"{x:.6g}" for x in v) + "]"  # noqa: E731
-    return ("[detect.pixel_model]\n"
-            f"mean = {fmt(model['mean'])}\n"
-            f"scale = {fmt(model['scale'])}\n"
-            f"coef = {fmt(model['coef'])}\n"
-            f"intercept = {model['intercept']:.6g}\n")
+    lines = ["[detect.pixel_model]"]
+    for k, v in model.items():
+        lines.append(f"{k} = {fmt(v)}" if isinstance(v, list) else f"{k} = {v:.6g}")
+    return "\n".join(lines) + "\n"
 
 
 def main(argv=None) -> int:
@@ -864,6 +907,10 @@ def main(argv=None) -> int:
                                  description="Evaluate kingdom detection on the dev photos.")
     ap.add_argument("--fit-pixel-model", action="store_true",
                     help="fit the tile-likelihood model on the dev phone photos; print TOML")
+    ap.add_argument("--with-synth", type=int, default=0, metavar="N",
+                    help="with --fit-pixel-model: also fit on N generated scenes (vision.synth)")
+    ap.add_argument("--hidden", type=int, default=0,
+                    help="with --fit-pixel-model: a one-hidden-layer network of this width")
     ap.add_argument("--aau", action="store_true", help="also evaluate the AAU dev photos")
     ap.add_argument("--only", default=None, help="only photos whose name contains this")
     args = ap.parse_args(argv)
@@ -871,7 +918,8 @@ def main(argv=None) -> int:
 
     photos = load_phone()
     if args.fit_pixel_model:
-        print(_toml_model(fit_pixel_model(photos)))
+        extra = synth_training_scenes(args.with_synth) if args.with_synth else ()
+        print(_toml_model(fit_pixel_model(photos, extra=extra, hidden=args.hidden)))
         return 0
     if args.aau:
         photos = photos + load_aau()

@@ -103,3 +103,24 @@ def test_aau_photos_are_taken_as_rectified_boards():
 
     res = evaluate_detection(load_aau()[:20])
     assert res["found"] >= 0.9
+
+
+@pytest.mark.slow
+def test_generated_scenes():
+    """Rendered kingdoms on generated tables (vision.synth), exact corners."""
+    synth = pytest.importorskip("vision.synth")
+    rng = np.random.default_rng(2024)
+    good = 0
+    n = 8
+    for i in range(n):
+        size = 7 if i % 4 == 0 else 5
+        b = synth.rendered_board(rng, size=size, cell=80)
+        scene, corners = synth.make_scene(b["image"], rng, width=1400, board_mask=b["mask"])
+        try:
+            board = find_board(scene)
+        except PhotoError:
+            continue
+        if (board.rows, board.cols) == (size, size) and corner_error(
+                board.corners, np.float32(corners)) < 0.05:
+            good += 1
+    assert good >= n - 2
