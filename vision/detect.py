@@ -189,6 +189,14 @@ def _downscale(image: np.ndarray, long_side: int, integer: bool = False
     s = min(1.0, long_side / max(image.shape[:2]))
     if s >= 1.0:
         return image, 1.0
+    if not integer and s < 0.4:
+        # bilinear to twice the size first (it reads only the pixels it needs), then a 2x2
+        # area average: a 12-megapixel photo in a few ms instead of tens
+        h, w = image.shape[:2]
+        w2, h2 = max(1, round(2 * s * w)), max(1, round(2 * s * h))
+        sub = cv2.resize(image, (w2, h2), interpolation=cv2.INTER_LINEAR)
+        out = cv2.resize(sub, (max(1, w2 // 2), max(1, h2 // 2)), interpolation=cv2.INTER_AREA)
+        return out, out.shape[1] / w
     if integer:
         k = int(1.0 / s)
         if k <= 1:
