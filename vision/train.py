@@ -279,6 +279,7 @@ def main(args) -> int:
         "cell": cfg["cell"], "crop_margin": cfg["crop_margin"], "board_margin": cfg["board_margin"],
         "outputs": {"terrain": list(TERRAINS), "crowns": list(range(N_CROWNS))},
         "photos": [p.name for p in photos],
+        "rendered_boards": 0 if getattr(args, "limit", None) else max(2, len(photos) // 6),
         "n_photos": {"aau": sum(p.dataset == "aau" for p in photos),
                      "phone": sum(p.dataset == "phone" for p in photos)},
         "onnx_vs_torch_max_abs_diff": diff,

@@ -40,7 +40,7 @@ def test_reads_an_aau_board_from_its_corners(reader):
 
 
 def test_reads_an_aau_photo_end_to_end(reader):
-    photo, image = aau_photo(2)
+    photo, image = aau_photo(1)
     reading = reader.read(image)
     assert (reading.rows, reading.cols) == (5, 5)
     assert matches(reading, photo) >= 24
