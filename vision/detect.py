@@ -796,9 +796,16 @@ def locate(image: np.ndarray, cfg=None, size: int | None = None):
     blob = _blob(prob, det)
     if blob is None:
         raise PhotoError(NO_KINGDOM)
-    contours, _ = cv2.findContours(blob, cv2.RETR_EXTERNAL, cv2.CHAIN_APPROX_NONE)
+    core = blob
+    r_open = int(round(det.get("tangent_open", 0.0)
+                       * float(cv2.distanceTransform(blob, cv2.DIST_L2, 3).max())))
+    if r_open > 0:  # thin appendages (a table edge, a light strip) must not hold a side
+        opened = _largest(cv2.morphologyEx(blob, cv2.MORPH_OPEN, _disk(r_open)))
+        if opened is not None:
+            core = opened
+    contours, _ = cv2.findContours(core, cv2.RETR_EXTERNAL, cv2.CHAIN_APPROX_NONE)
     cnt = max(contours, key=cv2.contourArea)
-    ys, xs = np.nonzero(blob)
+    ys, xs = np.nonzero(core)
     xs, ys = xs + 0.5, ys + 0.5
     pick = np.random.default_rng(0).choice(len(xs), min(int(det.get("inside_points", 300)), len(xs)), replace=False)
     quad = fit_quad(cnt, det, np.stack([xs[pick], ys[pick]], 1).astype(np.float64))
@@ -807,7 +814,7 @@ def locate(image: np.ndarray, cfg=None, size: int | None = None):
     quad = order_top_first(quad)
     zoom = s_mid / s
     if det.get("use_vanishing_points", True):
-        region = cv2.dilate(blob, np.ones((5, 5), np.uint8))
+        region = cv2.dilate(core, np.ones((5, 5), np.uint8))
         region = cv2.resize(region, (mid.shape[1], mid.shape[0]), interpolation=cv2.INTER_NEAREST)
         gray_mid = cv2.cvtColor(mid, cv2.COLOR_BGR2GRAY)
         segs = _segments(gray_mid, region, int(det.get("segment_side", 600))) / zoom
