@@ -364,6 +364,9 @@ def fit_quad(contour: np.ndarray, det: dict | None = None, blob_pts: np.ndarray 
     if blob_pts is None:
         blob_pts = cnt
     hull_area = abs(cv2.contourArea(hull.reshape(-1, 1, 2)))
+    span = max(np.ptp(cnt[:, 0]), np.ptp(cnt[:, 1]))
+    margin = det.get("max_corner_out", 0.25) * span
+    lo, hi = cnt.min(0) - margin, cnt.max(0) + margin
     for combo in combinations(range(m), 4):
         quad = []
         for k in range(4):
@@ -374,6 +377,8 @@ def fit_quad(contour: np.ndarray, det: dict | None = None, blob_pts: np.ndarray 
         if len(quad) < 4:
             continue
         quad = np.array(quad)
+        if np.any(quad < lo) or np.any(quad > hi):  # corners far from the blob
+            continue
         q32 = quad.astype(np.float32).reshape(-1, 1, 2)
         if not cv2.isContourConvex(q32):
             continue
