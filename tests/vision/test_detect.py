@@ -90,10 +90,12 @@ def test_dev_phone_photos():
     from vision.datasets import load_phone
 
     res = evaluate_detection(load_phone())
-    # floors well below what the detector reaches, so a real regression shows
-    assert res["grid_right"] >= 0.75
-    assert res["found"] >= 0.6
-    assert res["median_error"] < 0.05
+    wrong_grid = [(r["photo"], r["rows"], r["cols"]) for r in res["rows"] if not r["grid_right"]]
+    assert not wrong_grid
+    lost = [(r["photo"], round(r["error"], 3)) for r in res["rows"] if r["error"] > 0.2]
+    assert not lost  # every kingdom located (worst corner within a fifth of the side)
+    assert res["found"] >= 0.7  # worst corner within 5 % of the side
+    assert res["median_error"] < 0.04
 
 
 @pytest.mark.slow
