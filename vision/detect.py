@@ -562,13 +562,15 @@ def _edge_map(gray: np.ndarray):
 
 
 def _bilinear(img: np.ndarray, pts: np.ndarray) -> np.ndarray:
-    h, w = img.shape
-    x = np.clip(pts[:, 0], 0, w - 1.001)
-    y = np.clip(pts[:, 1], 0, h - 1.001)
-    x0, y0 = x.astype(np.int32), y.astype(np.int32)
-    fx, fy = x - x0, y - y0
-    return ((img[y0, x0] * (1 - fx) + img[y0, x0 + 1] * fx) * (1 - fy)
-            + (img[y0 + 1, x0] * (1 - fx) + img[y0 + 1, x0 + 1] * fx) * fy)
+    """``img`` sampled at (x, y) points with bilinear interpolation (edge pixels repeat)."""
+    p = np.ascontiguousarray(pts, dtype=np.float32).reshape(-1, 2)
+    n = len(p)
+    width = 1024  # OpenCV maps are at most 32767 wide: lay the points out in rows
+    pad = (-n) % width
+    m = np.concatenate([p, np.zeros((pad, 2), np.float32)]).reshape(-1, width, 2) if n > width \
+        else p.reshape(1, -1, 2)
+    out = cv2.remap(img, m, None, cv2.INTER_LINEAR, borderMode=cv2.BORDER_REPLICATE)
+    return out.reshape(-1)[:n].astype(np.float64)
 
 
 def _grid_points(rows: int, cols: int, per_cell: int = 8) -> np.ndarray:
