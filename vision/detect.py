@@ -845,8 +845,14 @@ def locate(image: np.ndarray, cfg=None, size: int | None = None):
     corners = (quad / s).astype(np.float32)
     hx, hy = blob.shape[1] - 1, blob.shape[0] - 1
     ys, xs = np.nonzero(blob)
-    if xs.min() == 0 or ys.min() == 0 or xs.max() == hx or ys.max() == hy:
-        warnings.append("part of the kingdom may be outside the photo")
+    tol = 0.01 * max(h, w)
+    outside = np.any(corners < -tol) or np.any(corners[:, 0] > w + tol) or np.any(
+        corners[:, 1] > h + tol)
+    if outside or xs.min() == 0 or ys.min() == 0 or xs.max() == hx or ys.max() == hy:
+        warnings.append("part of the kingdom may be outside the photo: keep the whole "
+                        "kingdom in the frame")
+    if conf < det.get("warn_confidence", 0.3):
+        warnings.append(f"the grid size ({rows} x {cols}) is uncertain; check it")
     return corners, rows, cols, conf, warnings
 
 

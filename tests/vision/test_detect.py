@@ -126,3 +126,10 @@ def test_generated_scenes():
                 board.corners, np.float32(corners)) < 0.05:
             good += 1
     assert good >= n - 2
+
+
+def test_warns_when_the_board_touches_the_photo_edge():
+    corners = [[-60, 100], [500, 80], [520, 560], [-40, 580]]  # left side cut off
+    img = _scene(5, 5, corners, shape=(700, 900))
+    board = find_board(img)
+    assert any("outside the photo" in w for w in board.warnings)
