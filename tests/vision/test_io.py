@@ -116,3 +116,18 @@ def test_missing_file(tmp_path):
 def test_dimensions_of_garbage_is_none():
     assert image_dimensions(b"not an image at all") is None
     assert image_dimensions(b"") is None
+
+
+def test_refuses_jpeg_claiming_huge_size():
+    data = bytearray(_jpeg(_sample()))
+    sof = data.find(b"\xff\xc0")
+    assert sof > 0
+    data[sof + 5:sof + 9] = struct.pack(">HH", 60000, 60000)  # height, width in the SOF
+    assert image_dimensions(bytes(data)) == (60000, 60000)
+    with pytest.raises(PhotoError, match="60000 x 60000 pixels"):
+        load_image(bytes(data))
+
+
+def test_jpeg_with_bytes_after_the_end_marker_loads():
+    data = _jpeg(_sample()) + b"\x00trailer written by some phones" * 4
+    assert load_image(data).shape == (40, 80, 3)
