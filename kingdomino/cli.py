@@ -191,6 +191,10 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--datasets", default=None, help="datasets folder (default: ../shared/datasets)")
     p.add_argument("--folds", type=int, default=5)
     p.add_argument("--quick", action="store_true", help="score the shipped models instead of retraining per fold")
+    p.add_argument("--no-synth", action="store_true", help="skip the generated-scene set (faster)")
+    p.add_argument("--save-outputs", metavar="FILE", help="keep the out-of-fold network outputs")
+    p.add_argument("--from-outputs", metavar="FILE",
+                   help="re-score saved outputs under the current config (no retraining)")
     p.set_defaults(func=cmd_evaluate)
 
     p = sub.add_parser("train", help="rebuild the classifier files in models/ from the dev photos")

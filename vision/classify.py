@@ -91,7 +91,8 @@ def supply_flags(readings: list[list[SquareReading]], supply: Counter | None = N
 class SquareClassifier:
     """Loads ``models/squares.onnx`` (and its ``squares.json``) once; reads batches of crops."""
 
-    def __init__(self, model_path: str | Path | None = None, cfg: dict | None = None):
+    def __init__(self, model_path: str | Path | None = None, cfg: dict | None = None,
+                 load_network: bool = True):
         from vision import config
 
         self.cfg = cfg if cfg is not None else config.load()["classify"]
@@ -100,7 +101,8 @@ class SquareClassifier:
             raise FileNotFoundError(
                 f"square classifier model {path} is missing: run `kingdomino train` to build it")
         self.path = path
-        self.net = cv2.dnn.readNetFromONNX(str(path))
+        # without the network it only decodes saved outputs (``kingdomino evaluate --from-outputs``)
+        self.net = cv2.dnn.readNetFromONNX(str(path)) if load_network else None
         meta_path = path.with_suffix(".json")
         self.meta = json.loads(meta_path.read_text()) if meta_path.exists() else {}
         cal = self.meta.get("calibration", {})

@@ -16,6 +16,7 @@ instead: it has seen these photos, so those figures are NOT cross-validated.
 from __future__ import annotations
 
 import json
+import pickle
 import tempfile
 import time
 from pathlib import Path
@@ -252,7 +253,8 @@ def _fit_temperatures(logits_list, cases):
 
 
 def run(photos, folds: int, quick: bool, log=print, epochs: int | None = None,
-        model_path=None, with_detect: bool = True, with_synth: bool = True) -> dict:
+        model_path=None, with_detect: bool = True, with_synth: bool = True,
+        save_outputs=None) -> dict:
     cfg = _config.load()
     ccfg = cfg["classify"]
     t0 = time.time()
@@ -284,6 +286,31 @@ def run(photos, folds: int, quick: bool, log=print, epochs: int | None = None,
         temps = _fit_temperatures([lg if cs.kind in ("aau", "phone") else None
                                    for lg, cs in zip(logits, cases)], cases)
         clf.t_terrain, clf.t_crowns = temps
+    if save_outputs:
+        for cs in cases:
+            cs.crops = None  # the network outputs are what is kept, not the pixels
+        with open(save_outputs, "wb") as fh:
+            pickle.dump({"cases": cases, "logits": logits, "temps": temps, "quick": quick,
+                         "folds": None if quick else folds, "seconds": round(time.time() - t0)}, fh)
+        log(f"network outputs saved to {save_outputs}")
+    return _summarise_outputs(cases, logits, temps, quick, folds, round(time.time() - t0), cfg)
+
+
+def rerun_saved(path) -> dict:
+    """Figures from saved network outputs (``--save-outputs``) under the current config.
+
+    Review thresholds and decoding live in the config, not in the network: this scores a
+    change to them on the same cross-validated outputs in seconds, without retraining.
+    """
+    with open(path, "rb") as fh:
+        saved = pickle.load(fh)
+    return _summarise_outputs(saved["cases"], saved["logits"], saved["temps"], saved["quick"],
+                              saved["folds"], saved["seconds"], _config.load())
+
+
+def _summarise_outputs(cases, logits, temps, quick, folds, seconds, cfg) -> dict:
+    clf = SquareClassifier(None, cfg["classify"], load_network=False)
+    clf.t_terrain, clf.t_crowns = temps
     rcfg = cfg.get("review", {})
     readings = []
     for lg, cs in zip(logits, cases):
@@ -294,7 +321,7 @@ def run(photos, folds: int, quick: bool, log=print, epochs: int | None = None,
         readings.append((grid, review_reasons(grid, rcfg, cs.outside)))
     result = {"cross_validated": not quick, "folds": None if quick else folds,
               "temperatures": {"t_terrain": temps[0], "t_crowns": temps[1]},
-              "seconds": round(time.time() - t0)}
+              "seconds": seconds}
     for kind in SETS:
         s = summarise(cases, readings, kind)
         if s is not None:
@@ -311,7 +338,15 @@ def main(args) -> int:
     if folds < 2 and not quick:
         print("kingdomino: error: --folds must be at least 2", flush=True)
         return 2
-    res = run(photos, folds, quick, log=lambda m: print(m, flush=True))
+    from_outputs = getattr(args, "from_outputs", None)
+    if from_outputs:
+        res = rerun_saved(from_outputs)
+        quick = not res["cross_validated"]
+        folds = res["folds"] or 0
+    else:
+        res = run(photos, folds, quick, log=lambda m: print(m, flush=True),
+                  with_synth=not getattr(args, "no_synth", False),
+                  save_outputs=getattr(args, "save_outputs", None))
     if quick:
         print("NOTE: --quick reads with the shipped model, which was trained on these very photos: "
               "the figures below are NOT cross-validated and overstate real accuracy.")
@@ -322,7 +357,7 @@ def main(args) -> int:
     for kind in SETS:
         if kind in res:
             print(format_summary(kind, res[kind]))
-    if not quick:
+    if not quick and not from_outputs:
         meta_path = MODELS_DIR / (_config.load()["classify"].get("model", "squares.onnx"))
         meta_path = meta_path.with_suffix(".json")
         if meta_path.exists():
