@@ -26,3 +26,4 @@ def shared_dir() -> Path:
 @pytest.fixture
 def datasets_dir() -> Path:
     return shared_path("datasets")
+

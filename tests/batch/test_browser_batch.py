@@ -4,29 +4,17 @@ Skips when Playwright or a Chromium binary is missing.
 """
 from __future__ import annotations
 
-import os
-import shutil
-import threading
-from pathlib import Path
 
 import pytest
 
 import batch_fakes as fk
+from browser_support import chromium_path, serving
 
 pytestmark = pytest.mark.browser
 
 
-def _chromium() -> str:
-    for candidate in (os.environ.get("CHROMIUM"), "/usr/bin/chromium", shutil.which("chromium"),
-                      shutil.which("chromium-browser")):
-        if candidate and Path(candidate).exists():
-            return candidate
-    pytest.skip("no chromium binary found (apt-get install chromium)")
-
-
 @pytest.fixture
 def live_server(tmp_path):
-    serving = pytest.importorskip("werkzeug.serving")
     from webapp import create_app
 
     app = create_app({"DATABASE": str(tmp_path / "b.sqlite3"),
@@ -40,14 +28,8 @@ def live_server(tmp_path):
 
         paths.append((request.method, request.path))
 
-    server = serving.make_server("127.0.0.1", 0, app, threaded=True)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    try:
-        yield f"http://127.0.0.1:{server.server_port}", paths
-    finally:
-        server.shutdown()
-        thread.join(5)
+    with serving(app) as base:
+        yield base, paths
 
 
 def test_batch_page_uploads_reads_and_lists_the_queue(live_server, tmp_path):
@@ -64,7 +46,7 @@ def test_batch_page_uploads_reads_and_lists_the_queue(live_server, tmp_path):
     manifest = tmp_path / "m.csv"
     manifest.write_text("photo,player,table,round\np0.png,Ann,1,1\np1.png,Bob,1,1\n")
     with sync_api.sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=_chromium(), args=["--no-sandbox"])
+        browser = p.chromium.launch(executable_path=chromium_path(), args=["--no-sandbox"])
         try:
             page = browser.new_page()
             errors = []

@@ -7,13 +7,11 @@ from __future__ import annotations
 
 import copy
 import json
-import os
-import shutil
-import threading
 import urllib.request
 from pathlib import Path
 
 import pytest
+from browser_support import chromium_path, keep_screenshot, serving
 from webapp_helpers import FakeReader, png_bytes
 
 from webapp import create_app
@@ -24,32 +22,16 @@ pytestmark = pytest.mark.browser
 ROOT = Path(__file__).resolve().parents[2]
 SAMPLE = ROOT / "samples" / "kingdom-5x5.jpg"
 MODEL = ROOT / "models" / "squares.onnx"
-SHOT = Path("/tmp/webapp-shot.png")
-
-
-def _chromium() -> str:
-    for candidate in (os.environ.get("CHROMIUM"), "/usr/bin/chromium", shutil.which("chromium"),
-                      shutil.which("chromium-browser")):
-        if candidate and Path(candidate).exists():
-            return candidate
-    pytest.skip("no chromium binary found (apt-get install chromium)")
 
 
 @pytest.fixture
 def live_server(tmp_path):
-    werkzeug_serving = pytest.importorskip("werkzeug.serving")
     real = SAMPLE.exists() and MODEL.exists()
     app = create_app({"DATABASE": str(tmp_path / "b.sqlite3"),
                       "INSTANCE_PATH": str(tmp_path / "instance"),
                       "READER": default_reader if real else FakeReader()})
-    server = werkzeug_serving.make_server("127.0.0.1", 0, app, threaded=True)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    try:
-        yield f"http://127.0.0.1:{server.server_port}", real
-    finally:
-        server.shutdown()
-        thread.join(5)
+    with serving(app) as base:
+        yield base, real
 
 
 def _get_json(url):
@@ -88,7 +70,7 @@ def test_upload_correct_and_see_the_total_change(live_server, tmp_path):
     if not real:
         photo.write_bytes(png_bytes())
     with sync_api.sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=_chromium(), args=["--no-sandbox"])
+        browser = p.chromium.launch(executable_path=chromium_path(), args=["--no-sandbox"])
         try:
             page = browser.new_page(viewport={"width": 1280, "height": 900})
             errors = []
@@ -138,8 +120,7 @@ def test_upload_correct_and_see_the_total_change(live_server, tmp_path):
             page.keyboard.press(str(crowns))
             expect(page.locator("#total")).to_have_text(str(after), timeout=30_000)
             page.wait_for_timeout(500)
-            page.screenshot(path=str(tmp_path / "result.png"), full_page=True)
-            page.screenshot(path=str(SHOT), full_page=True)
+            keep_screenshot(page, "webapp-result.png", tmp_path, full_page=True)
 
             # the permalink shows the corrected total after a reload
             page.reload()
@@ -149,8 +130,7 @@ def test_upload_correct_and_see_the_total_change(live_server, tmp_path):
             phone = browser.new_page(viewport={"width": 390, "height": 844}, is_mobile=True)
             phone.goto(page.url)
             width = phone.evaluate("document.documentElement.scrollWidth")
-            phone.screenshot(path=str(tmp_path / "phone.png"), full_page=True)
-            phone.screenshot(path="/tmp/webapp-phone.png", full_page=True)
+            keep_screenshot(phone, "webapp-phone.png", tmp_path, full_page=True)
             assert width <= 390
             assert errors == []
         finally:
@@ -162,7 +142,7 @@ def test_build_a_queendomino_kingdom_by_hand(live_server):
     sync_api = pytest.importorskip("playwright.sync_api")
     expect = sync_api.expect
     with sync_api.sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=_chromium(), args=["--no-sandbox"])
+        browser = p.chromium.launch(executable_path=chromium_path(), args=["--no-sandbox"])
         try:
             page = browser.new_page()
             errors = []

@@ -1,0 +1,44 @@
+"""What the browser tests share: the chromium binary, a live server, screenshots to look at."""
+from __future__ import annotations
+
+import contextlib
+import os
+import shutil
+import threading
+from pathlib import Path
+
+import pytest
+
+
+def chromium_path() -> str:
+    """Debian's chromium binary for the browser tests, or a skip that says how to get it."""
+    for candidate in (os.environ.get("CHROMIUM"), "/usr/bin/chromium", shutil.which("chromium"),
+                      shutil.which("chromium-browser")):
+        if candidate and Path(candidate).exists():
+            return candidate
+    pytest.skip("no chromium binary found (apt-get install chromium)")
+
+
+@contextlib.contextmanager
+def serving(app):
+    """Serve a Flask app on a free loopback port in a thread; yields its base URL."""
+    werkzeug_serving = pytest.importorskip("werkzeug.serving")
+    server = werkzeug_serving.make_server("127.0.0.1", 0, app, threaded=True)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{server.server_port}"
+    finally:
+        server.shutdown()
+        thread.join(5)
+
+
+def keep_screenshot(page, name: str, tmp_path: Path, **kwargs) -> Path:
+    """Screenshot into the test's tmp folder, and into $KINGDOMINO_SHOTS when set (to look at)."""
+    path = tmp_path / name
+    page.screenshot(path=str(path), **kwargs)
+    shots = os.environ.get("KINGDOMINO_SHOTS")
+    if shots:
+        Path(shots).mkdir(parents=True, exist_ok=True)
+        shutil.copy(path, Path(shots) / name)
+    return path
