@@ -53,17 +53,33 @@ def _softmax(x: np.ndarray, axis: int = -1) -> np.ndarray:
     return e / e.sum(axis=axis, keepdims=True)
 
 
-def decode(logits: np.ndarray, t_terrain: float = 1.0, t_crowns: float = 1.0):
+def game_crown_prior(supply: Counter) -> np.ndarray:
+    """P(crowns | terrain) over the game's squares, ``(terrains, 4)``; castle/empty: no crowns."""
+    prior = np.zeros((len(TERRAINS), N_CROWNS))
+    for i, t in enumerate(TERRAINS):
+        counts = [supply.get((t, k), 0) for k in range(N_CROWNS)]
+        if sum(counts) == 0:
+            counts = [1] + [0] * (N_CROWNS - 1)
+        prior[i] = np.asarray(counts, float) / sum(counts)
+    return prior
+
+
+def decode(logits: np.ndarray, t_terrain: float = 1.0, t_crowns: float = 1.0,
+           prior: np.ndarray | None = None):
     """Logits ``(N, 12)`` -> (terrain index, crowns, confidence, was the raw best invalid).
 
     The joint probability of (terrain, crowns) is the product of the two heads' (temperature
     scaled) probabilities; impossible pairs are removed and the rest renormalised; the
-    confidence is the chosen pair's share.
+    confidence is the chosen pair's share. ``prior`` (``(terrains, 4)``), when given, multiplies
+    the joint: the game's crowns-given-terrain odds over the crown head's training prior.
     """
     logits = np.asarray(logits, dtype=np.float64).reshape(-1, len(TERRAINS) + N_CROWNS)
     pt = _softmax(logits[:, :len(TERRAINS)] / t_terrain)
     pc = _softmax(logits[:, len(TERRAINS):] / t_crowns)
     joint = pt[:, :, None] * pc[:, None, :]
+    if prior is not None:
+        joint = joint * prior[None]
+        joint = joint / np.maximum(joint.sum(axis=(1, 2), keepdims=True), 1e-300)
     raw_best = joint.reshape(len(joint), -1).argmax(axis=1)
     raw_invalid = ~VALID.reshape(-1)[raw_best]
     valid = joint * VALID[None]
@@ -110,6 +126,27 @@ class SquareClassifier:
         self.t_crowns = float(cal.get("t_crowns", 1.0))
         self.input_size = int(self.meta.get("input_size", self.cfg["cell"] + 2 * self.cfg["crop_margin"]))
         self.supply = square_supply() if DOMINOES_CSV.exists() else Counter()
+        self.prior = None
+        self.set_crown_prior(self.meta.get("crown_train_prior"), self.meta.get("crown_label_prior"))
+
+    def set_crown_prior(self, trained, labelled) -> None:
+        """Undo the crown head's training prior (``[classify] crown_prior``).
+
+        ``trained``: share of each crown count in what the network was shown (oversampled);
+        ``labelled``: its share among real squares. ``"marginal"`` swaps one for the other;
+        ``"dominoes"`` uses the game's crowns-given-terrain odds instead of ``labelled``.
+        """
+        mode = self.cfg.get("crown_prior", "none")
+        if mode not in ("none", "marginal", "dominoes"):
+            raise ValueError(f"[classify] crown_prior must be none, marginal or dominoes, not {mode!r}")
+        self.prior = None
+        if mode == "none" or not trained:  # a model without the record reads uncorrected
+            return
+        trained = np.maximum(np.asarray(trained, float), 1e-9)
+        if mode == "marginal" and labelled:
+            self.prior = np.tile(np.asarray(labelled, float) / trained, (len(TERRAINS), 1))
+        elif mode == "dominoes" and self.supply:
+            self.prior = game_crown_prior(self.supply) / trained[None]
 
     def logits(self, crops: np.ndarray) -> np.ndarray:
         """BGR uint8 crops ``(N, S, S, 3)`` -> raw logits ``(N, 12)``."""
@@ -139,7 +176,7 @@ class SquareClassifier:
 
     def read_logits(self, logits: np.ndarray, rows: int, cols: int) -> list[list[SquareReading]]:
         """Network outputs of a ``rows x cols`` board -> readings with flags."""
-        t, c, conf, raw_invalid = decode(logits, self.t_terrain, self.t_crowns)
+        t, c, conf, raw_invalid = decode(logits, self.t_terrain, self.t_crowns, self.prior)
         grid = []
         for r in range(rows):
             row = []

@@ -20,7 +20,7 @@ from vision.classify import MODELS_DIR, N_CROWNS, TERRAINS, preprocess
 from vision.squares import cell_crops, crop_size, image_corners, rectify
 
 AUG_PAD = 16            # extra px cut around each training crop so shifts/rotations stay real
-DEFAULT_EPOCHS = 30
+DEFAULT_EPOCHS = 40
 
 
 # ----------------------------------------------------------------------------- data
@@ -154,7 +154,39 @@ def build_model(width: int = 1):
     return nn.Sequential(*layers)
 
 
-def train_model(x, t, c, *, epochs: int, out: int, seed: int = 0, log=None):
+PHONE_WEIGHT = 2.0       # phone-photo squares are drawn this much more often (harder, fewer)
+
+
+def sampling_weights(t: np.ndarray, c: np.ndarray, boost: np.ndarray | None = None) -> np.ndarray:
+    """How often each training square is drawn: the very rare 3-crown mine and mines more often,
+    and ``boost`` (per square) on top."""
+    # Oversampling 2-crown squares taught the net that a building picture means two crowns
+    # (1-crown swamp/mine/grassland read as 2): only the very rare 3-crown mine is boosted.
+    w = np.ones(len(c))
+    w[c == 3] = 3.0
+    w[t == TERRAINS.index("mine")] *= 1.5
+    if boost is not None:
+        w = w * boost
+    return w / w.sum()
+
+
+def crown_sampling_prior(t: np.ndarray, c: np.ndarray, boost: np.ndarray | None = None) -> list[float]:
+    """Share of each crown count among the squares the network saw in training.
+
+    Oversampling 2-3 crowns teaches the crown head that they are commoner than they are; the
+    reader divides this prior out again (``[classify] crown_prior`` in the config).
+    """
+    w = sampling_weights(np.asarray(t), np.asarray(c), boost)
+    return [float(w[np.asarray(c) == k].sum()) for k in range(N_CROWNS)]
+
+
+def crown_label_prior(c: np.ndarray) -> list[float]:
+    """Share of each crown count among the training squares as they are (no oversampling)."""
+    c = np.asarray(c)
+    return [float(np.mean(c == k)) for k in range(N_CROWNS)]
+
+
+def train_model(x, t, c, *, epochs: int, out: int, seed: int = 0, log=None, boost=None):
     """Train the two-head CNN on padded crops ``x``; returns the torch model (eval mode)."""
     import torch
     import torch.nn.functional as F
@@ -165,12 +197,7 @@ def train_model(x, t, c, *, epochs: int, out: int, seed: int = 0, log=None):
     model = build_model()
     opt = torch.optim.AdamW(model.parameters(), lr=3e-3, weight_decay=1e-4)
     n = len(x)
-    # rarer readings (2-3 crowns, mines) are drawn more often
-    w = np.ones(n)
-    w[c >= 2] = 2.5
-    w[c == 3] = 4.0
-    w[t == TERRAINS.index("mine")] *= 1.5
-    w /= w.sum()
+    w = sampling_weights(t, c, boost)
     batch = 64
     steps = max(1, n // batch)
     sched = torch.optim.lr_scheduler.OneCycleLR(opt, max_lr=3e-3, total_steps=epochs * steps)
@@ -238,19 +265,24 @@ def dev_photos(datasets=None, limit=None):
 
 def fit(photos, cfg: dict, epochs: int, seed: int = 0, log=None, rendered: int | None = None):
     """Train on these photos (plus a modest share of rendered boards). Returns the torch model."""
-    x, t, c, _ = load_examples(photos, cfg)
+    x, t, c, b = load_examples(photos, cfg)
+    boost = np.where([photos[i].dataset == "phone" for i in b], PHONE_WEIGHT, 1.0)
     if rendered is None:
         rendered = max(2, len(photos) // 6)
     extra = rendered_examples(rendered, cfg, np.random.default_rng(seed + 1000)) if rendered else None
     if extra is not None:
         x, t, c = (np.concatenate([x, extra[0]]), np.concatenate([t, extra[1]]),
                    np.concatenate([c, extra[2]]))
+        boost = np.concatenate([boost, np.ones(len(extra[0]))])
         if log:
             log(f"added {len(extra[0])} squares from {rendered} rendered boards")
     if log:
         log(f"training on {len(x)} squares from {len(photos)} photos")
-    return train_model(x, t, c, epochs=epochs, out=crop_size(cfg["cell"], cfg["crop_margin"]),
-                       seed=seed, log=log)
+    model = train_model(x, t, c, epochs=epochs, out=crop_size(cfg["cell"], cfg["crop_margin"]),
+                        seed=seed, log=log, boost=boost)
+    model.crown_train_prior = crown_sampling_prior(t, c, boost)
+    model.crown_label_prior = crown_label_prior(c)
+    return model
 
 
 def main(args) -> int:
@@ -278,6 +310,8 @@ def main(args) -> int:
         "input_size": size,
         "cell": cfg["cell"], "crop_margin": cfg["crop_margin"], "board_margin": cfg["board_margin"],
         "outputs": {"terrain": list(TERRAINS), "crowns": list(range(N_CROWNS))},
+        "crown_train_prior": model.crown_train_prior,
+        "crown_label_prior": model.crown_label_prior,
         "photos": [p.name for p in photos],
         "rendered_boards": 0 if getattr(args, "limit", None) else max(2, len(photos) // 6),
         "n_photos": {"aau": sum(p.dataset == "aau" for p in photos),

@@ -70,3 +70,29 @@ def test_shipped_model_loads_in_cv2_dnn():
     assert len(grid) == 1 and len(grid[0]) == 3
     for sq in grid[0]:
         assert VALID[TERRAINS.index(sq.terrain), sq.crowns] and 0 < sq.confidence <= 1
+
+
+def test_marginal_crown_prior_undoes_training_oversampling():
+    # the crown head says 2 a little more than 1 for a swamp square, but it was shown 2-crown
+    # squares four times as often as they occur: the corrected reading is 1 crown
+    z = np.zeros(len(TERRAINS) + N_CROWNS)
+    z[TERRAINS.index("swamp")] = 8.0
+    z[len(TERRAINS) + 1] = 2.0
+    z[len(TERRAINS) + 2] = 2.5
+    trained, labelled = [0.5, 0.2, 0.2, 0.1], [0.7, 0.2, 0.05, 0.05]
+    prior = np.tile(np.asarray(labelled) / np.asarray(trained), (len(TERRAINS), 1))
+    assert decode(z[None])[1][0] == 2
+    assert decode(z[None], prior=prior)[1][0] == 1
+
+
+def test_crown_prior_mode_comes_from_the_config():
+    clf = SquareClassifier(None, {"cell": 64, "crop_margin": 12, "crown_prior": "marginal"},
+                           load_network=False)
+    clf.set_crown_prior([0.5, 0.2, 0.2, 0.1], [0.7, 0.2, 0.05, 0.05])
+    assert clf.prior is not None and clf.prior[0, 2] == pytest.approx(0.25)
+    clf.cfg["crown_prior"] = "none"
+    clf.set_crown_prior([0.5, 0.2, 0.2, 0.1], [0.7, 0.2, 0.05, 0.05])
+    assert clf.prior is None
+    clf.cfg["crown_prior"] = "bogus"
+    with pytest.raises(ValueError, match="crown_prior"):
+        clf.set_crown_prior([0.5, 0.2, 0.2, 0.1], [0.7, 0.2, 0.05, 0.05])
