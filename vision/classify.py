@@ -89,6 +89,22 @@ def decode(logits: np.ndarray, t_terrain: float = 1.0, t_crowns: float = 1.0,
     return best // N_CROWNS, best % N_CROWNS, conf, raw_invalid
 
 
+def castle_flags(readings: list[list[SquareReading]], logits: np.ndarray, t_terrain: float = 1.0,
+                 candidates: int = 1) -> None:
+    """Every kingdom has one castle: with none read, flag the ``candidates`` most castle-like
+    squares; with several, flag them all."""
+    squares = [sq for row in readings for sq in row]
+    castles = [sq for sq in squares if sq.terrain == "castle"]
+    if len(castles) > 1:
+        for sq in castles:
+            sq.flags.append("more than one castle read: a kingdom has one")
+    elif not castles and squares:
+        lg = np.asarray(logits, dtype=np.float64).reshape(len(squares), -1)
+        p_castle = _softmax(lg[:, :len(TERRAINS)] / t_terrain)[:, TERRAINS.index("castle")]
+        for i in np.argsort(-p_castle)[:max(1, candidates)]:
+            squares[int(i)].flags.append("no castle read: this square is among the most like one")
+
+
 def supply_flags(readings: list[list[SquareReading]], supply: Counter | None = None) -> None:
     """Flag readings that need more squares of a kind than the game has (two 3-crown mines...)."""
     supply = supply if supply is not None else square_supply()
@@ -189,6 +205,7 @@ class SquareClassifier:
             grid.append(row)
         if self.supply:
             supply_flags(grid, self.supply)
+        castle_flags(grid, logits, self.t_terrain, int(self.cfg.get("no_castle_candidates", 1)))
         return grid
 
 

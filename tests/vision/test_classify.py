@@ -96,3 +96,23 @@ def test_crown_prior_mode_comes_from_the_config():
     clf.cfg["crown_prior"] = "bogus"
     with pytest.raises(ValueError, match="crown_prior"):
         clf.set_crown_prior([0.5, 0.2, 0.2, 0.1], [0.7, 0.2, 0.05, 0.05])
+
+
+def _grid_logits(cells):
+    return np.stack([logits_for(t, c) for t, c in cells])
+
+
+def test_a_kingdom_without_a_castle_flags_its_most_castle_like_square():
+    cells = [("field", 0)] * 4
+    lg = _grid_logits(cells)
+    lg[2, TERRAINS.index("castle")] = 6.0   # still read as field, but the castle is next best
+    clf = SquareClassifier(None, {"cell": 64, "crop_margin": 12}, load_network=False)
+    grid = clf.read_logits(lg, 2, 2)
+    flagged = [(r, c) for r in range(2) for c in range(2) if grid[r][c].flags]
+    assert flagged == [(1, 0)]
+
+
+def test_two_castles_are_both_flagged():
+    clf = SquareClassifier(None, {"cell": 64, "crop_margin": 12}, load_network=False)
+    grid = clf.read_logits(_grid_logits([("castle", 0), ("field", 0), ("castle", 0), ("lake", 0)]), 2, 2)
+    assert [bool(sq.flags) for row in grid for sq in row] == [True, False, True, False]

@@ -1,0 +1,45 @@
+"""`kingdomino evaluate --from-outputs`: saved network outputs re-scored under the config."""
+import pickle
+
+import numpy as np
+
+from vision.classify import N_CROWNS, TERRAINS
+from vision.evaluate import Case, format_summary, rerun_saved
+
+TERRAIN = [["field"] * 5 for _ in range(5)]
+TERRAIN[2][2] = "castle"
+CROWNS = [[0] * 5 for _ in range(5)]
+CROWNS[0][0] = 1
+
+
+def _logits(terrain, crowns, unsure=()):
+    rows = []
+    for r in range(5):
+        for c in range(5):
+            z = np.zeros(len(TERRAINS) + N_CROWNS)
+            z[TERRAINS.index(terrain[r][c])] = 9.0
+            z[len(TERRAINS) + crowns[r][c]] = 9.0 if (r, c) not in unsure else 0.3
+            rows.append(z)
+    return np.array(rows)
+
+
+def test_saved_outputs_give_the_figures(tmp_path):
+    # board 1 read right; board 2: the crowned square read with 0 crowns, barely (in review)
+    misread = [row[:] for row in CROWNS]
+    misread[0][0] = 0
+    cases = [Case("aau", 0, "a", None, 5, 5, TERRAIN, CROWNS),
+             Case("aau", 1, "b", None, 5, 5, TERRAIN, CROWNS)]
+    logits = [_logits(TERRAIN, CROWNS), _logits(TERRAIN, misread, unsure={(0, 0)})]
+    logits[1][0, len(TERRAINS) + 1] = 0.0  # crown head: 0 crowns 0.3 vs 1 crown 0.0
+    path = tmp_path / "out.pkl"
+    with open(path, "wb") as fh:
+        pickle.dump({"cases": cases, "logits": logits, "temps": (1.0, 1.0), "quick": False,
+                     "folds": 2, "seconds": 1}, fh)
+    res = rerun_saved(path)
+    aau = res["aau"]
+    assert aau["boards"] == 2 and aau["squares"] == 50
+    assert aau["crown_accuracy"] == 49 / 50 and aau["terrain_accuracy"] == 1.0
+    assert aau["score_exact"] == 0.5            # board 2: the field region loses its only crown
+    assert aau["wrong_boards"] == 1 and aau["wrong_boards_with_wrong_square_in_review"] == 1
+    assert aau["crown_confusion"][1] == [1, 1, 0, 0]
+    assert "crown confusion" in format_summary("aau", aau)
