@@ -31,18 +31,6 @@
     var errorBox = document.getElementById("batch-error");
     var button = document.getElementById("submit");
 
-    var syncBonuses = function () {
-      var shown = 0;
-      document.querySelectorAll(".bonus").forEach(function (el) {
-        var on = el.getAttribute("data-rules") === rules.value;
-        el.hidden = !on;
-        if (!on) { el.querySelector("input").checked = false; } else { shown++; }
-      });
-      document.getElementById("bonuses").hidden = shown === 0;
-    };
-    rules.addEventListener("change", syncBonuses);
-    syncBonuses();
-
     var showFiles = function () {
       var n = input.files ? input.files.length : 0;
       var size = 0;
@@ -50,16 +38,8 @@
       text.textContent = n ? (n + " file(s), " + Math.round(size / 1048576) + " MB") :
         "Choose photos or zip files, or drop them here";
     };
-    input.addEventListener("change", showFiles);
-    ["dragenter", "dragover"].forEach(function (ev) {
-      drop.addEventListener(ev, function (e) { e.preventDefault(); drop.classList.add("over"); });
-    });
-    ["dragleave", "drop"].forEach(function (ev) {
-      drop.addEventListener(ev, function (e) { e.preventDefault(); drop.classList.remove("over"); });
-    });
-    drop.addEventListener("drop", function (e) {
-      if (e.dataTransfer && e.dataTransfer.files.length) { input.files = e.dataTransfer.files; showFiles(); }
-    });
+    KDForms.bonusChoices(rules);
+    KDForms.dropZone(drop, input, showFiles);
 
     var fail = function (err) {
       errorBox.textContent = err.message || String(err);

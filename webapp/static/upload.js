@@ -17,31 +17,8 @@
       preview.hidden = false;
     }
   }
-  input.addEventListener("change", showPreview);
-  ["dragenter", "dragover"].forEach(function (ev) {
-    drop.addEventListener(ev, function (e) { e.preventDefault(); drop.classList.add("over"); });
-  });
-  ["dragleave", "drop"].forEach(function (ev) {
-    drop.addEventListener(ev, function (e) { e.preventDefault(); drop.classList.remove("over"); });
-  });
-  drop.addEventListener("drop", function (e) {
-    if (e.dataTransfer && e.dataTransfer.files.length) {
-      input.files = e.dataTransfer.files;
-      showPreview();
-    }
-  });
-
-  function syncBonuses() {
-    var shown = 0;
-    document.querySelectorAll(".bonus").forEach(function (el) {
-      var on = el.getAttribute("data-rules") === rules.value;
-      el.hidden = !on;
-      if (!on) { el.querySelector("input").checked = false; } else { shown++; }
-    });
-    document.getElementById("bonuses").hidden = shown === 0;
-  }
-  rules.addEventListener("change", syncBonuses);
-  syncBonuses();
+  KDForms.dropZone(drop, input, showPreview);
+  KDForms.bonusChoices(rules);
 
   form.addEventListener("submit", function () {
     var b = document.getElementById("submit");
