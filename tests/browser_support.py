@@ -42,3 +42,19 @@ def keep_screenshot(page, name: str, tmp_path: Path, **kwargs) -> Path:
         Path(shots).mkdir(parents=True, exist_ok=True)
         shutil.copy(path, Path(shots) / name)
     return path
+
+
+@contextlib.contextmanager
+def chromium_page(**page_options):
+    """A headless Chromium page; yields ``(browser, page, errors)``, ``errors`` collecting the
+    page's uncaught script errors. Skips when Playwright or Chromium is missing."""
+    sync_api = pytest.importorskip("playwright.sync_api")
+    with sync_api.sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=chromium_path(), args=["--no-sandbox"])
+        try:
+            page = browser.new_page(**page_options)
+            errors = []
+            page.on("pageerror", lambda exc: errors.append(str(exc)))
+            yield browser, page, errors
+        finally:
+            browser.close()

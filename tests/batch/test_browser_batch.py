@@ -8,7 +8,7 @@ from __future__ import annotations
 import pytest
 
 import batch_fakes as fk
-from browser_support import chromium_path, serving
+from browser_support import chromium_page, serving
 
 pytestmark = pytest.mark.browser
 
@@ -34,7 +34,6 @@ def live_server(tmp_path):
 
 def test_batch_page_uploads_reads_and_lists_the_queue(live_server, tmp_path):
     live_server, paths = live_server
-    sync_api = pytest.importorskip("playwright.sync_api")
     files = []
     for i in range(5):
         path = tmp_path / f"p{i}.png"
@@ -45,29 +44,22 @@ def test_batch_page_uploads_reads_and_lists_the_queue(live_server, tmp_path):
     files.append(str(bad))
     manifest = tmp_path / "m.csv"
     manifest.write_text("photo,player,table,round\np0.png,Ann,1,1\np1.png,Bob,1,1\n")
-    with sync_api.sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=chromium_path(), args=["--no-sandbox"])
-        try:
-            page = browser.new_page()
-            errors = []
-            page.on("pageerror", lambda exc: errors.append(str(exc)))
-            page.goto(live_server + "/batch/")
-            page.set_input_files("#photos", files)
-            page.set_input_files("#manifest", str(manifest))
-            page.click("#submit")
-            page.wait_for_selector("#review-queue", timeout=30_000)
-            queue = page.inner_text("#review-queue")
-            assert "p2.png" in queue and "bad.png" in queue and "p0.png" not in queue
-            standings = page.inner_text("#standings")
-            assert standings.index("Bob") < standings.index("Ann")  # 11 beats 10
-            assert page.get_attribute("#download-results", "href").endswith("/results.csv")
-            page.click("#review-queue a >> nth=0")
-            page.wait_for_load_state()
-            assert "/r/" in page.url
-            assert errors == []
-            # the script sent the photos one request each, then started the batch
-            posts = [path for method, path in paths if method == "POST"]
-            assert len([x for x in posts if x.endswith("/photos")]) == 6
-            assert posts[-1].endswith("/start")
-        finally:
-            browser.close()
+    with chromium_page() as (browser, page, errors):
+        page.goto(live_server + "/batch/")
+        page.set_input_files("#photos", files)
+        page.set_input_files("#manifest", str(manifest))
+        page.click("#submit")
+        page.wait_for_selector("#review-queue", timeout=30_000)
+        queue = page.inner_text("#review-queue")
+        assert "p2.png" in queue and "bad.png" in queue and "p0.png" not in queue
+        standings = page.inner_text("#standings")
+        assert standings.index("Bob") < standings.index("Ann")  # 11 beats 10
+        assert page.get_attribute("#download-results", "href").endswith("/results.csv")
+        page.click("#review-queue a >> nth=0")
+        page.wait_for_load_state()
+        assert "/r/" in page.url
+        assert errors == []
+        # the script sent the photos one request each, then started the batch
+        posts = [path for method, path in paths if method == "POST"]
+        assert len([x for x in posts if x.endswith("/photos")]) == 6
+        assert posts[-1].endswith("/start")

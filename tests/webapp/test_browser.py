@@ -11,7 +11,7 @@ import urllib.request
 from pathlib import Path
 
 import pytest
-from browser_support import chromium_path, keep_screenshot, serving
+from browser_support import chromium_page, keep_screenshot, serving
 from webapp_helpers import FakeReader, png_bytes
 
 from webapp import create_app
@@ -69,105 +69,91 @@ def test_upload_correct_and_see_the_total_change(live_server, tmp_path):
     photo = SAMPLE if real else tmp_path / "kingdom.png"
     if not real:
         photo.write_bytes(png_bytes())
-    with sync_api.sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=chromium_path(), args=["--no-sandbox"])
-        try:
-            page = browser.new_page(viewport={"width": 1280, "height": 900})
-            errors = []
-            page.on("pageerror", lambda exc: errors.append(str(exc)))
-            page.goto(base + "/")
-            page.set_input_files("#photo", str(photo))
-            page.select_option("#rules", "kingdomino")
-            page.fill("input[name=claimed]", "40")
-            page.click("#submit")
-            page.wait_for_url("**/r/*", timeout=120_000)
-            rid = page.url.rsplit("/", 1)[1]
-            view = _get_json(f"{base}/api/readings/{rid}")
-            shown = page.text_content("#total").strip()
-            assert shown == str(view["score"]["total"])
-            assert page.locator("#grid .sq").count() == view["kingdom"]["size"] ** 2
-            assert page.locator("#overlay polygon.outline").count() == 1  # outline on the photo
-            assert page.locator("#dispute").is_visible()
+    with chromium_page(viewport={"width": 1280, "height": 900}) as (browser, page, errors):
+        page.goto(base + "/")
+        page.set_input_files("#photo", str(photo))
+        page.select_option("#rules", "kingdomino")
+        page.fill("input[name=claimed]", "40")
+        page.click("#submit")
+        page.wait_for_url("**/r/*", timeout=120_000)
+        rid = page.url.rsplit("/", 1)[1]
+        view = _get_json(f"{base}/api/readings/{rid}")
+        shown = page.text_content("#total").strip()
+        assert shown == str(view["score"]["total"])
+        assert page.locator("#grid .sq").count() == view["kingdom"]["size"] ** 2
+        assert page.locator("#overlay polygon.outline").count() == 1  # outline on the photo
+        assert page.locator("#dispute").is_visible()
 
-            (r, c), terrain, crowns, before, after = _a_change_that_moves_the_total(
-                base, view["kingdom"], view["bonuses"])
-            assert shown == str(before)
-            # fix one square with the mouse: terrain chip, then crowns chip
-            page.click(f'#grid .sq[data-r="{r}"][data-c="{c}"]')
-            page.click(f'#editor [data-terrain="{terrain}"]')
-            page.click(f'#editor [data-crowns="{crowns}"]')
-            expect(page.locator("#total")).to_have_text(str(after), timeout=30_000)
-            stored = _get_json(f"{base}/api/readings/{rid}")
-            assert stored["kingdom"]["cells"][r][c] == {"terrain": terrain, "crowns": crowns}
-            assert stored["score"]["total"] == after
+        (r, c), terrain, crowns, before, after = _a_change_that_moves_the_total(
+            base, view["kingdom"], view["bonuses"])
+        assert shown == str(before)
+        # fix one square with the mouse: terrain chip, then crowns chip
+        page.click(f'#grid .sq[data-r="{r}"][data-c="{c}"]')
+        page.click(f'#editor [data-terrain="{terrain}"]')
+        page.click(f'#editor [data-crowns="{crowns}"]')
+        expect(page.locator("#total")).to_have_text(str(after), timeout=30_000)
+        stored = _get_json(f"{base}/api/readings/{rid}")
+        assert stored["kingdom"]["cells"][r][c] == {"terrain": terrain, "crowns": crowns}
+        assert stored["score"]["total"] == after
 
-            # hovering a region highlights its squares on both views
-            page.hover("#breakdown tr.region >> nth=0")
-            region = stored["score"]["regions"][0]
-            assert page.locator("#grid .sq.hl").count() == len(region["cells"])
-            assert page.locator("#overlay polygon.hl").count() == len(region["cells"])
+        # hovering a region highlights its squares on both views
+        page.hover("#breakdown tr.region >> nth=0")
+        region = stored["score"]["regions"][0]
+        assert page.locator("#grid .sq.hl").count() == len(region["cells"])
+        assert page.locator("#overlay polygon.hl").count() == len(region["cells"])
 
-            # two undos (crowns, then terrain) bring the machine's total back
-            page.click("#undo")
-            page.click("#undo")
-            expect(page.locator("#total")).to_have_text(str(before), timeout=30_000)
-            page.wait_for_timeout(300)
-            # keyboard: arrows move, a letter sets the terrain
-            page.focus("#grid")
-            page.keyboard.press("ArrowRight" if c == 0 else "ArrowLeft")
-            page.keyboard.press("ArrowLeft" if c == 0 else "ArrowRight")
-            page.keyboard.press(terrain[0].upper() if terrain != "lake" else "l")
-            page.keyboard.press(str(crowns))
-            expect(page.locator("#total")).to_have_text(str(after), timeout=30_000)
-            page.wait_for_timeout(500)
-            keep_screenshot(page, "webapp-result.png", tmp_path, full_page=True)
+        # two undos (crowns, then terrain) bring the machine's total back
+        page.click("#undo")
+        page.click("#undo")
+        expect(page.locator("#total")).to_have_text(str(before), timeout=30_000)
+        page.wait_for_timeout(300)
+        # keyboard: arrows move, a letter sets the terrain
+        page.focus("#grid")
+        page.keyboard.press("ArrowRight" if c == 0 else "ArrowLeft")
+        page.keyboard.press("ArrowLeft" if c == 0 else "ArrowRight")
+        page.keyboard.press(terrain[0].upper() if terrain != "lake" else "l")
+        page.keyboard.press(str(crowns))
+        expect(page.locator("#total")).to_have_text(str(after), timeout=30_000)
+        page.wait_for_timeout(500)
+        keep_screenshot(page, "webapp-result.png", tmp_path, full_page=True)
 
-            # the permalink shows the corrected total after a reload
-            page.reload()
-            assert page.text_content("#total").strip() == str(after)
+        # the permalink shows the corrected total after a reload
+        page.reload()
+        assert page.text_content("#total").strip() == str(after)
 
-            # a phone screen: no horizontal scrolling
-            phone = browser.new_page(viewport={"width": 390, "height": 844}, is_mobile=True)
-            phone.goto(page.url)
-            width = phone.evaluate("document.documentElement.scrollWidth")
-            keep_screenshot(phone, "webapp-phone.png", tmp_path, full_page=True)
-            assert width <= 390
-            assert errors == []
-        finally:
-            browser.close()
+        # a phone screen: no horizontal scrolling
+        phone = browser.new_page(viewport={"width": 390, "height": 844}, is_mobile=True)
+        phone.goto(page.url)
+        width = phone.evaluate("document.documentElement.scrollWidth")
+        keep_screenshot(phone, "webapp-phone.png", tmp_path, full_page=True)
+        assert width <= 390
+        assert errors == []
 
 
 def test_build_a_queendomino_kingdom_by_hand(live_server):
     base, _ = live_server
     sync_api = pytest.importorskip("playwright.sync_api")
     expect = sync_api.expect
-    with sync_api.sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=chromium_path(), args=["--no-sandbox"])
-        try:
-            page = browser.new_page()
-            errors = []
-            page.on("pageerror", lambda exc: errors.append(str(exc)))
-            page.goto(base + "/new?rules=queendomino")
-            expect(page.locator("#total")).to_have_text("0")
-            # two town squares beside the castle, a building with 1 crown worth 5 points,
-            # 7 coins: town region 2 x 1 = 2, building 5, coins 7 // 3 = 2 -> 9
-            for c in (3, 4):
-                page.click(f'#grid .sq[data-r="2"][data-c="{c}"]')
-                page.click('#editor [data-terrain="town"]')
-            page.click('#grid .sq[data-r="2"][data-c="3"]')
-            page.click("text=Place a building")
-            page.fill("#editor .pieces-row input >> nth=0", "1")
-            page.keyboard.press("Tab")
-            expect(page.locator("#total")).to_have_text("2")
-            page.fill("#editor .pieces-row input >> nth=1", "5")
-            page.keyboard.press("Tab")
-            expect(page.locator("#total")).to_have_text("7")
-            page.fill("#choices input[type=number] >> nth=0", "7")
-            page.keyboard.press("Tab")
-            expect(page.locator("#total")).to_have_text("9")
-            page.click("#save")
-            page.wait_for_url("**/r/*")
-            expect(page.locator("#total")).to_have_text("9")
-            assert errors == []
-        finally:
-            browser.close()
+    with chromium_page() as (browser, page, errors):
+        page.goto(base + "/new?rules=queendomino")
+        expect(page.locator("#total")).to_have_text("0")
+        # two town squares beside the castle, a building with 1 crown worth 5 points,
+        # 7 coins: town region 2 x 1 = 2, building 5, coins 7 // 3 = 2 -> 9
+        for c in (3, 4):
+            page.click(f'#grid .sq[data-r="2"][data-c="{c}"]')
+            page.click('#editor [data-terrain="town"]')
+        page.click('#grid .sq[data-r="2"][data-c="3"]')
+        page.click("text=Place a building")
+        page.fill("#editor .pieces-row input >> nth=0", "1")
+        page.keyboard.press("Tab")
+        expect(page.locator("#total")).to_have_text("2")
+        page.fill("#editor .pieces-row input >> nth=1", "5")
+        page.keyboard.press("Tab")
+        expect(page.locator("#total")).to_have_text("7")
+        page.fill("#choices input[type=number] >> nth=0", "7")
+        page.keyboard.press("Tab")
+        expect(page.locator("#total")).to_have_text("9")
+        page.click("#save")
+        page.wait_for_url("**/r/*")
+        expect(page.locator("#total")).to_have_text("9")
+        assert errors == []
