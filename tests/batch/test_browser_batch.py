@@ -51,7 +51,9 @@ def test_batch_page_uploads_reads_and_lists_the_queue(live_server, tmp_path):
         page.click("#submit")
         page.wait_for_selector("#review-queue", timeout=30_000)
         queue = page.inner_text("#review-queue")
-        assert "p2.png" in queue and "bad.png" in queue and "p0.png" not in queue
+        # (failed once in ~10 full runs with an empty queue; the page text says what was read)
+        assert "p2.png" in queue and "bad.png" in queue and "p0.png" not in queue, \
+            (page.inner_text("main") if page.locator("main").count() else page.content(), paths)
         standings = page.inner_text("#standings")
         assert standings.index("Bob") < standings.index("Ann")  # 11 beats 10
         assert page.get_attribute("#download-results", "href").endswith("/results.csv")
