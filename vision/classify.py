@@ -39,6 +39,43 @@ def square_supply(path: Path | None = None) -> Counter:
     return supply
 
 
+def domino_partners(path: Path | None = None) -> np.ndarray:
+    """``partners[a, b]``: some domino has a half reading ``a`` and the other half reading ``b``.
+
+    Readings are flattened ``(terrain, crowns)`` indices ``terrain * 4 + crowns``. Castle and
+    empty squares belong to no domino: their rows and columns stay False.
+    """
+    n = len(TERRAINS) * N_CROWNS
+    partners = np.zeros((n, n), dtype=bool)
+    with open(path or DOMINOES_CSV, newline="", encoding="utf-8") as fh:
+        for row in csv.DictReader(fh):
+            a = TERRAINS.index(row["terrain_a"]) * N_CROWNS + int(row["crowns_a"])
+            b = TERRAINS.index(row["terrain_b"]) * N_CROWNS + int(row["crowns_b"])
+            partners[a, b] = partners[b, a] = True
+    return partners
+
+
+def partner_support(joint: np.ndarray, rows: int, cols: int, partners: np.ndarray) -> np.ndarray:
+    """For each square and each reading of it, the chance that some neighbour is read as a
+    domino partner of that reading: ``max`` over the 4 neighbours of ``P(neighbour in partners)``.
+
+    ``joint``: ``(rows*cols, terrains, 4)`` probabilities. Castle and empty readings need no
+    partner (support 1). A square read as a half-domino that no neighbour can complete (a dark
+    table square read as the one mine without crowns, far from a one-crown field) loses support.
+    """
+    flat = joint.reshape(rows, cols, -1)
+    # s[r, c, a] = P(square (r, c) is a partner of reading a)
+    s = flat @ partners.T.astype(flat.dtype)
+    best = np.zeros_like(flat)
+    best[1:] = np.maximum(best[1:], s[:-1])
+    best[:-1] = np.maximum(best[:-1], s[1:])
+    best[:, 1:] = np.maximum(best[:, 1:], s[:, :-1])
+    best[:, :-1] = np.maximum(best[:, :-1], s[:, 1:])
+    free = ~partners.any(axis=1)           # castle / empty
+    best[..., free] = 1.0
+    return best.reshape(joint.shape)
+
+
 @dataclass
 class SquareReading:
     terrain: str
@@ -65,13 +102,17 @@ def game_crown_prior(supply: Counter) -> np.ndarray:
 
 
 def decode(logits: np.ndarray, t_terrain: float = 1.0, t_crowns: float = 1.0,
-           prior: np.ndarray | None = None):
+           prior: np.ndarray | None = None, shape: tuple[int, int] | None = None,
+           partners: np.ndarray | None = None, partner_floor: float = 1.0):
     """Logits ``(N, 12)`` -> (terrain index, crowns, confidence, was the raw best invalid).
 
     The joint probability of (terrain, crowns) is the product of the two heads' (temperature
     scaled) probabilities; impossible pairs are removed and the rest renormalised; the
     confidence is the chosen pair's share. ``prior`` (``(terrains, 4)``), when given, multiplies
     the joint: the game's crowns-given-terrain odds over the crown head's training prior.
+    With ``shape`` (rows, cols) and ``partners`` (:func:`domino_partners`), each reading is
+    weighted by ``partner_floor + (1 - partner_floor) * support`` (:func:`partner_support`):
+    a square must be half of a domino whose other half lies next to it.
     """
     logits = np.asarray(logits, dtype=np.float64).reshape(-1, len(TERRAINS) + N_CROWNS)
     pt = _softmax(logits[:, :len(TERRAINS)] / t_terrain)
@@ -79,6 +120,12 @@ def decode(logits: np.ndarray, t_terrain: float = 1.0, t_crowns: float = 1.0,
     joint = pt[:, :, None] * pc[:, None, :]
     if prior is not None:
         joint = joint * prior[None]
+        joint = joint / np.maximum(joint.sum(axis=(1, 2), keepdims=True), 1e-300)
+    if shape is not None and partners is not None and partner_floor < 1.0:
+        valid = joint * VALID[None]
+        valid = valid / np.maximum(valid.sum(axis=(1, 2), keepdims=True), 1e-300)
+        support = partner_support(valid, shape[0], shape[1], partners)
+        joint = joint * (partner_floor + (1.0 - partner_floor) * support)
         joint = joint / np.maximum(joint.sum(axis=(1, 2), keepdims=True), 1e-300)
     raw_best = joint.reshape(len(joint), -1).argmax(axis=1)
     raw_invalid = ~VALID.reshape(-1)[raw_best]
@@ -142,6 +189,7 @@ class SquareClassifier:
         self.t_crowns = float(cal.get("t_crowns", 1.0))
         self.input_size = int(self.meta.get("input_size", self.cfg["cell"] + 2 * self.cfg["crop_margin"]))
         self.supply = square_supply() if DOMINOES_CSV.exists() else Counter()
+        self.partners = domino_partners() if DOMINOES_CSV.exists() else None
         self.prior = None
         self.set_crown_prior(self.meta.get("crown_train_prior"), self.meta.get("crown_label_prior"))
 
@@ -192,7 +240,9 @@ class SquareClassifier:
 
     def read_logits(self, logits: np.ndarray, rows: int, cols: int) -> list[list[SquareReading]]:
         """Network outputs of a ``rows x cols`` board -> readings with flags."""
-        t, c, conf, raw_invalid = decode(logits, self.t_terrain, self.t_crowns, self.prior)
+        t, c, conf, raw_invalid = decode(logits, self.t_terrain, self.t_crowns, self.prior,
+                                         shape=(rows, cols), partners=self.partners,
+                                         partner_floor=float(self.cfg.get("partner_floor", 1.0)))
         grid = []
         for r in range(rows):
             row = []

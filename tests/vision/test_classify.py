@@ -3,7 +3,8 @@ import pytest
 
 from tests.conftest import shared_path
 from vision.classify import (MAX_CROWNS, MODELS_DIR, N_CROWNS, TERRAINS, VALID, SquareClassifier,
-                             SquareReading, decode, square_supply, supply_flags)
+                             SquareReading, decode, domino_partners, partner_support,
+                             square_supply, supply_flags)
 
 
 def logits_for(terrain: str, crowns: int, strength: float = 8.0) -> np.ndarray:
@@ -116,3 +117,54 @@ def test_two_castles_are_both_flagged():
     clf = SquareClassifier(None, {"cell": 64, "crop_margin": 12}, load_network=False)
     grid = clf.read_logits(_grid_logits([("castle", 0), ("field", 0), ("castle", 0), ("lake", 0)]), 2, 2)
     assert [bool(sq.flags) for row in grid for sq in row] == [True, False, True, False]
+
+
+def reading(terrain: str, crowns: int) -> int:
+    return TERRAINS.index(terrain) * N_CROWNS + crowns
+
+
+def test_domino_partners_follow_the_domino_set():
+    partners = domino_partners(shared_path("rules", "kingdomino-dominoes.csv"))
+    assert (partners == partners.T).all()
+    # the one crownless mine (domino 23) lies beside a one-crown field, nothing else
+    assert np.flatnonzero(partners[reading("mine", 0)]).tolist() == [reading("field", 1)]
+    # a crowned square's other half never has crowns (mine 2 + swamp 0, field 0 + mine 3)
+    for a in np.flatnonzero(partners.any(axis=1)):
+        if a % N_CROWNS:
+            assert all(b % N_CROWNS == 0 for b in np.flatnonzero(partners[a]))
+    assert not partners[reading("castle", 0)].any() and not partners[:, reading("empty", 0)].any()
+
+
+def mixed(weights: dict, strength: float = 6.0) -> np.ndarray:
+    """Logits whose terrain head prefers the given terrains by the given margins."""
+    z = np.zeros(len(TERRAINS) + N_CROWNS)
+    for terrain, w in weights.items():
+        z[TERRAINS.index(terrain)] = w
+    z[len(TERRAINS)] = strength      # no crowns
+    return z
+
+
+def test_partner_support_by_hand():
+    # 1 x 2 board: a certain one-crown field beside a certain crownless mine
+    joint = np.zeros((2, len(TERRAINS), N_CROWNS))
+    joint[0, TERRAINS.index("field"), 1] = 1.0
+    joint[1, TERRAINS.index("mine"), 0] = 1.0
+    s = partner_support(joint, 1, 2, domino_partners()).reshape(2, -1)
+    assert s[1, reading("mine", 0)] == 1.0 and s[0, reading("field", 1)] == 1.0
+    assert s[1, reading("mine", 2)] == 0.0          # a 2-crown mine needs a field or swamp
+    assert s[0, reading("castle", 0)] == 1.0        # the castle needs no partner
+
+
+def test_a_dark_table_square_is_not_a_mine_without_a_one_crown_field_beside_it():
+    # the middle square looks a little more like a mine than empty table; its neighbours are
+    # table: no domino has a crownless mine without a one-crown field, so it reads as empty
+    z = np.stack([mixed({"empty": 9}), mixed({"mine": 2.0, "empty": 1.5}), mixed({"empty": 9})])
+    partners = domino_partners()
+    t_off, _, _, _ = decode(z, shape=(1, 3), partners=partners, partner_floor=1.0)
+    t_on, _, _, _ = decode(z, shape=(1, 3), partners=partners, partner_floor=0.05)
+    assert TERRAINS[t_off[1]] == "mine" and TERRAINS[t_on[1]] == "empty"
+    # beside a one-crown field the same square stays a mine
+    field1 = logits_for("field", 1)
+    z2 = np.stack([field1, z[1], z[2]])
+    t2, c2, _, _ = decode(z2, shape=(1, 3), partners=partners, partner_floor=0.05)
+    assert TERRAINS[t2[1]] == "mine" and c2[1] == 0
