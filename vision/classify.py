@@ -103,7 +103,8 @@ def game_crown_prior(supply: Counter) -> np.ndarray:
 
 def decode(logits: np.ndarray, t_terrain: float = 1.0, t_crowns: float = 1.0,
            prior: np.ndarray | None = None, shape: tuple[int, int] | None = None,
-           partners: np.ndarray | None = None, partner_floor: float = 1.0):
+           partners: np.ndarray | None = None, partner_floor: float = 1.0,
+           one_castle: bool = False):
     """Logits ``(N, 12)`` -> (terrain index, crowns, confidence, was the raw best invalid).
 
     The joint probability of (terrain, crowns) is the product of the two heads' (temperature
@@ -112,7 +113,9 @@ def decode(logits: np.ndarray, t_terrain: float = 1.0, t_crowns: float = 1.0,
     the joint: the game's crowns-given-terrain odds over the crown head's training prior.
     With ``shape`` (rows, cols) and ``partners`` (:func:`domino_partners`), each reading is
     weighted by ``partner_floor + (1 - partner_floor) * support`` (:func:`partner_support`):
-    a square must be half of a domino whose other half lies next to it.
+    a square must be half of a domino whose other half lies next to it. ``one_castle``: the
+    square most likely to be the castle is read as the castle (confidence: that chance) and no
+    other square is (their confidences keep the castle's share in the denominator).
     """
     logits = np.asarray(logits, dtype=np.float64).reshape(-1, len(TERRAINS) + N_CROWNS)
     pt = _softmax(logits[:, :len(TERRAINS)] / t_terrain)
@@ -131,17 +134,32 @@ def decode(logits: np.ndarray, t_terrain: float = 1.0, t_crowns: float = 1.0,
     raw_invalid = ~VALID.reshape(-1)[raw_best]
     valid = joint * VALID[None]
     total = valid.reshape(len(joint), -1).sum(axis=1)
-    best = valid.reshape(len(joint), -1).argmax(axis=1)
-    conf = valid.reshape(len(joint), -1)[np.arange(len(joint)), best] / np.maximum(total, 1e-300)
+    flat = valid.reshape(len(joint), -1)
+    if one_castle and len(joint):
+        castle = TERRAINS.index("castle") * N_CROWNS
+        p_castle = flat[:, castle] / np.maximum(total, 1e-300)
+        king = int(np.argmax(p_castle))
+        flat = flat.copy()
+        flat[:, castle] = 0.0
+        best = flat.argmax(axis=1)
+        best[king] = castle
+        conf = flat[np.arange(len(joint)), best] / np.maximum(total, 1e-300)
+        conf[king] = p_castle[king]
+    else:
+        best = flat.argmax(axis=1)
+        conf = flat[np.arange(len(joint)), best] / np.maximum(total, 1e-300)
     return best // N_CROWNS, best % N_CROWNS, conf, raw_invalid
 
 
 def castle_flags(readings: list[list[SquareReading]], logits: np.ndarray, t_terrain: float = 1.0,
                  candidates: int = 1) -> None:
-    """Every kingdom has one castle: with none read, flag the ``candidates`` most castle-like
-    squares; with several, flag them all."""
+    """Every kingdom has one castle: with none read, or only one read with less than even odds
+    (``decode(one_castle=True)`` places it on the likeliest square), flag the ``candidates``
+    most castle-like squares; with several, flag them all."""
     squares = [sq for row in readings for sq in row]
     castles = [sq for sq in squares if sq.terrain == "castle"]
+    if len(castles) == 1 and castles[0].confidence < 0.5:
+        castles = []
     if len(castles) > 1:
         for sq in castles:
             sq.flags.append("more than one castle read: a kingdom has one")
@@ -149,7 +167,8 @@ def castle_flags(readings: list[list[SquareReading]], logits: np.ndarray, t_terr
         lg = np.asarray(logits, dtype=np.float64).reshape(len(squares), -1)
         p_castle = _softmax(lg[:, :len(TERRAINS)] / t_terrain)[:, TERRAINS.index("castle")]
         for i in np.argsort(-p_castle)[:max(1, candidates)]:
-            squares[int(i)].flags.append("no castle read: this square is among the most like one")
+            squares[int(i)].flags.append("no square looks clearly like the castle: "
+                                         "this one is among the most like it")
 
 
 def supply_flags(readings: list[list[SquareReading]], supply: Counter | None = None) -> None:
@@ -242,7 +261,8 @@ class SquareClassifier:
         """Network outputs of a ``rows x cols`` board -> readings with flags."""
         t, c, conf, raw_invalid = decode(logits, self.t_terrain, self.t_crowns, self.prior,
                                          shape=(rows, cols), partners=self.partners,
-                                         partner_floor=float(self.cfg.get("partner_floor", 1.0)))
+                                         partner_floor=float(self.cfg.get("partner_floor", 1.0)),
+                                         one_castle=bool(self.cfg.get("one_castle", False)))
         grid = []
         for r in range(rows):
             row = []

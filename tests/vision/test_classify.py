@@ -168,3 +168,26 @@ def test_a_dark_table_square_is_not_a_mine_without_a_one_crown_field_beside_it()
     z2 = np.stack([field1, z[1], z[2]])
     t2, c2, _, _ = decode(z2, shape=(1, 3), partners=partners, partner_floor=0.05)
     assert TERRAINS[t2[1]] == "mine" and c2[1] == 0
+
+
+def test_one_castle_reads_exactly_one_castle():
+    cells = [("castle", 0), ("field", 0), ("castle", 0), ("lake", 0)]
+    lg = _grid_logits(cells)
+    lg[2, TERRAINS.index("castle")] -= 1.0          # the second castle-like square is less so
+    lg[2, TERRAINS.index("swamp")] = lg[2, TERRAINS.index("castle")] - 2.0
+    t, c, conf, _ = decode(lg, one_castle=True)
+    assert [TERRAINS[i] for i in t] == ["castle", "field", "swamp", "lake"]
+    t_off, _, _, _ = decode(lg, one_castle=False)
+    assert [TERRAINS[i] for i in t_off].count("castle") == 2
+
+
+def test_one_castle_places_a_missing_castle_and_flags_it():
+    cells = [("field", 0), ("swamp", 0), ("forest", 0), ("lake", 0)]
+    lg = _grid_logits(cells)
+    lg[1, TERRAINS.index("castle")] = lg[1, TERRAINS.index("swamp")] - 1.0   # swamp, castle next
+    lg[3, TERRAINS.index("castle")] = lg[3, TERRAINS.index("lake")] - 3.0
+    clf = SquareClassifier(None, {"cell": 64, "crop_margin": 12, "one_castle": True,
+                                  "no_castle_candidates": 2}, load_network=False)
+    grid = clf.read_logits(lg, 2, 2)
+    assert grid[0][1].terrain == "castle" and grid[0][1].confidence < 0.5
+    assert [bool(sq.flags) for row in grid for sq in row] == [False, True, False, True]
