@@ -104,7 +104,7 @@ def game_crown_prior(supply: Counter) -> np.ndarray:
 def decode(logits: np.ndarray, t_terrain: float = 1.0, t_crowns: float = 1.0,
            prior: np.ndarray | None = None, shape: tuple[int, int] | None = None,
            partners: np.ndarray | None = None, partner_floor: float = 1.0,
-           one_castle: bool = False):
+           one_castle: bool = False, capacity: np.ndarray | None = None):
     """Logits ``(N, 12)`` -> (terrain index, crowns, confidence, was the raw best invalid).
 
     The joint probability of (terrain, crowns) is the product of the two heads' (temperature
@@ -116,6 +116,8 @@ def decode(logits: np.ndarray, t_terrain: float = 1.0, t_crowns: float = 1.0,
     a square must be half of a domino whose other half lies next to it. ``one_castle``: the
     square most likely to be the castle is read as the castle (confidence: that chance) and no
     other square is (their confidences keep the castle's share in the denominator).
+    ``capacity`` (:func:`supply_capacity`): no reading is output more often than the game has
+    such squares; the least confident extra ones take their next best reading that has room.
     """
     logits = np.asarray(logits, dtype=np.float64).reshape(-1, len(TERRAINS) + N_CROWNS)
     pt = _softmax(logits[:, :len(TERRAINS)] / t_terrain)
@@ -146,9 +148,41 @@ def decode(logits: np.ndarray, t_terrain: float = 1.0, t_crowns: float = 1.0,
         conf = flat[np.arange(len(joint)), best] / np.maximum(total, 1e-300)
         conf[king] = p_castle[king]
     else:
+        king = -1
         best = flat.argmax(axis=1)
         conf = flat[np.arange(len(joint)), best] / np.maximum(total, 1e-300)
+    if capacity is not None:
+        best, conf = _within_supply(flat, total, best, conf, np.asarray(capacity), king)
     return best // N_CROWNS, best % N_CROWNS, conf, raw_invalid
+
+
+def supply_capacity(supply: Counter) -> np.ndarray:
+    """Most squares of each flattened reading one kingdom can hold (castle, empty: no limit)."""
+    cap = np.zeros(len(TERRAINS) * N_CROWNS)
+    for i, t in enumerate(TERRAINS):
+        for k in range(N_CROWNS):
+            cap[i * N_CROWNS + k] = np.inf if t in ("castle", "empty") else supply.get((t, k), 0)
+    return cap
+
+
+def _within_supply(flat, total, best, conf, capacity, fixed: int = -1):
+    """Move the least confident squares of over-used readings to their next best reading with
+    room left (one square at a time); a square with no such reading keeps its own (flagged)."""
+    flat, best, conf = flat.copy(), best.copy(), conf.copy()
+    for _ in range(flat.size):
+        counts = np.bincount(best, minlength=flat.shape[1])
+        over = np.flatnonzero(counts > capacity)
+        holders = np.flatnonzero(np.isin(best, over) & (np.arange(len(best)) != fixed))
+        if not len(holders):
+            break
+        j = holders[np.argmin(conf[holders])]
+        room = counts < capacity
+        options = flat[j] * room
+        if options.max() <= 0:
+            break
+        best[j] = int(options.argmax())
+        conf[j] = options[best[j]] / max(float(total[j]), 1e-300)
+    return best, conf
 
 
 def castle_flags(readings: list[list[SquareReading]], logits: np.ndarray, t_terrain: float = 1.0,
@@ -209,6 +243,7 @@ class SquareClassifier:
         self.input_size = int(self.meta.get("input_size", self.cfg["cell"] + 2 * self.cfg["crop_margin"]))
         self.supply = square_supply() if DOMINOES_CSV.exists() else Counter()
         self.partners = domino_partners() if DOMINOES_CSV.exists() else None
+        self.capacity = supply_capacity(self.supply) if self.supply else None
         self.prior = None
         self.set_crown_prior(self.meta.get("crown_train_prior"), self.meta.get("crown_label_prior"))
 
@@ -262,7 +297,8 @@ class SquareClassifier:
         t, c, conf, raw_invalid = decode(logits, self.t_terrain, self.t_crowns, self.prior,
                                          shape=(rows, cols), partners=self.partners,
                                          partner_floor=float(self.cfg.get("partner_floor", 1.0)),
-                                         one_castle=bool(self.cfg.get("one_castle", False)))
+                                         one_castle=bool(self.cfg.get("one_castle", False)),
+                                         capacity=self.capacity if self.cfg.get("within_supply") else None)
         grid = []
         for r in range(rows):
             row = []

@@ -4,6 +4,7 @@ import pytest
 from tests.conftest import shared_path
 from vision.classify import (MAX_CROWNS, MODELS_DIR, N_CROWNS, TERRAINS, VALID, SquareClassifier,
                              SquareReading, decode, domino_partners, partner_support,
+                             supply_capacity,
                              square_supply, supply_flags)
 
 
@@ -191,3 +192,27 @@ def test_one_castle_places_a_missing_castle_and_flags_it():
     grid = clf.read_logits(lg, 2, 2)
     assert grid[0][1].terrain == "castle" and grid[0][1].confidence < 0.5
     assert [bool(sq.flags) for row in grid for sq in row] == [False, True, False, True]
+
+
+def test_within_supply_moves_the_least_sure_extra_reading():
+    # three 2-crown swamps, the game has two: the least sure one becomes its next best, 1 crown
+    z = np.stack([logits_for("swamp", 2), logits_for("swamp", 2), logits_for("swamp", 2),
+                  logits_for("field", 0)])
+    z[1, len(TERRAINS) + 1] = z[1, len(TERRAINS) + 2] - 0.5      # unsure between 2 and 1 crowns
+    z[2, len(TERRAINS) + 1] = z[2, len(TERRAINS) + 2] - 2.0
+    cap = supply_capacity(square_supply(shared_path("rules", "kingdomino-dominoes.csv")))
+    t, c, conf, _ = decode(z, capacity=cap)
+    assert [(TERRAINS[a], int(b)) for a, b in zip(t, c)] == \
+        [("swamp", 2), ("swamp", 1), ("swamp", 2), ("field", 0)]
+    assert conf[1] < 0.5                      # the moved reading is not sure: it goes to review
+    t0, c0, _, _ = decode(z)
+    assert [int(b) for b in c0[:3]] == [2, 2, 2]
+
+
+def test_within_supply_leaves_castle_and_empty_unlimited():
+    cap = supply_capacity(square_supply())
+    assert np.isinf(cap[reading("empty", 0)]) and np.isinf(cap[reading("castle", 0)])
+    z = np.stack([logits_for("empty", 0)] * 6)
+    t, _, _, _ = decode(z, capacity=cap)
+    assert all(TERRAINS[i] == "empty" for i in t)
+    assert cap[reading("mine", 3)] == 1 and cap[reading("field", 2)] == 0
