@@ -195,6 +195,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--save-outputs", metavar="FILE", help="keep the out-of-fold network outputs")
     p.add_argument("--from-outputs", metavar="FILE",
                    help="re-score saved outputs under the current config (no retraining)")
+    p.add_argument("--per-photo", action="append", metavar="SET",
+                   choices=("aau", "phone", "phone-detected", "synth"),
+                   help="also list each photo's result in this set (repeatable), e.g. phone-detected")
     p.set_defaults(func=cmd_evaluate)
 
     p = sub.add_parser("train", help="rebuild the classifier files in models/ from the dev photos")

@@ -173,11 +173,13 @@ def summarise(cases, readings, kind: str) -> dict | None:
     cconf = np.zeros((N_CROWNS, N_CROWNS), int)
     boards = exact = exact_grid = wrong = wrong_caught = review_total = not_found = 0
     wrong_unflagged_squares = 0
+    per_board = []
     for cs, rd in sel:
         boards += 1
         if rd is None:
             not_found += 1
             wrong += 1
+            per_board.append({"name": cs.name, "found": False, "total": score(cs.terrain, cs.crowns)})
             continue
         grid, reasons = rd
         bad = False
@@ -194,8 +196,15 @@ def summarise(cases, readings, kind: str) -> dict | None:
         review_total += len(reasons)
         pt = [[sq.terrain for sq in row] for row in grid]
         pc = [[sq.crowns for sq in row] for row in grid]
-        ok = score(pt, pc) == score(cs.terrain, cs.crowns)
+        got, want = score(pt, pc), score(cs.terrain, cs.crowns)
+        ok = got == want
         exact += ok
+        misread = [(r, c) for r in range(cs.rows) for c in range(cs.cols)
+                   if (cs.terrain[r][c], cs.crowns[r][c]) != (grid[r][c].terrain, grid[r][c].crowns)]
+        per_board.append({"name": cs.name, "found": True, "size": f"{cs.rows}x{cs.cols}", "total": want,
+                          "read_total": got, "misread": len(misread),
+                          "misread_in_review": sum(sq in reasons for sq in misread),
+                          "review": len(reasons)})
         exact_grid += not bad
         if not ok:
             wrong += 1
@@ -211,7 +220,22 @@ def summarise(cases, readings, kind: str) -> dict | None:
         "wrong_squares_not_in_review": wrong_unflagged_squares,
         "mean_review_squares": review_total / max(1, boards - not_found),
         "terrain_confusion": tconf.tolist(), "crown_confusion": cconf.tolist(),
+        "per_board": per_board,
     }
+
+
+def format_per_board(kind: str, s: dict) -> str:
+    """One line per board: found, total read against the true total, squares misread/flagged."""
+    lines = [f"== {kind}, each photo: total read / true total, squares misread (of them in review), review size"]
+    for b in s["per_board"]:
+        if not b["found"]:
+            lines.append(f"  NOT FOUND  {'':>9}  true total {b['total']:>3}  {b['name']}")
+            continue
+        mark = "exact" if b["read_total"] == b["total"] else "WRONG"
+        lines.append(f"  {mark:<5} {b['size']}  {b['read_total']:>3} / {b['total']:<3}  "
+                     f"misread {b['misread']} ({b['misread_in_review']} in review)  "
+                     f"review {b['review']:>2}  {b['name']}")
+    return "\n".join(lines)
 
 
 def format_summary(kind: str, s: dict) -> str:
@@ -357,13 +381,17 @@ def main(args) -> int:
     for kind in SETS:
         if kind in res:
             print(format_summary(kind, res[kind]))
+    for kind in getattr(args, "per_photo", None) or ():
+        if kind in res:
+            print(format_per_board(kind, res[kind]))
     if not quick and not from_outputs:
         meta_path = MODELS_DIR / (_config.load()["classify"].get("model", "squares.onnx"))
         meta_path = meta_path.with_suffix(".json")
         if meta_path.exists():
             meta = json.loads(meta_path.read_text())
             meta["calibration"] = {**res["temperatures"], "source": f"{folds}-fold CV out-of-fold outputs"}
-            meta["cv"] = {k: ({kk: vv for kk, vv in v.items() if "confusion" not in kk}
+            meta["cv"] = {k: ({kk: vv for kk, vv in v.items()
+                               if "confusion" not in kk and kk != "per_board"}
                               if isinstance(v, dict) and "boards" in v else v)
                           for k, v in res.items()}
             meta_path.write_text(json.dumps(meta, indent=1) + "\n")

@@ -4,10 +4,14 @@ import pickle
 import numpy as np
 
 from vision.classify import N_CROWNS, TERRAINS
-from vision.evaluate import Case, format_summary, rerun_saved
+from vision.evaluate import Case, format_summary, format_per_board, rerun_saved
 
-TERRAIN = [["field"] * 5 for _ in range(5)]
-TERRAIN[2][2] = "castle"
+# a kingdom the 48 dominoes can make (the reader's game-set checks leave it alone)
+TERRAIN = [row.split() for row in ("field forest forest lake lake",
+                                   "field forest forest lake lake",
+                                   "grassland grassland castle swamp swamp",
+                                   "field field lake forest forest",
+                                   "grassland grassland lake field field")]
 CROWNS = [[0] * 5 for _ in range(5)]
 CROWNS[0][0] = 1
 
@@ -43,3 +47,9 @@ def test_saved_outputs_give_the_figures(tmp_path):
     assert aau["wrong_boards"] == 1 and aau["wrong_boards_with_wrong_square_in_review"] == 1
     assert aau["crown_confusion"][1] == [1, 1, 0, 0]
     assert "crown confusion" in format_summary("aau", aau)
+    # each photo's line: board 1 exact, board 2 wrong with its one misread square in review
+    assert [(b["name"], b["read_total"] == b["total"], b["misread"], b["misread_in_review"])
+            for b in aau["per_board"]] == [("a", True, 0, 0), ("b", False, 1, 1)]
+    lines = format_per_board("aau", aau).splitlines()[1:]
+    assert lines[0].split()[0] == "exact" and lines[1].split()[0] == "WRONG"
+    assert lines[1].endswith(" b") and "5x5" in lines[1]
