@@ -241,6 +241,9 @@ class SquareClassifier:
         self.t_terrain = float(cal.get("t_terrain", 1.0))
         self.t_crowns = float(cal.get("t_crowns", 1.0))
         self.input_size = int(self.meta.get("input_size", self.cfg["cell"] + 2 * self.cfg["crop_margin"]))
+        # the margin dimming is part of the model: read it from what the model was trained with
+        self.margin = int(self.meta.get("crop_margin", self.cfg["crop_margin"]))
+        self.margin_weight = float(self.meta.get("margin_weight", self.cfg.get("margin_weight", 1.0)))
         self.supply = square_supply() if DOMINOES_CSV.exists() else Counter()
         self.partners = domino_partners() if DOMINOES_CSV.exists() else None
         self.capacity = supply_capacity(self.supply) if self.supply else None
@@ -281,7 +284,7 @@ class SquareClassifier:
             out = []
             bs = int(self.cfg.get("batch", 64))
             for i in range(0, len(view), bs):
-                blob = preprocess(view[i:i + bs])
+                blob = preprocess(view[i:i + bs], self.margin, self.margin_weight)
                 self.net.setInput(blob)
                 out.append(np.array(self.net.forward()).reshape(len(blob), -1))
             lg = np.concatenate(out, axis=0)
@@ -315,7 +318,17 @@ class SquareClassifier:
         return grid
 
 
-def preprocess(crops: np.ndarray) -> np.ndarray:
-    """uint8 BGR crops ``(N, S, S, 3)`` -> float32 NCHW blob scaled to 0..1 (same in training)."""
+def preprocess(crops: np.ndarray, margin: int = 0, margin_weight: float = 1.0) -> np.ndarray:
+    """uint8 BGR crops ``(N, S, S, 3)`` -> float32 NCHW blob scaled to 0..1 (same in training).
+
+    The ``margin`` px strip around each crop (the neighbours' edges, kept so a shifted tile
+    or a crown on the edge is still seen) is multiplied by ``margin_weight``: dimmed, the
+    network can tell the square it reads from its neighbours and their crowns.
+    """
     x = np.asarray(crops, dtype=np.float32) / 255.0
+    m = int(margin)
+    if margin_weight != 1.0 and m > 0 and x.shape[1] > 2 * m and x.shape[2] > 2 * m:
+        w = np.full(x.shape[1:3], margin_weight, np.float32)
+        w[m:-m, m:-m] = 1.0
+        x = x * w[None, :, :, None]
     return np.ascontiguousarray(x.transpose(0, 3, 1, 2))

@@ -20,6 +20,8 @@ from vision.classify import MODELS_DIR, N_CROWNS, TERRAINS, preprocess
 from vision.squares import cell_crops, crop_size, image_corners, rectify
 
 AUG_PAD = 16            # extra px cut around each training crop so shifts/rotations stay real
+AUG_GLARE = 0.0         # share of training crops given a patch of glare (light reflected off the tiles)
+AUG_SHIFT = 0.14        # largest random shift of a training crop, fraction of (crop side - 24 px)
 DEFAULT_EPOCHS = 40
 
 
@@ -90,6 +92,35 @@ def rendered_examples(n_boards: int, cfg: dict, rng: np.random.Generator, pad: i
     return np.concatenate(xs), np.array(ts, np.int64), np.array(cs, np.int64)
 
 
+def scene_examples(photos, cfg: dict, rng: np.random.Generator, share: float = 1.0,
+                   pad: int = AUG_PAD):
+    """The rectified (AAU) training boards put into generated phone photos (``vision.synth``:
+    table, tilt, light, glare, blur, JPEG) and cut back out from their known corners, as the
+    reader sees a photographed board. Returns (crops, terrain index, crowns, board index)."""
+    try:
+        from vision import synth
+    except ImportError:
+        return None
+    xs, ts, cs, bs = [], [], [], []
+    for i, photo in enumerate(photos):
+        if photo.corners is not None or rng.random() >= share:
+            continue                      # phone photos already are photos
+        image = cv2.imread(str(photo.path), cv2.IMREAD_COLOR)
+        if image is None:
+            raise ValueError(f"cannot read {photo.path}")
+        scene, corners, info = synth.make_scene(image, rng, width=int(rng.integers(1400, 2400)),
+                                                return_info=True)
+        terrain = synth.scene_grid(photo.terrain, info["turns"])
+        crowns = synth.scene_grid(photo.crowns, info["turns"])
+        xs.append(photo_training_crops(scene, corners, photo.rows, photo.cols, cfg, pad))
+        ts += [TERRAINS.index(t) for row in terrain for t in row]
+        cs += [int(c) for row in crowns for c in row]
+        bs += [i] * (photo.rows * photo.cols)
+    if not xs:
+        return None
+    return np.concatenate(xs), np.array(ts, np.int64), np.array(cs, np.int64), np.array(bs, np.int64)
+
+
 def augment(crop: np.ndarray, out: int, rng: np.random.Generator, strong: bool = True) -> np.ndarray:
     """One random view of a padded crop: 90-degree turns, small rotation/scale/shift, colour
     casts, blur, noise, JPEG. Output is ``out x out`` around the (moved) centre."""
@@ -99,7 +130,7 @@ def augment(crop: np.ndarray, out: int, rng: np.random.Generator, strong: bool =
         crop = np.ascontiguousarray(np.rot90(crop, k))
     angle = rng.normal(0, 4) if strong else 0.0
     scale = float(np.exp(rng.normal(0, 0.06))) if strong else 1.0
-    shift = rng.uniform(-0.14, 0.14, size=2) * (out - 24) if strong else np.zeros(2)
+    shift = rng.uniform(-AUG_SHIFT, AUG_SHIFT, size=2) * (out - 24) if strong else np.zeros(2)
     m = cv2.getRotationMatrix2D((w / 2, h / 2), angle, scale)
     m[:, 2] += (out / 2 - w / 2) + shift
     if strong:
@@ -112,6 +143,8 @@ def augment(crop: np.ndarray, out: int, rng: np.random.Generator, strong: bool =
     if rng.random() < 0.3:
         gain *= np.array([0.85, 0.95, 1.15], np.float32)                 # warm indoor light
     x = x * gain * float(np.exp(rng.normal(0, 0.2))) + rng.normal(0, 10)
+    if rng.random() < AUG_GLARE:
+        x = add_glare(x, rng)
     if rng.random() < 0.3:
         gamma = float(np.exp(rng.normal(0, 0.2)))
         x = 255.0 * (np.clip(x, 0, 255) / 255.0) ** gamma
@@ -127,6 +160,16 @@ def augment(crop: np.ndarray, out: int, rng: np.random.Generator, strong: bool =
         if ok:
             img = cv2.imdecode(enc, cv2.IMREAD_COLOR)
     return img
+
+
+def add_glare(x: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+    """Wash part of a float crop towards white, as a lamp's reflection on glossy tiles does."""
+    h, w = x.shape[:2]
+    cy, cx = rng.uniform(-0.2, 1.2, size=2) * (h, w)
+    sigma = float(rng.uniform(0.2, 0.8)) * max(h, w)
+    yy, xx = np.mgrid[0:h, 0:w]
+    a = float(rng.uniform(0.3, 0.9)) * np.exp(-((yy - cy) ** 2 + (xx - cx) ** 2) / (2 * sigma ** 2))
+    return x + a[..., None].astype(np.float32) * (255.0 - x)
 
 
 def centre(crops: np.ndarray, out: int) -> np.ndarray:
@@ -154,17 +197,23 @@ def build_model(width: int = 1):
     return nn.Sequential(*layers)
 
 
+BUILDING_CROWNS = 3.0    # crowned grassland/swamp/mine squares are drawn this much more often
+SCENE_SHARE = 1.0        # share of the rectified training boards also put into one generated photo
 PHONE_WEIGHT = 2.0       # phone-photo squares are drawn this much more often (harder, fewer)
 
 
 def sampling_weights(t: np.ndarray, c: np.ndarray, boost: np.ndarray | None = None) -> np.ndarray:
-    """How often each training square is drawn: the very rare 3-crown mine and mines more often,
-    and ``boost`` (per square) on top."""
-    # Oversampling 2-crown squares taught the net that a building picture means two crowns
-    # (1-crown swamp/mine/grassland read as 2): only the very rare 3-crown mine is boosted.
+    """How often each training square is drawn: the very rare 3-crown mine, mines, and the
+    crowned grassland/swamp/mine squares more often, and ``boost`` (per square) on top."""
+    # Oversampling 2-crown squares alone taught the net that a building picture means two
+    # crowns (1-crown swamp/mine/grassland read as 2). Drawing the crowned grassland, swamp and
+    # mine squares -- one and two crowns alike, the pictures that differ only in the crowns --
+    # BUILDING_CROWNS times as often teaches it to count instead.
     w = np.ones(len(c))
     w[c == 3] = 3.0
     w[t == TERRAINS.index("mine")] *= 1.5
+    building = np.isin(t, [TERRAINS.index(x) for x in ("grassland", "swamp", "mine")]) & (c > 0)
+    w[building] *= BUILDING_CROWNS
     if boost is not None:
         w = w * boost
     return w / w.sum()
@@ -186,7 +235,8 @@ def crown_label_prior(c: np.ndarray) -> list[float]:
     return [float(np.mean(c == k)) for k in range(N_CROWNS)]
 
 
-def train_model(x, t, c, *, epochs: int, out: int, seed: int = 0, log=None, boost=None):
+def train_model(x, t, c, *, epochs: int, out: int, seed: int = 0, log=None, boost=None,
+                margin: int = 0, margin_weight: float = 1.0):
     """Train the two-head CNN on padded crops ``x``; returns the torch model (eval mode)."""
     import torch
     import torch.nn.functional as F
@@ -207,7 +257,7 @@ def train_model(x, t, c, *, epochs: int, out: int, seed: int = 0, log=None, boos
         for _ in range(steps):
             idx = rng.choice(n, size=batch, p=w)
             xb = np.stack([augment(x[i], out, rng) for i in idx])
-            xb = torch.from_numpy(preprocess(xb))
+            xb = torch.from_numpy(preprocess(xb, margin, margin_weight))
             logits = model(xb)
             loss = (F.cross_entropy(logits[:, :len(TERRAINS)], torch.from_numpy(t[idx]), label_smoothing=0.05)
                     + F.cross_entropy(logits[:, len(TERRAINS):], torch.from_numpy(c[idx]), label_smoothing=0.05))
@@ -222,11 +272,12 @@ def train_model(x, t, c, *, epochs: int, out: int, seed: int = 0, log=None, boos
     return model
 
 
-def torch_logits(model, crops: np.ndarray) -> np.ndarray:
+def torch_logits(model, crops: np.ndarray, margin: int = 0, margin_weight: float = 1.0) -> np.ndarray:
     import torch
 
     with torch.no_grad():
-        return np.concatenate([model(torch.from_numpy(preprocess(crops[i:i + 128]))).numpy()
+        return np.concatenate([model(torch.from_numpy(preprocess(crops[i:i + 128], margin,
+                                                                 margin_weight))).numpy()
                                for i in range(0, len(crops), 128)]) if len(crops) else np.zeros((0, 12))
 
 
@@ -266,6 +317,13 @@ def dev_photos(datasets=None, limit=None):
 def fit(photos, cfg: dict, epochs: int, seed: int = 0, log=None, rendered: int | None = None):
     """Train on these photos (plus a modest share of rendered boards). Returns the torch model."""
     x, t, c, b = load_examples(photos, cfg)
+    scenes = scene_examples(photos, cfg, np.random.default_rng(seed + 2000), SCENE_SHARE) \
+        if SCENE_SHARE > 0 else None
+    if scenes is not None:
+        x, t, c, b = (np.concatenate([x, scenes[0]]), np.concatenate([t, scenes[1]]),
+                      np.concatenate([c, scenes[2]]), np.concatenate([b, scenes[3]]))
+        if log:
+            log(f"added {len(scenes[0])} squares of training boards put into generated photos")
     boost = np.where([photos[i].dataset == "phone" for i in b], PHONE_WEIGHT, 1.0)
     if rendered is None:
         rendered = max(2, len(photos) // 6)
@@ -279,7 +337,9 @@ def fit(photos, cfg: dict, epochs: int, seed: int = 0, log=None, rendered: int |
     if log:
         log(f"training on {len(x)} squares from {len(photos)} photos")
     model = train_model(x, t, c, epochs=epochs, out=crop_size(cfg["cell"], cfg["crop_margin"]),
-                        seed=seed, log=log, boost=boost)
+                        seed=seed, log=log, boost=boost, margin=cfg["crop_margin"],
+                        margin_weight=float(cfg.get("margin_weight", 1.0)))
+    model.margin_weight = float(cfg.get("margin_weight", 1.0))
     model.crown_train_prior = crown_sampling_prior(t, c, boost)
     model.crown_label_prior = crown_label_prior(c)
     return model
@@ -299,8 +359,10 @@ def main(args) -> int:
     # check cv2.dnn reads the file and agrees with torch
     x, _, _, _ = load_examples(photos[:1], cfg, pad=0)
     net = cv2.dnn.readNetFromONNX(str(onnx_path))
-    net.setInput(preprocess(x))
-    diff = float(np.abs(np.array(net.forward()).reshape(len(x), -1) - torch_logits(model, x)).max())
+    mw = float(cfg.get("margin_weight", 1.0))
+    net.setInput(preprocess(x, cfg["crop_margin"], mw))
+    diff = float(np.abs(np.array(net.forward()).reshape(len(x), -1)
+                        - torch_logits(model, x, cfg["crop_margin"], mw)).max())
     meta_path = onnx_path.with_suffix(".json")
     old = json.loads(meta_path.read_text()) if meta_path.exists() else {}
     meta = {
@@ -309,6 +371,9 @@ def main(args) -> int:
         "epochs": epochs,
         "input_size": size,
         "cell": cfg["cell"], "crop_margin": cfg["crop_margin"], "board_margin": cfg["board_margin"],
+        "margin_weight": mw,
+        "building_crowns_weight": BUILDING_CROWNS, "phone_weight": PHONE_WEIGHT,
+        "scene_share": SCENE_SHARE,
         "outputs": {"terrain": list(TERRAINS), "crowns": list(range(N_CROWNS))},
         "crown_train_prior": model.crown_train_prior,
         "crown_label_prior": model.crown_label_prior,

@@ -4,7 +4,7 @@ import pytest
 from tests.conftest import shared_path
 from vision.classify import (MAX_CROWNS, MODELS_DIR, N_CROWNS, TERRAINS, VALID, SquareClassifier,
                              SquareReading, decode, domino_partners, partner_support,
-                             supply_capacity,
+                             supply_capacity, preprocess,
                              square_supply, supply_flags)
 
 
@@ -216,3 +216,12 @@ def test_within_supply_leaves_castle_and_empty_unlimited():
     t, _, _, _ = decode(z, capacity=cap)
     assert all(TERRAINS[i] == "empty" for i in t)
     assert cap[reading("mine", 3)] == 1 and cap[reading("field", 2)] == 0
+
+
+def test_preprocess_dims_only_the_margin():
+    crops = np.full((2, 10, 10, 3), 200, np.uint8)
+    x = preprocess(crops, margin=2, margin_weight=0.5)
+    assert x.shape == (2, 3, 10, 10)
+    assert np.allclose(x[:, :, 2:8, 2:8], 200 / 255) and np.allclose(x[:, :, :2, :], 100 / 255)
+    assert np.allclose(x[:, :, :, 8:], 100 / 255)
+    assert np.allclose(preprocess(crops), 200 / 255)

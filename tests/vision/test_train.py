@@ -17,6 +17,14 @@ def test_training_on_two_boards_writes_a_loadable_onnx(tmp_path):
     assert rc == 0
     onnx = tmp_path / "squares.onnx"
     assert onnx.exists() and (tmp_path / "squares.json").exists()
+    import json
+
+    from vision import config
+    meta = json.loads((tmp_path / "squares.json").read_text())
+    # what the reader must repeat at run time is recorded with the model
+    assert meta["margin_weight"] == config.load()["classify"]["margin_weight"]
+    assert meta["crop_margin"] == config.load()["classify"]["crop_margin"]
+    assert meta["n_photos"] == {"aau": 1, "phone": 1} and len(meta["photos"]) == 2
     net = cv2.dnn.readNetFromONNX(str(onnx))
     assert net is not None
     clf = SquareClassifier(onnx)
