@@ -92,6 +92,25 @@ def rendered_examples(n_boards: int, cfg: dict, rng: np.random.Generator, pad: i
     return np.concatenate(xs), np.array(ts, np.int64), np.array(cs, np.int64)
 
 
+def blank_border_squares(shape, terrain, crowns, rng: np.random.Generator, n: int):
+    """Mask (255 = tile) hiding ``n`` random non-castle squares on the board's outer ring, and
+    the labels with those squares made ``empty``."""
+    rows, cols = len(terrain), len(terrain[0])
+    h, w = shape[:2]
+    mask = np.full((h, w), 255, np.uint8)
+    ring = [(r, c) for r in range(rows) for c in range(cols)
+            if (r in (0, rows - 1) or c in (0, cols - 1)) and terrain[r][c] not in ("castle", "empty")]
+    terrain = [list(row) for row in terrain]
+    crowns = [list(row) for row in crowns]
+    for k in rng.permutation(len(ring))[:n]:
+        r, c = ring[int(k)]
+        y0, y1 = round(r * h / rows), round((r + 1) * h / rows)
+        x0, x1 = round(c * w / cols), round((c + 1) * w / cols)
+        mask[y0:y1, x0:x1] = 0
+        terrain[r][c], crowns[r][c] = "empty", 0
+    return mask, terrain, crowns
+
+
 def scene_examples(photos, cfg: dict, rng: np.random.Generator, share: float = 1.0,
                    pad: int = AUG_PAD):
     """The rectified (AAU) training boards put into generated phone photos (``vision.synth``:
@@ -108,10 +127,17 @@ def scene_examples(photos, cfg: dict, rng: np.random.Generator, share: float = 1
         image = cv2.imread(str(photo.path), cv2.IMREAD_COLOR)
         if image is None:
             raise ValueError(f"cannot read {photo.path}")
+        terrain = [list(row) for row in photo.terrain]
+        crowns = [list(row) for row in photo.crowns]
+        mask = None
+        if SCENE_BLANK > 0:
+            # a half-built kingdom: a few border squares lifted off, the table shows through
+            mask, terrain, crowns = blank_border_squares(image.shape, terrain, crowns, rng,
+                                                        int(rng.integers(0, SCENE_BLANK + 1)))
         scene, corners, info = synth.make_scene(image, rng, width=int(rng.integers(1400, 2400)),
-                                                return_info=True)
-        terrain = synth.scene_grid(photo.terrain, info["turns"])
-        crowns = synth.scene_grid(photo.crowns, info["turns"])
+                                                board_mask=mask, return_info=True)
+        terrain = synth.scene_grid(terrain, info["turns"])
+        crowns = synth.scene_grid(crowns, info["turns"])
         xs.append(photo_training_crops(scene, corners, photo.rows, photo.cols, cfg, pad))
         ts += [TERRAINS.index(t) for row in terrain for t in row]
         cs += [int(c) for row in crowns for c in row]
@@ -198,6 +224,7 @@ def build_model(width: int = 1):
 
 
 BUILDING_CROWNS = 3.0    # crowned grassland/swamp/mine squares are drawn this much more often
+SCENE_BLANK = 4          # up to this many border squares of a scene board are lifted off (table shows)
 SCENE_SHARE = 1.0        # share of the rectified training boards also put into one generated photo
 PHONE_WEIGHT = 2.0       # phone-photo squares are drawn this much more often (harder, fewer)
 
@@ -373,7 +400,7 @@ def main(args) -> int:
         "cell": cfg["cell"], "crop_margin": cfg["crop_margin"], "board_margin": cfg["board_margin"],
         "margin_weight": mw,
         "building_crowns_weight": BUILDING_CROWNS, "phone_weight": PHONE_WEIGHT,
-        "scene_share": SCENE_SHARE,
+        "scene_share": SCENE_SHARE, "scene_blank": SCENE_BLANK,
         "outputs": {"terrain": list(TERRAINS), "crowns": list(range(N_CROWNS))},
         "crown_train_prior": model.crown_train_prior,
         "crown_label_prior": model.crown_label_prior,

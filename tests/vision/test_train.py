@@ -63,3 +63,24 @@ def test_score_fallback_counts_regions():
     crowns = [[1, 0, 0], [0, 1, 0]]
     assert _simple_score(terrain, crowns) == 2 * 1 + 3 * 1
     assert score(terrain, crowns) == 5
+
+
+def test_blank_border_squares_lifts_ring_squares_off():
+    from vision.train import blank_border_squares
+
+    terrain = [["field", "lake", "forest"], ["mine", "field", "castle"], ["swamp", "lake", "empty"]]
+    crowns = [[1, 0, 0], [2, 0, 0], [1, 0, 0]]
+    mask, t2, c2 = blank_border_squares((30, 30, 3), terrain, crowns, np.random.default_rng(0), 3)
+    lifted = [(r, c) for r in range(3) for c in range(3) if t2[r][c] == "empty" and terrain[r][c] != "empty"]
+    assert len(lifted) == 3
+    assert all(r != 1 or c != 1 for r, c in lifted)             # never the middle (not on the ring)
+    assert t2[1][2] == "castle" and terrain[0][0] == "field"     # castle kept, input not changed
+    for r in range(3):
+        for c in range(3):
+            cell = mask[r * 10:(r + 1) * 10, c * 10:(c + 1) * 10]
+            assert (cell == (0 if (r, c) in lifted else 255)).all()
+            if (r, c) in lifted:
+                assert c2[r][c] == 0
+    # asking for more than the ring holds lifts the whole ring (castle and empty squares excepted)
+    _, t3, _ = blank_border_squares((30, 30, 3), terrain, crowns, np.random.default_rng(1), 20)
+    assert [t3[r][c] for r in range(3) for c in range(3)].count("empty") == 7
