@@ -58,7 +58,9 @@ def test_text_grid_with_bonuses_and_table(tmp_path):
     assert code == 0 and json.loads(out)["score"]["total"] == 40 + 10 + 5
     code, out, err = run(path)
     assert code == 0 and "Traceback" not in err
-    assert "total" in out and "55" not in out and "40" in out
+    # the text report's total line has no bonuses (the path printed above may hold any digits)
+    totals = [line.split() for line in out.splitlines() if line.startswith("total")]
+    assert totals == [["total", "40"]]
 
 
 def test_rules_option_overrides_the_file(tmp_path):
