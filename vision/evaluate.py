@@ -394,6 +394,7 @@ def main(args) -> int:
                                if "confusion" not in kk and kk != "per_board"}
                               if isinstance(v, dict) and "boards" in v else v)
                           for k, v in res.items()}
+            meta["cv"]["review"] = dict(_config.load().get("review", {}))
             meta_path.write_text(json.dumps(meta, indent=1) + "\n")
             print(f"calibration and figures recorded in {meta_path.name}")
     return 0
