@@ -224,6 +224,7 @@ def build_model(width: int = 1):
 
 
 BUILDING_CROWNS = 3.0    # crowned grassland/swamp/mine squares are drawn this much more often
+RENDERED_EVERY = 6       # one procedurally drawn board (vision.render) per this many dev photos
 SCENE_BLANK = 4          # up to this many border squares of a scene board are lifted off (table shows)
 SCENE_SHARE = 1.0        # share of the rectified training boards also put into one generated photo
 PHONE_WEIGHT = 2.0       # phone-photo squares are drawn this much more often (harder, fewer)
@@ -341,6 +342,11 @@ def dev_photos(datasets=None, limit=None):
     return photos
 
 
+def rendered_boards(n_photos: int) -> int:
+    """How many procedurally drawn boards go with ``n_photos`` dev photos into training."""
+    return max(2, n_photos // RENDERED_EVERY)
+
+
 def fit(photos, cfg: dict, epochs: int, seed: int = 0, log=None, rendered: int | None = None):
     """Train on these photos (plus a modest share of rendered boards). Returns the torch model."""
     x, t, c, b = load_examples(photos, cfg)
@@ -353,7 +359,7 @@ def fit(photos, cfg: dict, epochs: int, seed: int = 0, log=None, rendered: int |
             log(f"added {len(scenes[0])} squares of training boards put into generated photos")
     boost = np.where([photos[i].dataset == "phone" for i in b], PHONE_WEIGHT, 1.0)
     if rendered is None:
-        rendered = max(2, len(photos) // 6)
+        rendered = rendered_boards(len(photos))
     extra = rendered_examples(rendered, cfg, np.random.default_rng(seed + 1000)) if rendered else None
     if extra is not None:
         x, t, c = (np.concatenate([x, extra[0]]), np.concatenate([t, extra[1]]),
@@ -405,7 +411,7 @@ def main(args) -> int:
         "crown_train_prior": model.crown_train_prior,
         "crown_label_prior": model.crown_label_prior,
         "photos": [p.name for p in photos],
-        "rendered_boards": 0 if getattr(args, "limit", None) else max(2, len(photos) // 6),
+        "rendered_boards": 0 if getattr(args, "limit", None) else rendered_boards(len(photos)),
         "n_photos": {"aau": sum(p.dataset == "aau" for p in photos),
                      "phone": sum(p.dataset == "phone" for p in photos)},
         "onnx_vs_torch_max_abs_diff": diff,
