@@ -292,7 +292,10 @@ def _results(job: Job):
 def page(job_id):
     job = _job(job_id)
     rows, table, error = [], None, None
-    if job.state == "done":
+    # one look at the state: the reading thread may finish while this page is being built, and
+    # a page that saw "running" for the rows but "done" for the layout showed an empty queue
+    state = job.state
+    if state == "done":
         try:
             rows, table = _results(job)
         except standings_mod.ManifestError as exc:
@@ -301,7 +304,7 @@ def page(job_id):
             rows, table = _results(job)
             job.manifest = job_manifest
     looks = [r for r in rows if r["status"] != "ok"]
-    return render_template("batch_job.html", job=job, urls=_urls(job), rows=rows, looks=looks,
+    return render_template("batch_job.html", job=job, state=state, urls=_urls(job), rows=rows, looks=looks,
                            standings=table, error=error,
                            tiebreaks=core.tiebreak_columns(rows))
 

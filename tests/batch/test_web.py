@@ -180,3 +180,39 @@ def test_worker_processes_in_the_server(tmp_path):
     rows = list(csv.DictReader(io.StringIO(client.get(f"/batch/{job['id']}/results.csv").get_data(as_text=True))))
     assert [r["source"] for r in rows] == ["p3.png", "p0.png", "p1.png", "p2.png", "p4.png", "p5.png"]
     assert [r["total"] for r in rows] == ["3", "0", "1", "2", "4", "5"]
+
+
+class _FinishesWhileLooked(object):
+    """A job's state that reads "running" the first time and "done" after: the reading thread
+    finishing while the page is being built."""
+
+    def __init__(self):
+        self.reads = 0
+
+    def __get__(self, job, owner):
+        if job is None:
+            return self
+        self.reads += 1
+        return "running" if self.reads == 1 else "done"
+
+    def __set__(self, job, value):
+        pass
+
+
+def test_page_built_while_the_batch_finishes_shows_progress_not_an_empty_queue(app, client):
+    from webapp import batch as web_batch
+
+    class RacingJob(web_batch.Job):
+        state = _FinishesWhileLooked()
+
+    job = RacingJob(id="race", rules="kingdomino", bonuses=[], manifest=None, total=2, done=2,
+                    message="2 photo(s) read: 0 error(s), 1 to review")
+    web_batch._keep(job)
+    try:
+        html = client.get("/batch/race").get_data(as_text=True)
+    finally:
+        web_batch._JOBS.pop("race", None)
+    # the page must show one consistent state: still reading (it reloads itself), never
+    # "done" with the rows of a running batch (an empty review queue)
+    assert 'id="review-queue"' not in html
+    assert 'data-state="running"' in html and 'id="job-progress"' in html
