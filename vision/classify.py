@@ -29,14 +29,16 @@ for _i, _t in enumerate(TERRAINS):
     VALID[_i, :MAX_CROWNS[_t] + 1] = True
 
 
+def domino_halves(path: Path | None = None) -> list[tuple[tuple[str, int], tuple[str, int]]]:
+    """The game's dominoes as ``((terrain, crowns), (terrain, crowns))`` pairs, from the CSV."""
+    with open(path or DOMINOES_CSV, newline="", encoding="utf-8") as fh:
+        return [((row["terrain_a"], int(row["crowns_a"])), (row["terrain_b"], int(row["crowns_b"])))
+                for row in csv.DictReader(fh)]
+
+
 def square_supply(path: Path | None = None) -> Counter:
     """How many squares of each ``(terrain, crowns)`` the 48 dominoes hold (castle: one each)."""
-    supply = Counter()
-    with open(path or DOMINOES_CSV, newline="", encoding="utf-8") as fh:
-        for row in csv.DictReader(fh):
-            supply[(row["terrain_a"], int(row["crowns_a"]))] += 1
-            supply[(row["terrain_b"], int(row["crowns_b"]))] += 1
-    return supply
+    return Counter(half for domino in domino_halves(path) for half in domino)
 
 
 def domino_partners(path: Path | None = None) -> np.ndarray:
@@ -47,11 +49,10 @@ def domino_partners(path: Path | None = None) -> np.ndarray:
     """
     n = len(TERRAINS) * N_CROWNS
     partners = np.zeros((n, n), dtype=bool)
-    with open(path or DOMINOES_CSV, newline="", encoding="utf-8") as fh:
-        for row in csv.DictReader(fh):
-            a = TERRAINS.index(row["terrain_a"]) * N_CROWNS + int(row["crowns_a"])
-            b = TERRAINS.index(row["terrain_b"]) * N_CROWNS + int(row["crowns_b"])
-            partners[a, b] = partners[b, a] = True
+    for (ta, ca), (tb, cb) in domino_halves(path):
+        a = TERRAINS.index(ta) * N_CROWNS + ca
+        b = TERRAINS.index(tb) * N_CROWNS + cb
+        partners[a, b] = partners[b, a] = True
     return partners
 
 
@@ -101,6 +102,11 @@ def game_crown_prior(supply: Counter) -> np.ndarray:
     return prior
 
 
+def _normalised(joint: np.ndarray) -> np.ndarray:
+    """Each square's ``(terrains, 4)`` probabilities scaled to sum to 1."""
+    return joint / np.maximum(joint.sum(axis=(1, 2), keepdims=True), 1e-300)
+
+
 def decode(logits: np.ndarray, t_terrain: float = 1.0, t_crowns: float = 1.0,
            prior: np.ndarray | None = None, shape: tuple[int, int] | None = None,
            partners: np.ndarray | None = None, partner_floor: float = 1.0,
@@ -124,33 +130,27 @@ def decode(logits: np.ndarray, t_terrain: float = 1.0, t_crowns: float = 1.0,
     pc = _softmax(logits[:, len(TERRAINS):] / t_crowns)
     joint = pt[:, :, None] * pc[:, None, :]
     if prior is not None:
-        joint = joint * prior[None]
-        joint = joint / np.maximum(joint.sum(axis=(1, 2), keepdims=True), 1e-300)
+        joint = _normalised(joint * prior[None])
     if shape is not None and partners is not None and partner_floor < 1.0:
-        valid = joint * VALID[None]
-        valid = valid / np.maximum(valid.sum(axis=(1, 2), keepdims=True), 1e-300)
-        support = partner_support(valid, shape[0], shape[1], partners)
-        joint = joint * (partner_floor + (1.0 - partner_floor) * support)
-        joint = joint / np.maximum(joint.sum(axis=(1, 2), keepdims=True), 1e-300)
+        support = partner_support(_normalised(joint * VALID[None]), shape[0], shape[1], partners)
+        joint = _normalised(joint * (partner_floor + (1.0 - partner_floor) * support))
     raw_best = joint.reshape(len(joint), -1).argmax(axis=1)
     raw_invalid = ~VALID.reshape(-1)[raw_best]
     valid = joint * VALID[None]
-    total = valid.reshape(len(joint), -1).sum(axis=1)
     flat = valid.reshape(len(joint), -1)
+    total = flat.sum(axis=1)
+    denom = np.maximum(total, 1e-300)
+    king = -1
     if one_castle and len(joint):
         castle = TERRAINS.index("castle") * N_CROWNS
-        p_castle = flat[:, castle] / np.maximum(total, 1e-300)
+        p_castle = flat[:, castle] / denom
         king = int(np.argmax(p_castle))
         flat = flat.copy()
         flat[:, castle] = 0.0
-        best = flat.argmax(axis=1)
-        best[king] = castle
-        conf = flat[np.arange(len(joint)), best] / np.maximum(total, 1e-300)
-        conf[king] = p_castle[king]
-    else:
-        king = -1
-        best = flat.argmax(axis=1)
-        conf = flat[np.arange(len(joint)), best] / np.maximum(total, 1e-300)
+    best = flat.argmax(axis=1)
+    conf = flat[np.arange(len(joint)), best] / denom
+    if king >= 0:
+        best[king], conf[king] = castle, p_castle[king]
     if capacity is not None:
         best, conf = _within_supply(flat, total, best, conf, np.asarray(capacity), king)
     return best // N_CROWNS, best % N_CROWNS, conf, raw_invalid
