@@ -182,7 +182,7 @@ def summarise(cases, readings, kind: str) -> dict | None:
             per_board.append({"name": cs.name, "found": False, "total": score(cs.terrain, cs.crowns)})
             continue
         grid, reasons = rd
-        bad = False
+        misread = []
         for r in range(cs.rows):
             for c in range(cs.cols):
                 tt, tc = cs.terrain[r][c], cs.crowns[r][c]
@@ -190,26 +190,22 @@ def summarise(cases, readings, kind: str) -> dict | None:
                 tconf[TERRAINS.index(tt), TERRAINS.index(sq.terrain)] += 1
                 cconf[tc, sq.crowns] += 1
                 if (tt, tc) != (sq.terrain, sq.crowns):
-                    bad = True
-                    if (r, c) not in reasons:
-                        wrong_unflagged_squares += 1
+                    misread.append((r, c))
+        in_review = sum(sq in reasons for sq in misread)
+        wrong_unflagged_squares += len(misread) - in_review
         review_total += len(reasons)
         pt = [[sq.terrain for sq in row] for row in grid]
         pc = [[sq.crowns for sq in row] for row in grid]
         got, want = score(pt, pc), score(cs.terrain, cs.crowns)
         ok = got == want
         exact += ok
-        misread = [(r, c) for r in range(cs.rows) for c in range(cs.cols)
-                   if (cs.terrain[r][c], cs.crowns[r][c]) != (grid[r][c].terrain, grid[r][c].crowns)]
         per_board.append({"name": cs.name, "found": True, "size": f"{cs.rows}x{cs.cols}", "total": want,
                           "read_total": got, "misread": len(misread),
-                          "misread_in_review": sum(sq in reasons for sq in misread),
-                          "review": len(reasons)})
-        exact_grid += not bad
+                          "misread_in_review": in_review, "review": len(reasons)})
+        exact_grid += not misread
         if not ok:
             wrong += 1
-            wrong_caught += any((r, c) in reasons for r in range(cs.rows) for c in range(cs.cols)
-                                if (cs.terrain[r][c], cs.crowns[r][c]) != (grid[r][c].terrain, grid[r][c].crowns))
+            wrong_caught += in_review > 0
     n = int(tconf.sum())
     return {
         "boards": boards, "boards_not_found": not_found, "squares": n,
