@@ -79,10 +79,8 @@ def rendered_examples(n_boards: int, cfg: dict, rng: np.random.Generator, pad: i
                                             return_mask=True)
             corners = None
             if synth is not None and k % 2 == 1:
-                img, corners, info = synth.make_scene(img, rng, width=int(rng.integers(1400, 2200)),
-                                                      board_mask=mask, return_info=True)
-                terrain = synth.scene_grid(terrain, info["turns"])
-                crowns = synth.scene_grid(crowns, info["turns"])
+                img, corners, terrain, crowns = photographed(
+                    synth, img, terrain, crowns, rng, int(rng.integers(1400, 2200)), mask)
         except Exception:  # noqa: BLE001 - the renderer is optional extra data
             return None
         crops = photo_training_crops(img, corners, size, size, cfg, pad)
@@ -90,6 +88,15 @@ def rendered_examples(n_boards: int, cfg: dict, rng: np.random.Generator, pad: i
         ts += [TERRAINS.index(t) for row in terrain for t in row]
         cs += [int(c) for row in crowns for c in row]
     return np.concatenate(xs), np.array(ts, np.int64), np.array(cs, np.int64)
+
+
+def photographed(synth, board, terrain, crowns, rng, width: int, mask=None):
+    """A board put into a generated phone photo ``width`` px wide (``vision.synth``), with its
+    corners there and its label grids turned as the photo turned it."""
+    scene, corners, info = synth.make_scene(board, rng, width=width, board_mask=mask,
+                                            return_info=True)
+    return (scene, corners, synth.scene_grid(terrain, info["turns"]),
+            synth.scene_grid(crowns, info["turns"]))
 
 
 def blank_border_squares(shape, terrain, crowns, rng: np.random.Generator, n: int):
@@ -127,17 +134,13 @@ def scene_examples(photos, cfg: dict, rng: np.random.Generator, share: float = 1
         image = cv2.imread(str(photo.path), cv2.IMREAD_COLOR)
         if image is None:
             raise ValueError(f"cannot read {photo.path}")
-        terrain = [list(row) for row in photo.terrain]
-        crowns = [list(row) for row in photo.crowns]
-        mask = None
+        terrain, crowns, mask = photo.terrain, photo.crowns, None
         if SCENE_BLANK > 0:
             # a half-built kingdom: a few border squares lifted off, the table shows through
             mask, terrain, crowns = blank_border_squares(image.shape, terrain, crowns, rng,
                                                         int(rng.integers(0, SCENE_BLANK + 1)))
-        scene, corners, info = synth.make_scene(image, rng, width=int(rng.integers(1400, 2400)),
-                                                board_mask=mask, return_info=True)
-        terrain = synth.scene_grid(terrain, info["turns"])
-        crowns = synth.scene_grid(crowns, info["turns"])
+        scene, corners, terrain, crowns = photographed(
+            synth, image, terrain, crowns, rng, int(rng.integers(1400, 2400)), mask)
         xs.append(photo_training_crops(scene, corners, photo.rows, photo.cols, cfg, pad))
         ts += [TERRAINS.index(t) for row in terrain for t in row]
         cs += [int(c) for row in crowns for c in row]
@@ -372,7 +375,6 @@ def fit(photos, cfg: dict, epochs: int, seed: int = 0, log=None, rendered: int |
     model = train_model(x, t, c, epochs=epochs, out=crop_size(cfg["cell"], cfg["crop_margin"]),
                         seed=seed, log=log, boost=boost, margin=cfg["crop_margin"],
                         margin_weight=float(cfg.get("margin_weight", 1.0)))
-    model.margin_weight = float(cfg.get("margin_weight", 1.0))
     model.crown_train_prior = crown_sampling_prior(t, c, boost)
     model.crown_label_prior = crown_label_prior(c)
     return model
