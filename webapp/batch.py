@@ -277,14 +277,15 @@ def progress(job_id):
     return resp
 
 
-def _results(job: Job):
+def _results(job: Job, with_manifest: bool = True):
+    manifest = job.manifest if with_manifest else None
     store = Store(current_app.config["DATABASE"])
     try:
         rows = core.build_rows(store, job.outcomes or [], rules=job.rules, bonuses=job.bonuses,
-                               manifest=job.manifest)
+                               manifest=manifest)
     finally:
         store.close()
-    table = core.standings_for(rows) if job.manifest else None
+    table = core.standings_for(rows) if manifest else None
     return rows, table
 
 
@@ -300,9 +301,7 @@ def page(job_id):
             rows, table = _results(job)
         except standings_mod.ManifestError as exc:
             error = f"manifest: {exc}"
-            job_manifest, job.manifest = job.manifest, None
-            rows, table = _results(job)
-            job.manifest = job_manifest
+            rows, table = _results(job, with_manifest=False)
     looks = [r for r in rows if r["status"] != "ok"]
     return render_template("batch_job.html", job=job, state=state, urls=_urls(job), rows=rows, looks=looks,
                            standings=table, error=error,

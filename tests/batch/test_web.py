@@ -216,3 +216,26 @@ def test_page_built_while_the_batch_finishes_shows_progress_not_an_empty_queue(a
     # "done" with the rows of a running batch (an empty review queue)
     assert 'id="review-queue"' not in html
     assert 'data-state="running"' in html and 'id="job-progress"' in html
+
+
+def test_a_manifest_that_matches_two_photos_is_reported_and_kept(client):
+    h = headers(client)
+    manifest = "photo,player,table,round\na.png,Ann,1,1\n"
+    job = client.post("/batch/", data={"rules": "kingdomino",
+                                       "manifest": (io.BytesIO(manifest.encode()), "m.csv")},
+                      headers=h, content_type="multipart/form-data").get_json()
+    for zname, total in (("x.zip", 20), ("y.zip", 21)):
+        zdata = io.BytesIO()
+        with zipfile.ZipFile(zdata, "w") as zf:
+            zf.writestr("a.png", fk.scored(total, review=[(0, 0)]))
+        r = client.post(job["upload"], data={"photos": (io.BytesIO(zdata.getvalue()), zname)},
+                        headers=h, content_type="multipart/form-data")
+        assert r.status_code == 200
+    assert client.post(job["start"], headers=h).status_code == 202
+    for _ in range(2):  # the page says what is wrong, lists the photos, and keeps the manifest
+        page = client.get(job["page"]).get_data(as_text=True)
+        assert "matches several photos" in page
+        queue = page.split('id="review-queue"')[1].split("</section>")[0]
+        assert "x.zip!a.png" in queue and "y.zip!a.png" in queue
+    r = client.get(f"/batch/{job['id']}/standings.csv", headers={"Accept": "application/json"})
+    assert r.status_code == 400 and "matches several photos" in r.get_json()["error"]
