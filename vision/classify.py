@@ -110,7 +110,8 @@ def _normalised(joint: np.ndarray) -> np.ndarray:
 def decode(logits: np.ndarray, t_terrain: float = 1.0, t_crowns: float = 1.0,
            prior: np.ndarray | None = None, shape: tuple[int, int] | None = None,
            partners: np.ndarray | None = None, partner_floor: float = 1.0,
-           one_castle: bool = False, capacity: np.ndarray | None = None):
+           one_castle: bool = False, capacity: np.ndarray | None = None,
+           tiling_max_cost: float | None = None, report: dict | None = None):
     """Logits ``(N, 12)`` -> (terrain index, crowns, confidence, was the raw best invalid).
 
     The joint probability of (terrain, crowns) is the product of the two heads' (temperature
@@ -124,6 +125,11 @@ def decode(logits: np.ndarray, t_terrain: float = 1.0, t_crowns: float = 1.0,
     other square is (their confidences keep the castle's share in the denominator).
     ``capacity`` (:func:`supply_capacity`): no reading is output more often than the game has
     such squares; the least confident extra ones take their next best reading that has room.
+    ``tiling_max_cost`` (with ``shape`` and ``partners``): a reading whose tile squares cannot
+    be paired into game dominoes (:mod:`vision.tiling`) takes the likeliest change of one or
+    two squares that makes it possible, if one costs at most this (log odds); ``report``, a
+    dict, receives ``"retiled"`` (squares so changed) and ``"unpaired"`` (squares still
+    without a domino partner when no change was found).
     """
     logits = np.asarray(logits, dtype=np.float64).reshape(-1, len(TERRAINS) + N_CROWNS)
     pt = _softmax(logits[:, :len(TERRAINS)] / t_terrain)
@@ -153,7 +159,29 @@ def decode(logits: np.ndarray, t_terrain: float = 1.0, t_crowns: float = 1.0,
         best[king], conf[king] = castle, p_castle[king]
     if capacity is not None:
         best, conf = _within_supply(flat, total, best, conf, np.asarray(capacity), king)
+    if tiling_max_cost is not None and shape is not None and partners is not None:
+        best, conf = _retile(flat, denom, best, conf, shape, partners, tiling_max_cost,
+                             capacity, king, report)
     return best // N_CROWNS, best % N_CROWNS, conf, raw_invalid
+
+
+def _retile(flat, denom, best, conf, shape, partners, max_cost, capacity, king, report):
+    """The likeliest tileable reading near ``best`` (:func:`vision.tiling.repair`)."""
+    from vision import tiling
+
+    rows, cols = shape
+    probs = flat / denom[:, None]
+    castle = TERRAINS.index("castle") * N_CROWNS
+    changes = tiling.repair(probs, best, rows, cols, partners, max_cost,
+                            capacity=None if capacity is None else np.asarray(capacity),
+                            fixed={king} if king >= 0 else (), banned={castle})
+    best, conf = best.copy(), conf.copy()
+    for i, a in (changes or {}).items():
+        best[i], conf[i] = a, probs[i, a]
+    if report is not None:
+        report["retiled"] = sorted(changes or {})
+        report["unpaired"] = [] if changes is not None else tiling.unpaired(best, rows, cols, partners)
+    return best, conf
 
 
 def supply_capacity(supply: Counter) -> np.ndarray:
@@ -297,11 +325,15 @@ class SquareClassifier:
 
     def read_logits(self, logits: np.ndarray, rows: int, cols: int) -> list[list[SquareReading]]:
         """Network outputs of a ``rows x cols`` board -> readings with flags."""
+        max_cost = self.cfg.get("tiling_max_cost")
+        report: dict = {}
         t, c, conf, raw_invalid = decode(logits, self.t_terrain, self.t_crowns, self.prior,
                                          shape=(rows, cols), partners=self.partners,
                                          partner_floor=float(self.cfg.get("partner_floor", 1.0)),
                                          one_castle=bool(self.cfg.get("one_castle", False)),
-                                         capacity=self.capacity if self.cfg.get("within_supply") else None)
+                                         capacity=self.capacity if self.cfg.get("within_supply") else None,
+                                         tiling_max_cost=None if max_cost is None else float(max_cost),
+                                         report=report)
         grid = []
         for r in range(rows):
             row = []
@@ -310,6 +342,11 @@ class SquareClassifier:
                 sq = SquareReading(TERRAINS[t[i]], int(c[i]), float(conf[i]))
                 if raw_invalid[i]:
                     sq.flags.append("the most likely reading is not a square of the game")
+                if i in report.get("retiled", ()):
+                    sq.flags.append("read as its next best so the kingdom can be laid out "
+                                    "with the game's dominoes")
+                if i in report.get("unpaired", ()):
+                    sq.flags.append("no neighbour completes this square to a domino of the game")
                 row.append(sq)
             grid.append(row)
         if self.supply:

@@ -1,0 +1,132 @@
+"""Laying a read kingdom out as game dominoes (vision.tiling) and the repair decode makes."""
+import numpy as np
+import pytest
+
+from tests.conftest import shared_path
+from vision.classify import (N_CROWNS, TERRAINS, SquareClassifier, decode, domino_partners,
+                             square_supply, supply_capacity)
+from vision.tiling import max_domino_matching, repair, tileable, unpaired
+
+PARTNERS = domino_partners()
+
+
+def idx(text: str) -> list[int]:
+    """'field0 forest1 empty0' -> flat reading indices."""
+    return [TERRAINS.index(w[:-1]) * N_CROWNS + int(w[-1]) for w in text.split()]
+
+
+def test_domino_pairs_by_hand():
+    assert tileable(idx("field0 field0"), 1, 2, PARTNERS)
+    assert tileable(idx("field0 castle0 field0 field0 empty0 field0"), 2, 3, PARTNERS)
+    assert not tileable(idx("field0 field0 field0"), 1, 3, PARTNERS)          # odd count
+    assert not tileable(idx("mine0 mine0"), 1, 2, PARTNERS)                   # not a domino
+    assert not tileable(idx("field0 empty0 field0"), 1, 3, PARTNERS)          # not neighbours
+    assert tileable(idx("field1 mine0"), 1, 2, PARTNERS)                      # domino 'field1|mine0'
+    # 2x2: the two fields pair down the columns, the forest-lake pairs across would not both fit
+    assert tileable(idx("field0 lake0 field0 lake0"), 2, 2, PARTNERS)
+
+
+def test_matching_pairs_neighbours_both_ways():
+    mate = max_domino_matching(idx("field0 field0 lake0 lake0"), 2, 2, PARTNERS)
+    assert len(mate) == 4 and all(mate[mate[i]] == i for i in mate)
+    assert all(abs(i - j) in (1, 2) for i, j in mate.items())
+    assert unpaired(idx("field0 field0 field0"), 1, 3, PARTNERS) in ([0], [2])
+
+
+def test_matching_wants_one_reading_per_square():
+    with pytest.raises(ValueError, match="rows\\*cols"):
+        max_domino_matching(idx("field0 field0"), 2, 2, PARTNERS)
+
+
+def _probs(rows):
+    p = np.zeros((len(rows), len(TERRAINS) * N_CROWNS))
+    for i, options in enumerate(rows):
+        for w, v in options.items():
+            p[i, idx(w)[0]] = v
+    return p
+
+
+def test_repair_takes_the_cheapest_change_that_lays_out():
+    # a plain field tile read as bare table (0.8) makes an odd field: it reads field again
+    probs = _probs([{"field0": 1.0}, {"field0": 0.9, "lake0": 0.1},
+                    {"empty0": 0.8, "field0": 0.2}, {"field0": 1.0}])
+    best = probs.argmax(axis=1)
+    assert repair(probs, best, 1, 4, PARTNERS, max_cost=4.0) == {2: idx("field0")[0]}
+    # too costly a change (log(0.8/0.2) = 1.39 > 1) is not made
+    assert repair(probs, best, 1, 4, PARTNERS, max_cost=1.0) is None
+    # a reading that already lays out is left alone
+    ok = np.array(idx("field0 field0 empty0 empty0"))
+    assert repair(probs, ok, 1, 4, PARTNERS, max_cost=4.0) == {}
+
+
+def test_repair_changes_two_squares_when_one_cannot_do():
+    # both middle squares read as table: either alone back to field leaves an odd field out
+    probs = _probs([{"field0": 1.0}, {"empty0": 0.7, "field0": 0.3},
+                    {"empty0": 0.6, "field0": 0.4}, {"field0": 1.0}])
+    best = probs.argmax(axis=1)
+    f0 = idx("field0")[0]
+    assert repair(probs, best, 1, 4, PARTNERS, max_cost=4.0) == {1: f0, 2: f0}
+    assert repair(probs, best, 1, 4, PARTNERS, max_cost=4.0, max_pair_options=1) is None
+
+
+def test_repair_keeps_within_the_game_supply_and_fixed_squares():
+    # the lone field at the end needs a partner: the game's one 3-crown mine is taken already
+    probs = _probs([{"field0": 1.0}, {"mine3": 1.0},
+                    {"empty0": 0.5, "mine3": 0.4, "field0": 0.1}, {"field0": 1.0}])
+    best = probs.argmax(axis=1)
+    cap = supply_capacity(square_supply(shared_path("rules", "kingdomino-dominoes.csv")))
+    assert repair(probs, best, 1, 4, PARTNERS, 4.0) == {2: idx("mine3")[0]}
+    assert repair(probs, best, 1, 4, PARTNERS, 4.0, capacity=cap) == {2: idx("field0")[0]}
+    assert repair(probs, best, 1, 4, PARTNERS, 4.0, fixed={2}) is None
+    assert repair(probs, best, 1, 4, PARTNERS, 4.0, banned={idx("mine3")[0], idx("field0")[0]}) is None
+
+
+def _logits(words, unsure=None):
+    z = np.zeros((len(words), len(TERRAINS) + N_CROWNS))
+    for i, w in enumerate(words):
+        z[i, TERRAINS.index(w[:-1])] = 8.0
+        z[i, len(TERRAINS) + int(w[-1])] = 8.0
+    if unsure is not None:                 # (square, terrain read, runner-up, margin)
+        i, read, second, margin = unsure
+        z[i, :len(TERRAINS)] = 0.0
+        z[i, TERRAINS.index(read)] = 4.0
+        z[i, TERRAINS.index(second)] = 4.0 - margin
+    return z
+
+
+def test_decode_lays_the_kingdom_out_and_says_so():
+    words = "castle0 field0 field0 empty0 field0 field0".split()
+    z = _logits(words, unsure=(2, "empty", "field", 1.5))
+    t, _, conf, _ = decode(z, shape=(2, 3), partners=PARTNERS)
+    assert TERRAINS[t[2]] == "empty"
+    report = {}
+    t, _, conf, _ = decode(z, shape=(2, 3), partners=PARTNERS, tiling_max_cost=4.0, report=report)
+    assert TERRAINS[t[2]] == "field" and conf[2] < 0.5 and report == {"retiled": [2], "unpaired": []}
+    clf = SquareClassifier(None, {"cell": 64, "crop_margin": 12, "tiling_max_cost": 4.0},
+                           load_network=False)
+    grid = clf.read_logits(z, 2, 3)
+    assert grid[0][2].terrain == "field"
+    assert any("dominoes" in f for f in grid[0][2].flags)
+    assert not any(sq.flags for row in grid for sq in row if sq is not grid[0][2])
+
+
+def test_a_kingdom_that_cannot_be_laid_out_is_flagged():
+    # a crownless mine read sure beside a crownless field: no domino has them together
+    z = _logits("castle0 field0 mine0".split())
+    clf = SquareClassifier(None, {"cell": 64, "crop_margin": 12, "tiling_max_cost": 1.0},
+                           load_network=False)
+    grid = clf.read_logits(z, 1, 3)
+    lone = [c for c in range(3) if any("no neighbour" in f for f in grid[0][c].flags)]
+    assert lone == [1, 2]
+
+
+def test_every_labelled_dev_kingdom_lays_out():
+    """The rule the repair rests on: no true kingdom (dev labels of both datasets) fails it."""
+    shared_path("datasets")
+    from vision.train import dev_photos
+
+    photos = dev_photos()
+    assert len(photos) > 50
+    for p in photos:
+        words = [f"{t}{k}" for tr, kr in zip(p.terrain, p.crowns) for t, k in zip(tr, kr)]
+        assert tileable(idx(" ".join(words)), p.rows, p.cols, PARTNERS), p.name

@@ -1,0 +1,138 @@
+"""Can a read kingdom be laid out with the game's dominoes? And the likeliest fix when not.
+
+Every square of a kingdom except the castle is one half of a domino whose other half lies
+next to it, so the squares read as tiles must pair up, neighbour with neighbour, into pairs
+that are dominoes of the game (``partners`` from :func:`vision.classify.domino_partners`).
+A reading where they cannot (an odd number of tile squares, a plain field read as bare
+table, a half no neighbour completes) is impossible, whatever the network says; the
+cheapest change of one or two squares to their next readings that makes it possible is the
+likeliest true kingdom.
+
+Readings are flattened ``(terrain, crowns)`` indices, ``terrain * 4 + crowns``; castle and
+empty squares (rows of ``partners`` that are all False) are not part of any domino.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+
+def _neighbours(i: int, rows: int, cols: int):
+    r, c = divmod(i, cols)
+    if r > 0:
+        yield i - cols
+    if r + 1 < rows:
+        yield i + cols
+    if c > 0:
+        yield i - 1
+    if c + 1 < cols:
+        yield i + 1
+
+
+def max_domino_matching(readings, rows: int, cols: int, partners: np.ndarray) -> dict[int, int]:
+    """A largest set of disjoint neighbouring pairs of tile squares that are game dominoes.
+
+    ``readings``: flat reading index per square, row by row. Returns ``{square: partner}``
+    (both directions). The grid is two-coloured like a chessboard and a domino always joins
+    the two colours, so this is a bipartite matching (augmenting paths, Kuhn's method).
+    """
+    readings = [int(x) for x in readings]
+    if len(readings) != rows * cols:
+        raise ValueError(f"{len(readings)} readings for a {rows}x{cols} board: give rows*cols")
+    tile = partners.any(axis=1)
+    is_tile = [bool(tile[x]) for x in readings]
+    mate: dict[int, int] = {}
+
+    def augment(i: int, seen: set) -> bool:
+        for j in _neighbours(i, rows, cols):
+            if j in seen or not is_tile[j] or not partners[readings[i], readings[j]]:
+                continue
+            seen.add(j)
+            if j not in mate or augment(mate[j], seen):
+                mate[j] = i
+                return True
+        return False
+
+    for i in range(rows * cols):
+        r, c = divmod(i, cols)
+        if is_tile[i] and (r + c) % 2 == 0:
+            augment(i, set())
+    pairs = {}
+    for j, i in mate.items():
+        pairs[i], pairs[j] = j, i
+    return pairs
+
+
+def tileable(readings, rows: int, cols: int, partners: np.ndarray) -> bool:
+    """Every tile square can be paired with a neighbour into a game domino."""
+    tile = partners.any(axis=1)
+    n_tiles = sum(bool(tile[int(x)]) for x in readings)
+    if n_tiles % 2:
+        return False
+    return len(max_domino_matching(readings, rows, cols, partners)) == n_tiles
+
+
+def unpaired(readings, rows: int, cols: int, partners: np.ndarray) -> list[int]:
+    """Tile squares left without a domino partner by a largest matching (empty when tileable)."""
+    tile = partners.any(axis=1)
+    mate = max_domino_matching(readings, rows, cols, partners)
+    return [i for i, x in enumerate(readings) if tile[int(x)] and i not in mate]
+
+
+def repair(probs: np.ndarray, best, rows: int, cols: int, partners: np.ndarray,
+           max_cost: float, capacity: np.ndarray | None = None, fixed=(), banned=(),
+           max_pair_options: int = 60):
+    """The likeliest change of one or two squares that makes an untileable reading tileable.
+
+    ``probs``: ``(rows*cols, readings)`` probabilities (zero: not allowed); ``best``: the
+    current reading of each square. A change costs ``log(p(best) / p(new))`` summed over the
+    changed squares; only changes costing at most ``max_cost`` are tried, the cheapest that
+    works is returned as ``{square: new reading}`` (``{}``: already tileable; ``None``: no
+    change within ``max_cost`` works). ``fixed`` squares keep their reading; ``banned``
+    readings are never introduced (the castle: there is one, placed elsewhere); with
+    ``capacity`` no reading ends up on more squares than the game has. Pairs are made from
+    the ``max_pair_options`` cheapest single changes (the search stays small).
+    """
+    best = np.asarray(best, dtype=int).copy()
+    if tileable(best, rows, cols, partners):
+        return {}
+    probs = np.asarray(probs, dtype=np.float64)
+    p_best = probs[np.arange(len(best)), best]
+    options = []                                   # (cost, square, reading)
+    for i in range(len(best)):
+        if i in fixed or p_best[i] <= 0:
+            continue
+        for a in np.flatnonzero(probs[i] > 0):
+            if a == best[i] or a in banned:
+                continue
+            cost = float(np.log(p_best[i] / probs[i, a]))
+            if cost <= max_cost:
+                options.append((cost, i, int(a)))
+    options.sort()
+    counts = np.bincount(best, minlength=probs.shape[1]) if capacity is not None else None
+
+    def works(changes) -> bool:
+        trial = best.copy()
+        for i, a in changes:
+            trial[i] = a
+        if counts is not None:
+            c = np.bincount(trial, minlength=probs.shape[1])
+            if np.any((c > capacity) & (c > counts)):   # no new over-use of the supply
+                return False
+        return tileable(trial, rows, cols, partners)
+
+    found, found_cost = None, np.inf
+    for cost, i, a in options:                     # cheapest single change
+        if works([(i, a)]):
+            found, found_cost = {i: a}, cost
+            break
+    short = options[:max_pair_options]
+    for x, (c1, i, a) in enumerate(short):         # a cheaper pair?
+        if 2 * c1 >= found_cost:
+            break
+        for c2, j, b in short[x + 1:]:
+            if c1 + c2 >= found_cost:
+                break
+            if j != i and works([(i, a), (j, b)]):
+                found, found_cost = {i: a, j: b}, c1 + c2
+                break
+    return found
