@@ -153,8 +153,9 @@ def _detected_case(kind, i, name, image, terrain, crowns, detect, cfg) -> Case:
         b = detect.find_board(image, cfg) if detect is not None else None
     except ValueError:
         b = None
-    if b is None or (b.rows, b.cols) != (rows, cols):
+    if b is None or (b.rows, b.cols) not in ((rows, cols), (cols, rows)):
         return Case(kind, i, name, None, rows, cols, terrain, crowns, detected_ok=False)
+    rows, cols = b.rows, b.cols        # a kingdom has no "up": the truth is turned to match
     offsets = None
     if getattr(b, "offsets", None) is not None and b.cell:
         offsets = np.asarray(b.offsets, np.float64) * (cell / b.cell)
@@ -165,6 +166,31 @@ def _detected_case(kind, i, name, image, terrain, crowns, detect, cfg) -> Case:
 
 
 # ----------------------------------------------------------------------------- metrics
+def aligned_truth(terrain, crowns, grid):
+    """The labels turned by the quarter turn that best matches the reading's frame.
+
+    A photo of a kingdom has no "up": which corner the detector takes as the first is
+    arbitrary (a board at 45 degrees has two "top" sides), and the score does not depend on
+    it. The labels are compared with the reading in the turn (among those giving the
+    reading's shape) where most squares agree; the first such turn on a tie.
+    """
+    rows, cols = len(grid), len(grid[0]) if grid else 0
+    read = [[(sq.terrain, sq.crowns) for sq in row] for row in grid]
+    best, best_agree = None, -1
+    for k in range(4):
+        t = [list(r) for r in np.rot90(np.asarray(terrain, dtype=object), k)]
+        c = [[int(v) for v in r] for r in np.rot90(np.asarray(crowns, dtype=object), k)]
+        if (len(t), len(t[0]) if t else 0) != (rows, cols):
+            continue
+        agree = sum((t[r][q], c[r][q]) == read[r][q] for r in range(rows) for q in range(cols))
+        if agree > best_agree:
+            best, best_agree = (t, c), agree
+    if best is None:
+        raise ValueError(f"labels of {len(terrain)}x{len(terrain[0])} squares cannot be turned "
+                         f"to the {rows}x{cols} reading")
+    return best
+
+
 def summarise(cases, readings, kind: str) -> dict | None:
     sel = [(cs, rd) for cs, rd in zip(cases, readings) if cs.kind == kind]
     if not sel:
@@ -182,10 +208,11 @@ def summarise(cases, readings, kind: str) -> dict | None:
             per_board.append({"name": cs.name, "found": False, "total": score(cs.terrain, cs.crowns)})
             continue
         grid, reasons = rd
+        terrain, crowns = aligned_truth(cs.terrain, cs.crowns, grid)
         misread = []
         for r in range(cs.rows):
             for c in range(cs.cols):
-                tt, tc = cs.terrain[r][c], cs.crowns[r][c]
+                tt, tc = terrain[r][c], crowns[r][c]
                 sq = grid[r][c]
                 tconf[TERRAINS.index(tt), TERRAINS.index(sq.terrain)] += 1
                 cconf[tc, sq.crowns] += 1
@@ -196,7 +223,7 @@ def summarise(cases, readings, kind: str) -> dict | None:
         review_total += len(reasons)
         pt = [[sq.terrain for sq in row] for row in grid]
         pc = [[sq.crowns for sq in row] for row in grid]
-        got, want = score(pt, pc), score(cs.terrain, cs.crowns)
+        got, want = score(pt, pc), score(terrain, crowns)
         ok = got == want
         exact += ok
         per_board.append({"name": cs.name, "found": True, "size": f"{cs.rows}x{cs.cols}", "total": want,

@@ -2,6 +2,7 @@
 import pickle
 
 import numpy as np
+import pytest
 
 from vision.classify import N_CROWNS, TERRAINS
 from vision.evaluate import Case, format_summary, format_per_board, rerun_saved
@@ -53,3 +54,35 @@ def test_saved_outputs_give_the_figures(tmp_path):
     lines = format_per_board("aau", aau).splitlines()[1:]
     assert lines[0].split()[0] == "exact" and lines[1].split()[0] == "WRONG"
     assert lines[1].endswith(" b") and "5x5" in lines[1]
+
+
+def _grid(terrain, crowns):
+    from vision.classify import SquareReading
+
+    return [[SquareReading(t, k, 1.0) for t, k in zip(tr, kr)] for tr, kr in zip(terrain, crowns)]
+
+
+def test_labels_are_turned_to_the_frame_the_detector_chose():
+    from vision.evaluate import aligned_truth
+
+    terrain = [["field", "lake", "swamp"], ["castle", "forest", "mine"]]
+    crowns = [[1, 0, 0], [0, 0, 2]]
+    # the detector took another corner as the first: the reading is the board turned
+    for k in (1, 2, 3):
+        t_read = [list(r) for r in np.rot90(np.array(terrain, dtype=object), k)]
+        c_read = [[int(v) for v in r] for r in np.rot90(np.array(crowns, dtype=object), k)]
+        t, c = aligned_truth(terrain, crowns, _grid(t_read, c_read))
+        assert t == t_read and c == c_read
+    # a misread square does not stop the right turn from being found
+    t_read = [list(r) for r in np.rot90(np.array(terrain, dtype=object), 2)]
+    t_read[0][0] = "empty"
+    c_read = [[int(v) for v in r] for r in np.rot90(np.array(crowns, dtype=object), 2)]
+    t, _ = aligned_truth(terrain, crowns, _grid(t_read, c_read))
+    assert t[0][0] == "mine" and t[1][2] == "field"
+
+
+def test_labels_of_another_shape_are_refused():
+    from vision.evaluate import aligned_truth
+
+    with pytest.raises(ValueError, match="cannot be turned"):
+        aligned_truth([["field", "lake"]], [[0, 0]], _grid([["field"] * 3], [[0] * 3]))
