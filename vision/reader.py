@@ -149,6 +149,8 @@ def review_reasons(grid: list[list[SquareReading]], rcfg: dict, outside=frozense
     """(row, col) -> list of reasons a person should check that square."""
     low = float(rcfg.get("min_confidence", 0.9))
     near_castle = float(rcfg.get("flag_castle_neighbours_below", low))
+    rich_from = int(rcfg.get("rich_crowns", 99))
+    rich_low = float(rcfg.get("flag_rich_below", low))
     rows, cols = len(grid), len(grid[0]) if grid else 0
     castles = {(r, c) for r in range(rows) for c in range(cols) if grid[r][c].terrain == "castle"}
     reasons: dict = {}
@@ -162,6 +164,9 @@ def review_reasons(grid: list[list[SquareReading]], rcfg: dict, outside=frozense
                     abs(r - a) + abs(c - b) == 1 for a, b in castles):
                 why.append(f"next to the castle (a 3D castle may hide crowns), confidence "
                            f"{sq.confidence:.2f}")
+            elif sq.crowns >= rich_from and sq.confidence < rich_low:
+                why.append(f"{sq.crowns} crowns (each one multiplies its region's points), "
+                           f"confidence {sq.confidence:.2f}")
             if (r, c) in outside:
                 why.append("the square lies outside the photo")
             if why:

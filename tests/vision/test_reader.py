@@ -87,3 +87,18 @@ def test_not_an_image_is_a_photo_error(reader):
 
     with pytest.raises(PhotoError):
         reader.read(np.zeros((10, 10), np.uint8))
+
+
+def test_review_is_stricter_for_squares_with_many_crowns():
+    """Hand-made readings: each crown multiplies a region, so 2+ crowns need more confidence."""
+    from vision.classify import SquareReading
+    from vision.reader import review_reasons
+
+    grid = [[SquareReading("mine", 3, 0.93), SquareReading("mine", 1, 0.93),
+             SquareReading("swamp", 2, 0.99), SquareReading("field", 0, 0.5)]]
+    rcfg = {"min_confidence": 0.9, "rich_crowns": 2, "flag_rich_below": 0.97}
+    reasons = review_reasons(grid, rcfg)
+    assert sorted(reasons) == [(0, 0), (0, 3)]
+    assert "3 crowns" in reasons[(0, 0)][0] and "low confidence" in reasons[(0, 3)][0]
+    # without the setting only the plain threshold applies
+    assert sorted(review_reasons(grid, {"min_confidence": 0.9})) == [(0, 3)]
