@@ -195,6 +195,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--save-outputs", metavar="FILE", help="keep the out-of-fold network outputs")
     p.add_argument("--from-outputs", metavar="FILE",
                    help="re-score saved outputs under the current config (no retraining)")
+    p.add_argument("--record", action="store_true",
+                   help="with --from-outputs of the shipped model's recipe: record these figures "
+                        "(and the config's review settings) in models/squares.json")
     p.add_argument("--per-photo", action="append", metavar="SET",
                    choices=("aau", "phone", "phone-detected", "synth"),
                    help="also list each photo's result in this set (repeatable), e.g. phone-detected")

@@ -376,10 +376,26 @@ def _summarise_outputs(cases, logits, temps, quick, folds, seconds, cfg) -> dict
     return result
 
 
+def record_figures(res: dict, folds: int) -> str | None:
+    """Write the CV temperatures and figures (and the review settings they were read with)
+    into the shipped model's ``squares.json``; returns its file name (None: no model)."""
+    meta_path = MODELS_DIR / (_config.load()["classify"].get("model", "squares.onnx"))
+    meta_path = meta_path.with_suffix(".json")
+    if not meta_path.exists():
+        return None
+    meta = json.loads(meta_path.read_text())
+    meta["calibration"] = {**res["temperatures"], "source": f"{folds}-fold CV out-of-fold outputs"}
+    meta["cv"] = {k: ({kk: vv for kk, vv in v.items() if "confusion" not in kk and kk != "per_board"}
+                      if isinstance(v, dict) and "boards" in v else v)
+                  for k, v in res.items()}
+    meta["cv"]["review"] = dict(_config.load().get("review", {}))
+    meta_path.write_text(json.dumps(meta, indent=1) + "\n")
+    return meta_path.name
+
+
 def main(args) -> int:
     from vision.train import dev_photos
 
-    photos = dev_photos(getattr(args, "datasets", None))
     quick = bool(getattr(args, "quick", False))
     folds = int(getattr(args, "folds", 5) or 5)
     if folds < 2 and not quick:
@@ -391,6 +407,7 @@ def main(args) -> int:
         quick = not res["cross_validated"]
         folds = res["folds"] or 0
     else:
+        photos = dev_photos(getattr(args, "datasets", None))
         res = run(photos, folds, quick, log=lambda m: print(m, flush=True),
                   with_synth=not getattr(args, "no_synth", False),
                   save_outputs=getattr(args, "save_outputs", None))
@@ -407,17 +424,8 @@ def main(args) -> int:
     for kind in getattr(args, "per_photo", None) or ():
         if kind in res:
             print(format_per_board(kind, res[kind]))
-    if not quick and not from_outputs:
-        meta_path = MODELS_DIR / (_config.load()["classify"].get("model", "squares.onnx"))
-        meta_path = meta_path.with_suffix(".json")
-        if meta_path.exists():
-            meta = json.loads(meta_path.read_text())
-            meta["calibration"] = {**res["temperatures"], "source": f"{folds}-fold CV out-of-fold outputs"}
-            meta["cv"] = {k: ({kk: vv for kk, vv in v.items()
-                               if "confusion" not in kk and kk != "per_board"}
-                              if isinstance(v, dict) and "boards" in v else v)
-                          for k, v in res.items()}
-            meta["cv"]["review"] = dict(_config.load().get("review", {}))
-            meta_path.write_text(json.dumps(meta, indent=1) + "\n")
-            print(f"calibration and figures recorded in {meta_path.name}")
+    if not quick and (not from_outputs or getattr(args, "record", False)):
+        name = record_figures(res, folds)
+        if name:
+            print(f"calibration and figures recorded in {name}")
     return 0

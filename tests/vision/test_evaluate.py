@@ -86,3 +86,28 @@ def test_labels_of_another_shape_are_refused():
 
     with pytest.raises(ValueError, match="cannot be turned"):
         aligned_truth([["field", "lake"]], [[0, 0]], _grid([["field"] * 3], [[0] * 3]))
+
+
+def test_saved_outputs_are_recorded_only_when_asked(tmp_path, monkeypatch):
+    import json
+    from argparse import Namespace
+
+    import vision.evaluate as ev
+
+    cases = [Case("aau", 0, "a", None, 5, 5, TERRAIN, CROWNS)]
+    path = tmp_path / "out.pkl"
+    with open(path, "wb") as fh:
+        pickle.dump({"cases": cases, "logits": [_logits(TERRAIN, CROWNS)], "temps": (0.7, 0.6),
+                     "quick": False, "folds": 3, "seconds": 1}, fh)
+    models = tmp_path / "models"
+    models.mkdir()
+    (models / "squares.json").write_text(json.dumps({"model": "squares.onnx"}))
+    monkeypatch.setattr(ev, "MODELS_DIR", models)
+    args = dict(datasets=None, quick=False, folds=None, from_outputs=str(path), per_photo=None)
+    assert ev.main(Namespace(**args, record=False)) == 0
+    assert "cv" not in json.loads((models / "squares.json").read_text())
+    assert ev.main(Namespace(**args, record=True)) == 0
+    meta = json.loads((models / "squares.json").read_text())
+    assert meta["calibration"]["t_terrain"] == 0.7 and "3-fold" in meta["calibration"]["source"]
+    assert meta["cv"]["aau"]["boards"] == 1 and "terrain_confusion" not in meta["cv"]["aau"]
+    assert meta["cv"]["review"]["min_confidence"] == 0.9
