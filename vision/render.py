@@ -189,8 +189,14 @@ def _draw_mine(s, rng):
     return img
 
 
+# start-square tints of the four kings (BGR): stone grey, pink, blue, green
+CASTLE_TINTS = ((150, 150, 150), (170, 150, 205), (190, 160, 130), (140, 170, 140))
+
+
 def _draw_castle(s, rng):
-    col = _jitter(BASE_BGR["castle"], rng, 8)
+    """The start square: cobbles in one king's tint with a large pale crown laid in them
+    (where the 3D castle stands; ``render_board(castle_3d=True)`` adds it)."""
+    col = _jitter(CASTLE_TINTS[int(rng.integers(0, len(CASTLE_TINTS)))], rng, 8)
     img = _base(s, col, rng, 6)
     step = s / 7
     for i in range(8):  # cobblestones
@@ -200,26 +206,11 @@ def _draw_castle(s, rng):
             c = _jitter(_shade(col, rng.uniform(0.85, 1.15)), rng, 6)
             cv2.rectangle(img, (int(x), int(y)), (int(x + step * 0.9), int(y + step * 0.85)), c, -1)
     cv2.rectangle(img, (0, 0), (s - 1, s - 1), (60, 190, 220), max(2, int(s / 25)))  # yellow rim
-    if rng.random() < 0.5:
-        # the printed start square: a large pale-yellow crown laid in the cobbles
-        m = 0.2 * s
-        pts = np.array([[m, 0.75 * s], [m, 0.3 * s], [0.35 * s, 0.5 * s], [0.5 * s, 0.22 * s],
-                        [0.65 * s, 0.5 * s], [s - m, 0.3 * s], [s - m, 0.75 * s]], np.int32)
-        cv2.fillPoly(img, [pts], _jitter((120, 225, 235), rng, 8), cv2.LINE_AA)
-        cv2.polylines(img, [pts], True, (70, 170, 200), max(2, int(s / 40)), cv2.LINE_AA)
-        return img
-    # the keep: a white/grey tower with battlements
-    w, h = 0.42 * s, 0.42 * s
-    x0, y0 = (s - w) / 2, 0.36 * s
-    wall = _jitter((225, 228, 230), rng, 6)
-    cv2.rectangle(img, (int(x0), int(y0)), (int(x0 + w), int(y0 + h)), wall, -1)
-    bw = w / 5
-    for k in range(0, 5, 2):
-        cv2.rectangle(img, (int(x0 + k * bw), int(y0 - bw)), (int(x0 + (k + 1) * bw), int(y0)), wall, -1)
-    cv2.rectangle(img, (int(x0 + w * 0.38), int(y0 + h * 0.5)), (int(x0 + w * 0.62), int(y0 + h)),
-                  (60, 60, 70), -1)
-    cv2.rectangle(img, (int(x0), int(y0 - bw)), (int(x0 + w), int(y0 + h)), (90, 90, 95),
-                  max(1, int(s / 90)))
+    m = 0.2 * s
+    pts = np.array([[m, 0.75 * s], [m, 0.3 * s], [0.35 * s, 0.5 * s], [0.5 * s, 0.22 * s],
+                    [0.65 * s, 0.5 * s], [s - m, 0.3 * s], [s - m, 0.75 * s]], np.int32)
+    cv2.fillPoly(img, [pts], _jitter((120, 225, 235), rng, 8), cv2.LINE_AA)
+    cv2.polylines(img, [pts], True, (70, 170, 200), max(2, int(s / 40)), cv2.LINE_AA)
     return img
 
 
@@ -228,27 +219,45 @@ _DRAW = {"field": _draw_field, "forest": _draw_forest, "lake": _draw_lake,
          "castle": _draw_castle}
 
 
+def _crown_shape(x, y, w, h):
+    """Outline of a five-pointed crown in the box (x, y, w, h): points, then tip centres."""
+    base = y + h
+    band = y + h * 0.72
+    tips_x = [x + w * f for f in (0.0, 0.25, 0.5, 0.75, 1.0)]
+    tips_y = [y + h * f for f in (0.18, 0.05, 0.0, 0.05, 0.18)]
+    dips_y = y + h * 0.48
+    pts = [(x, base)]
+    for k, (tx, ty) in enumerate(zip(tips_x, tips_y)):
+        pts.append((tx, ty))
+        if k < 4:
+            pts.append(((tx + tips_x[k + 1]) / 2, dips_y))
+    pts.append((x + w, base))
+    return np.array(pts, np.float64), list(zip(tips_x, tips_y))
+
+
 def _crown_glyph(img, x, y, g):
-    """One crown at top-left (x, y), ``g`` pixels wide: yellow crown on a white rounded badge."""
-    r = max(1, int(g * 0.18))
-    cv2.rectangle(img, (int(x + r), int(y)), (int(x + g - r), int(y + g)), (245, 248, 250), -1)
-    cv2.rectangle(img, (int(x), int(y + r)), (int(x + g), int(y + g - r)), (245, 248, 250), -1)
-    for cx, cy in ((x + r, y + r), (x + g - r, y + r), (x + r, y + g - r), (x + g - r, y + g - r)):
-        cv2.circle(img, (int(cx), int(cy)), r, (245, 248, 250), -1, cv2.LINE_AA)
-    gold = (30, 185, 235)
-    outline = (20, 90, 140)
-    m = g * 0.16
-    bx0, bx1 = x + m, x + g - m
-    by0, by1 = y + g * 0.3, y + g * 0.78
-    pts = np.array([[bx0, by1], [bx0, by0], [bx0 + (bx1 - bx0) * 0.25, y + g * 0.55],
-                    [(bx0 + bx1) / 2, by0 - g * 0.05], [bx0 + (bx1 - bx0) * 0.75, y + g * 0.55],
-                    [bx1, by0], [bx1, by1]], np.int32)
-    cv2.fillPoly(img, [pts], gold, cv2.LINE_AA)
-    cv2.polylines(img, [pts], True, outline, max(1, int(g / 18)), cv2.LINE_AA)
-    for px, py in ((bx0, by0), ((bx0 + bx1) / 2, by0 - g * 0.05), (bx1, by0)):
-        cv2.circle(img, (int(px), int(py)), max(1, int(g * 0.07)), gold, -1, cv2.LINE_AA)
-    cv2.line(img, (int(bx0), int(by1 - g * 0.1)), (int(bx1), int(by1 - g * 0.1)), outline,
-             max(1, int(g / 22)), cv2.LINE_AA)
+    """One crown, ``g`` pixels wide, top-left at (x, y): as printed on the tiles, a gold crown
+    with a ball on each point, in a thick white outline edged with a thin grey line."""
+    h = g * 0.7
+    rim = max(1.0, g * 0.07)
+    white, edge = (246, 246, 242), (150, 140, 135)
+    gold, shade = (40, 200, 240), (20, 140, 200)
+    pts, tips = _crown_shape(x + rim, y + rim, g - 2 * rim, h - rim)
+    ball = max(1, int(round(g * 0.06)))
+    thick = max(2, int(round(2 * rim)))
+    # the white outline (drawn as a thick stroke around the filled crown), with its grey edge
+    cv2.polylines(img, [pts.astype(np.int32)], True, edge, thick + 2, cv2.LINE_AA)
+    for tx, ty in tips:
+        cv2.circle(img, (int(tx), int(ty)), ball + thick // 2 + 1, edge, -1, cv2.LINE_AA)
+    cv2.polylines(img, [pts.astype(np.int32)], True, white, thick, cv2.LINE_AA)
+    for tx, ty in tips:
+        cv2.circle(img, (int(tx), int(ty)), ball + thick // 2, white, -1, cv2.LINE_AA)
+    cv2.fillPoly(img, [pts.astype(np.int32)], gold, cv2.LINE_AA)
+    for tx, ty in tips:
+        cv2.circle(img, (int(tx), int(ty)), ball, gold, -1, cv2.LINE_AA)
+    band = y + rim + (h - rim) * 0.72
+    cv2.line(img, (int(x + rim), int(band)), (int(x + g - rim), int(band)), shade,
+             max(1, int(g / 20)), cv2.LINE_AA)
 
 
 def _house(img, s, rng, x0, y0, w, stilts=False):
@@ -327,10 +336,10 @@ def draw_square(terrain: str, crowns: int, s: int, rng, turns: int = 0) -> np.nd
         raise ValueError(f"unknown terrain {terrain!r}; use one of {', '.join(TERRAINS)}")
     img = _DRAW[terrain](s, rng)
     if crowns:
-        if terrain != "castle" and rng.random() < 0.7:
+        if terrain != "castle":         # as in the game, every crowned square shows a building
             _draw_building(img, s, rng, terrain)
         g = s * rng.uniform(0.2, 0.25)
-        gap = g * 0.15
+        gap = g * 0.3
         total = crowns * g + (crowns - 1) * gap
         x = s * 0.05 if crowns == 1 and rng.random() < 0.6 else (s - total) / 2 if crowns > 1 else s * 0.7
         x = min(max(x, s * 0.03), s - total - s * 0.03) if total < s * 0.94 else s * 0.03
