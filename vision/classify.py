@@ -161,26 +161,66 @@ def decode(logits: np.ndarray, t_terrain: float = 1.0, t_crowns: float = 1.0,
         best, conf = _within_supply(flat, total, best, conf, np.asarray(capacity), king)
     if tiling_max_cost is not None and shape is not None and partners is not None:
         best, conf = _retile(flat, denom, best, conf, shape, partners, tiling_max_cost,
-                             capacity, king, report)
+                             capacity, king, report, p_castle if king >= 0 else None)
     return best // N_CROWNS, best % N_CROWNS, conf, raw_invalid
 
 
-def _retile(flat, denom, best, conf, shape, partners, max_cost, capacity, king, report):
-    """The likeliest tileable reading near ``best`` (:func:`vision.tiling.repair`)."""
+def _retile(flat, denom, best, conf, shape, partners, max_cost, capacity, king, report,
+            p_castle=None):
+    """The likeliest tileable reading near ``best`` (:func:`vision.tiling.repair`).
+
+    With ``p_castle`` (each square's castle odds; ``king`` holds the castle) the castle may
+    also move to another square: a castle read on the wrong square leaves the true castle
+    square as a tile with no partner and a tile as the castle, which no change of one or two
+    other squares repairs. Each option's cost is the log odds given up on every changed square.
+    """
     from vision import tiling
 
     rows, cols = shape
     probs = flat / denom[:, None]
     castle = TERRAINS.index("castle") * N_CROWNS
-    changes = tiling.repair(probs, best, rows, cols, partners, max_cost,
-                            capacity=None if capacity is None else np.asarray(capacity),
-                            fixed={king} if king >= 0 else (), banned={castle})
+    cap = None if capacity is None else np.asarray(capacity)
+    found = None                                   # (cost, reading)
+    moves = [(0.0, king)]
+    if king >= 0 and p_castle is not None and not tiling.tileable(best, rows, cols, partners):
+        other = int(probs[king].argmax())          # the castle square's best reading otherwise
+        for j in np.flatnonzero(p_castle > 0):
+            if j == king or probs[j, best[j]] <= 0 or probs[king, other] <= 0:
+                continue
+            cost = float(np.log(p_castle[king] / probs[king, other])
+                         + np.log(probs[j, best[j]] / p_castle[j]))
+            if cost <= max_cost:
+                moves.append((cost, int(j)))
+        moves.sort()
+    for move_cost, j in moves:
+        if found is not None and move_cost >= found[0]:
+            break
+        trial, trial_probs = best.copy(), probs
+        if j != king:
+            trial_probs = probs.copy()
+            trial_probs[j, castle] = p_castle[j]
+            trial[king], trial[j] = other, castle
+        changes = tiling.repair(trial_probs, trial, rows, cols, partners, max_cost - move_cost,
+                                capacity=cap, fixed={j} if j >= 0 else (), banned={castle})
+        if changes is None:
+            continue
+        cost = move_cost + sum(float(np.log(trial_probs[i, trial[i]] / trial_probs[i, a]))
+                               for i, a in changes.items())
+        for i, a in changes.items():
+            trial[i] = a
+        if found is None or cost < found[0]:
+            found = (cost, trial, trial_probs)
     best, conf = best.copy(), conf.copy()
-    for i, a in (changes or {}).items():
-        best[i], conf[i] = a, probs[i, a]
+    retiled = []
+    if found is not None:
+        _, trial, trial_probs = found
+        retiled = [int(i) for i in np.flatnonzero(trial != best)]
+        for i in retiled:
+            best[i] = trial[i]
+            conf[i] = p_castle[i] if trial[i] == castle and p_castle is not None else trial_probs[i, trial[i]]
     if report is not None:
-        report["retiled"] = sorted(changes or {})
-        report["unpaired"] = [] if changes is not None else tiling.unpaired(best, rows, cols, partners)
+        report["retiled"] = retiled
+        report["unpaired"] = [] if found is not None else tiling.unpaired(best, rows, cols, partners)
     return best, conf
 
 

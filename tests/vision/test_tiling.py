@@ -130,3 +130,30 @@ def test_every_labelled_dev_kingdom_lays_out():
     for p in photos:
         words = [f"{t}{k}" for tr, kr in zip(p.terrain, p.crowns) for t, k in zip(tr, kr)]
         assert tileable(idx(" ".join(words)), p.rows, p.cols, PARTNERS), p.name
+
+
+def _terrain_logits(rows):
+    """Logits from each square's terrain odds (dict), 0 crowns sure."""
+    z = np.full((len(rows), len(TERRAINS) + N_CROWNS), -20.0)
+    for i, odds in enumerate(rows):
+        for t, p in odds.items():
+            z[i, TERRAINS.index(t)] = np.log(p)
+        z[i, len(TERRAINS)] = 10.0
+    return z
+
+
+def test_a_castle_read_on_the_wrong_square_moves_so_the_kingdom_lays_out():
+    # the true castle (square 0, castle odds 0.45) loses to a field square (0.5); the field at
+    # the end is then left without a partner: the castle moves back and the fields pair up
+    z = _terrain_logits([{"empty": 0.55, "castle": 0.45}, {"castle": 0.5, "field": 0.5},
+                         {"field": 1.0}])
+    t, _, _, _ = decode(z, shape=(1, 3), partners=PARTNERS, one_castle=True)
+    assert [TERRAINS[i] for i in t] == ["empty", "castle", "field"]
+    report = {}
+    t, _, conf, _ = decode(z, shape=(1, 3), partners=PARTNERS, one_castle=True,
+                           tiling_max_cost=4.0, report=report)
+    assert [TERRAINS[i] for i in t] == ["castle", "field", "field"]
+    assert report["retiled"] == [0, 1] and conf[0] < 0.5
+    # too costly a move is not made
+    t, _, _, _ = decode(z, shape=(1, 3), partners=PARTNERS, one_castle=True, tiling_max_cost=0.1)
+    assert [TERRAINS[i] for i in t] == ["empty", "castle", "field"]
