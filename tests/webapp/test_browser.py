@@ -157,3 +157,33 @@ def test_build_a_queendomino_kingdom_by_hand(live_server):
         page.wait_for_url("**/r/*")
         expect(page.locator("#total")).to_have_text("9")
         assert errors == []
+
+
+def test_an_answer_from_the_server_keeps_the_field_being_typed_into(live_server):
+    """The score comes back while a field of the editor has the focus: the field must stay
+    (the page used to rebuild the editor on every answer, so what was typed next was lost)."""
+    base, _ = live_server
+    sync_api = pytest.importorskip("playwright.sync_api")
+    expect = sync_api.expect
+    with chromium_page() as (browser, page, errors):
+        page.goto(base + "/new?rules=queendomino")
+        expect(page.locator("#total")).to_have_text("0")
+        for c in (3, 4):
+            page.click(f'#grid .sq[data-r="2"][data-c="{c}"]')
+            page.click('#editor [data-terrain="town"]')
+        page.click('#grid .sq[data-r="2"][data-c="3"]')
+        expect(page.locator("#status")).to_have_text("")
+        held = []
+        page.route("**/api/score-grid", lambda route: held.append(route))
+        page.click("text=Place a building")                 # its score request is held back
+        page.locator("#editor .pieces-row input >> nth=0").focus()   # about to type
+        page.wait_for_timeout(200)
+        assert len(held) == 1
+        held[0].continue_()                                 # the answer arrives now
+        page.unroute("**/api/score-grid")
+        expect(page.locator("#status")).to_have_text("")
+        page.keyboard.press("Control+a")
+        page.keyboard.type("1")
+        page.keyboard.press("Tab")
+        expect(page.locator("#total")).to_have_text("2")
+        assert errors == []

@@ -91,7 +91,7 @@
       } else {
         setStatus("");
       }
-      renderAll();
+      renderAll(true);
     }).catch(function () {
       state.busy = false;
       if (previous) { state.kingdom = previous.kingdom; state.history.pop(); }
@@ -576,9 +576,16 @@
     });
   }
 
-  function renderAll() {
+  function editing() {
+    // a field of the editor has the focus: the person may be typing into it
+    var a = document.activeElement;
+    return !!(a && el("editor").contains(a) && (a.tagName === "INPUT" || a.tagName === "SELECT"));
+  }
+
+  function renderAll(fromServer) {
     renderGrid();
-    renderEditor();
+    // an answer from the server must not rebuild the field being typed into (the typing is lost)
+    if (!(fromServer && editing())) { renderEditor(); }
     renderChoices();
     renderBreakdown();
     renderDispute();
