@@ -177,12 +177,16 @@ def _retile(flat, denom, best, conf, shape, partners, max_cost, capacity, king, 
     from vision import tiling
 
     rows, cols = shape
+    if tiling.tileable(best, rows, cols, partners):     # the usual case: nothing to repair
+        if report is not None:
+            report["retiled"], report["unpaired"] = [], []
+        return best, conf
     probs = flat / denom[:, None]
     castle = TERRAINS.index("castle") * N_CROWNS
     cap = None if capacity is None else np.asarray(capacity)
-    found = None                                   # (cost, reading)
+    found = None                                   # (cost, reading, its probabilities)
     moves = [(0.0, king)]
-    if king >= 0 and p_castle is not None and not tiling.tileable(best, rows, cols, partners):
+    if king >= 0 and p_castle is not None:
         other = int(probs[king].argmax())          # the castle square's best reading otherwise
         for j in np.flatnonzero(p_castle > 0):
             if j == king or probs[j, best[j]] <= 0 or probs[king, other] <= 0:
@@ -217,7 +221,7 @@ def _retile(flat, denom, best, conf, shape, partners, max_cost, capacity, king, 
         retiled = [int(i) for i in np.flatnonzero(trial != best)]
         for i in retiled:
             best[i] = trial[i]
-            conf[i] = p_castle[i] if trial[i] == castle and p_castle is not None else trial_probs[i, trial[i]]
+            conf[i] = trial_probs[i, trial[i]]     # a moved castle's odds are in trial_probs
     if report is not None:
         report["retiled"] = retiled
         report["unpaired"] = [] if found is not None else tiling.unpaired(best, rows, cols, partners)

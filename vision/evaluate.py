@@ -174,12 +174,13 @@ def aligned_truth(terrain, crowns, grid):
     it. The labels are compared with the reading in the turn (among those giving the
     reading's shape) where most squares agree; the first such turn on a tie.
     """
+    from vision.synth import scene_grid       # the one quarter-turn of label grids
+
     rows, cols = len(grid), len(grid[0]) if grid else 0
     read = [[(sq.terrain, sq.crowns) for sq in row] for row in grid]
     best, best_agree = None, -1
     for k in range(4):
-        t = [list(r) for r in np.rot90(np.asarray(terrain, dtype=object), k)]
-        c = [[int(v) for v in r] for r in np.rot90(np.asarray(crowns, dtype=object), k)]
+        t, c = scene_grid(terrain, k), scene_grid(crowns, k)
         if (len(t), len(t[0]) if t else 0) != (rows, cols):
             continue
         agree = sum((t[r][q], c[r][q]) == read[r][q] for r in range(rows) for q in range(cols))
@@ -379,8 +380,8 @@ def _summarise_outputs(cases, logits, temps, quick, folds, seconds, cfg) -> dict
 def record_figures(res: dict, folds: int) -> str | None:
     """Write the CV temperatures and figures (and the review settings they were read with)
     into the shipped model's ``squares.json``; returns its file name (None: no model)."""
-    meta_path = MODELS_DIR / (_config.load()["classify"].get("model", "squares.onnx"))
-    meta_path = meta_path.with_suffix(".json")
+    cfg = _config.load()
+    meta_path = (MODELS_DIR / cfg["classify"].get("model", "squares.onnx")).with_suffix(".json")
     if not meta_path.exists():
         return None
     meta = json.loads(meta_path.read_text())
@@ -388,7 +389,7 @@ def record_figures(res: dict, folds: int) -> str | None:
     meta["cv"] = {k: ({kk: vv for kk, vv in v.items() if "confusion" not in kk and kk != "per_board"}
                       if isinstance(v, dict) and "boards" in v else v)
                   for k, v in res.items()}
-    meta["cv"]["review"] = dict(_config.load().get("review", {}))
+    meta["cv"]["review"] = dict(cfg.get("review", {}))
     meta_path.write_text(json.dumps(meta, indent=1) + "\n")
     return meta_path.name
 
