@@ -130,19 +130,24 @@ def test_upload_correct_and_see_the_total_change(live_server, tmp_path):
         assert errors == []
 
 
+def _two_town_squares(page, base, expect):
+    """A new Queendomino kingdom with town squares at row 3, columns 4-5; the first selected."""
+    page.goto(base + "/new?rules=queendomino")
+    expect(page.locator("#total")).to_have_text("0")
+    for c in (3, 4):
+        page.click(f'#grid .sq[data-r="2"][data-c="{c}"]')
+        page.click('#editor [data-terrain="town"]')
+    page.click('#grid .sq[data-r="2"][data-c="3"]')
+
+
 def test_build_a_queendomino_kingdom_by_hand(live_server):
     base, _ = live_server
     sync_api = pytest.importorskip("playwright.sync_api")
     expect = sync_api.expect
     with chromium_page() as (browser, page, errors):
-        page.goto(base + "/new?rules=queendomino")
-        expect(page.locator("#total")).to_have_text("0")
         # two town squares beside the castle, a building with 1 crown worth 5 points,
         # 7 coins: town region 2 x 1 = 2, building 5, coins 7 // 3 = 2 -> 9
-        for c in (3, 4):
-            page.click(f'#grid .sq[data-r="2"][data-c="{c}"]')
-            page.click('#editor [data-terrain="town"]')
-        page.click('#grid .sq[data-r="2"][data-c="3"]')
+        _two_town_squares(page, base, expect)
         page.click("text=Place a building")
         page.fill("#editor .pieces-row input >> nth=0", "1")
         page.keyboard.press("Tab")
@@ -166,12 +171,7 @@ def test_an_answer_from_the_server_keeps_the_field_being_typed_into(live_server)
     sync_api = pytest.importorskip("playwright.sync_api")
     expect = sync_api.expect
     with chromium_page() as (browser, page, errors):
-        page.goto(base + "/new?rules=queendomino")
-        expect(page.locator("#total")).to_have_text("0")
-        for c in (3, 4):
-            page.click(f'#grid .sq[data-r="2"][data-c="{c}"]')
-            page.click('#editor [data-terrain="town"]')
-        page.click('#grid .sq[data-r="2"][data-c="3"]')
+        _two_town_squares(page, base, expect)
         expect(page.locator("#status")).to_have_text("")
         held = []
         page.route("**/api/score-grid", lambda route: held.append(route))
