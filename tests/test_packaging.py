@@ -14,8 +14,10 @@ ROOT = Path(__file__).resolve().parent.parent
 @pytest.fixture(scope="module")
 def wheel_names(tmp_path_factory) -> set[str]:
     out = tmp_path_factory.mktemp("wheel")
+    # built like `pip install .` builds it (isolated): a fresh venv's own setuptools may be too
+    # old to make wheels without the `wheel` package
     proc = subprocess.run(
-        [sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation", "-q",
+        [sys.executable, "-m", "pip", "wheel", "--no-deps", "-q",
          "-w", str(out), str(ROOT)],
         capture_output=True, text=True,
     )
