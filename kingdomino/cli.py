@@ -132,6 +132,19 @@ def cmd_evaluate(args) -> int:
 
 
 def cmd_train(args) -> int:
+    if args.tiles:
+        from pathlib import Path
+
+        from models import MODELS_DIR
+        from vision import tilenet
+
+        out = Path(args.out) if args.out else MODELS_DIR
+        argv = ["--out", str(out / "tiles.onnx")]
+        if args.datasets:
+            argv += ["--datasets", args.datasets]
+        if args.limit:  # smoke test: a few scenes, a few steps
+            argv += ["--scenes", str(args.limit), "--steps", str(10 * args.limit)]
+        return tilenet.main(argv)
     from vision import train
 
     return train.main(args)
@@ -208,6 +221,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--out", default=None, help="folder for the model files (default: models/)")
     p.add_argument("--epochs", type=int, default=None)
     p.add_argument("--limit", type=int, default=None, help="use only the first N boards (smoke test)")
+    p.add_argument("--tiles", action="store_true",
+                   help="rebuild the detector's tile network (models/tiles.onnx) instead")
     p.set_defaults(func=cmd_train)
     return parser
 
