@@ -133,3 +133,21 @@ def test_warns_when_the_board_touches_the_photo_edge():
     img = _scene(5, 5, corners, shape=(700, 900))
     board = find_board(img)
     assert any("outside the photo" in w for w in board.warnings)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("seed", [12, 35, 76])
+def test_kingdom_on_a_blue_cutting_mat(seed):
+    """Drawn kingdoms on a generated blue cutting mat with a printed grid: lakes and mat look
+    alike pixel by pixel. With the per-pixel tile map alone these three scenes were read as
+    5x5 with the worst corner 36 % of the side off, 5x6 and 7x7; the tile network's map is
+    tried too and the surer grid count wins."""
+    synth = pytest.importorskip("vision.synth")
+    rng = np.random.default_rng(seed)
+    b = synth.rendered_board(rng, size=5, cell=80)
+    scene, corners = synth.make_scene(b["image"], rng, width=1600, board_mask=b["mask"],
+                                      table="mat")
+    board = find_board(scene)
+    assert (board.rows, board.cols) == (5, 5)
+    err = min(corner_error(np.roll(board.corners, q, 0), np.float32(corners)) for q in range(4))
+    assert err < 0.06
