@@ -195,7 +195,9 @@ def main(argv=None) -> int:
     ap.add_argument("--scenes", type=int, default=1500, help="generated scenes to train on")
     ap.add_argument("--steps", type=int, default=1500)
     ap.add_argument("--seed", type=int, default=0)
-    ap.add_argument("--exclude", default="", help="comma-separated phone kingdoms to leave out")
+    ap.add_argument("--exclude", default="",
+                    help="comma-separated phone kingdom groups to leave out (e.g. phone:KT1), "
+                         "for cross-validation")
     args = ap.parse_args(argv)
     from .datasets import load_phone
 
@@ -205,7 +207,7 @@ def main(argv=None) -> int:
         print(f"error: {exc}", file=sys.stderr)
         return 1
     skip = {k for k in args.exclude.split(",") if k}
-    photos = [p for p in photos if p.kingdom not in skip]
+    photos = [p for p in photos if p.group not in skip]
     t0 = time.time()
     pairs, phone = training_pairs(photos, args.scenes, seed=args.seed)
     print(f"{len(pairs)} scenes, {len(phone)} phone photos ({time.time() - t0:.0f} s)", flush=True)
