@@ -151,3 +151,40 @@ def test_kingdom_on_a_blue_cutting_mat(seed):
     assert (board.rows, board.cols) == (5, 5)
     err = min(corner_error(np.roll(board.corners, q, 0), np.float32(corners)) for q in range(4))
     assert err < 0.06
+
+
+class _FlatNet:
+    """Stands in for the tile network: a map of 0.9 everywhere."""
+
+    def probability(self, small):
+        return np.full(small.shape[:2], 0.9, np.float32)
+
+
+@pytest.mark.parametrize("net_outline, pixel_outline, expected", [
+    # the same grid in the same place: the per-pixel outline (sharper)
+    (((0, 0), 5, 5, 0.99), ((4, 0), 5, 5, 0.50), "pixel"),
+    # the same grid, corners a third of a side apart: the surer count
+    (((0, 0), 5, 5, 0.99), ((170, 0), 5, 5, 0.50), "net"),
+    (((0, 0), 5, 5, 0.40), ((170, 0), 5, 5, 0.90), "pixel"),
+    # different grids: the surer count, ties to the network's
+    (((0, 0), 5, 5, 0.80), ((0, 0), 5, 6, 0.95), "pixel"),
+    (((0, 0), 5, 5, 0.80), ((0, 0), 5, 6, 0.80), "net"),
+])
+def test_which_of_the_two_outlines_is_kept(monkeypatch, net_outline, pixel_outline, expected):
+    from vision import config, detect
+
+    cfg = config.load()
+    cfg["detect"] = dict(cfg["detect"], tile_net="stub.onnx", tile_net_weight=1.0)
+    monkeypatch.setattr(detect, "_tile_net", lambda det: _FlatNet())
+    square = np.float32([[100, 100], [600, 100], [600, 600], [100, 600]])
+
+    def fake_outline(prob, *args):
+        (dx, dy), rows, cols, conf = net_outline if prob.min() > 0.85 else pixel_outline
+        return square + np.float32([dx, dy]), rows, cols, conf, []
+
+    monkeypatch.setattr(detect, "_outline", fake_outline)
+    img = _scene(5, 5, [[300, 200], [800, 230], [780, 700], [280, 690]])
+    corners, rows, cols, conf, _ = detect.locate(img, cfg)
+    chosen = net_outline if expected == "net" else pixel_outline
+    assert (rows, cols, conf) == chosen[1:]
+    assert np.allclose(corners, square + np.float32(chosen[0]))
