@@ -21,10 +21,15 @@ from pathlib import Path
 import cv2
 import numpy as np
 
-STRIDE = 4          # input sides must be multiples of this
-OUT_STRIDE = 2      # the network's output is this many times smaller than its input
+STRIDE = 4          # input sides must be multiples of this (two 2x poolings); the output is half size
 CROP = 176          # training crop side (px of the downscaled photo)
 EDGE_BAND = 11      # px: tile pixels and table pixels this close together are "near an outline"
+# the shipped recipe (models/tiles.json records it)
+SCENES = 2000       # generated scenes of drawn kingdoms
+STEPS = 4000        # optimiser steps
+BATCH = 16          # crops per step
+PHONE_SHARE = 0.5   # share of the crops cut from the dev phone photos
+EDGE_WEIGHT = 4.0   # loss weight of pixels near a tile outline
 
 
 def preprocess(bgr: np.ndarray) -> np.ndarray:
@@ -128,8 +133,8 @@ def _pixel_weights(y: np.ndarray, edge_weight: float) -> np.ndarray:
     return w
 
 
-def fit(pairs, phone, *, steps: int = 1500, batch: int = 16, phone_share: float = 0.5,
-        edge_weight: float = 4.0, seed: int = 0, log=None):
+def fit(pairs, phone, *, steps: int = STEPS, batch: int = BATCH, phone_share: float = PHONE_SHARE,
+        edge_weight: float = EDGE_WEIGHT, seed: int = 0, log=None):
     """Train the network; returns the torch model in eval mode."""
     import torch
     import torch.nn.functional as F
@@ -192,8 +197,8 @@ def main(argv=None) -> int:
     ap.add_argument("--out", type=Path, required=True, help="ONNX file to write")
     ap.add_argument("--datasets", type=Path, default=None,
                     help="datasets folder (default: ../shared/datasets)")
-    ap.add_argument("--scenes", type=int, default=1500, help="generated scenes to train on")
-    ap.add_argument("--steps", type=int, default=1500)
+    ap.add_argument("--scenes", type=int, default=SCENES, help="generated scenes to train on")
+    ap.add_argument("--steps", type=int, default=STEPS)
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--exclude", default="",
                     help="comma-separated phone kingdom groups to leave out (e.g. phone:KT1), "
@@ -211,11 +216,11 @@ def main(argv=None) -> int:
     t0 = time.time()
     pairs, phone = training_pairs(photos, args.scenes, seed=args.seed)
     print(f"{len(pairs)} scenes, {len(phone)} phone photos ({time.time() - t0:.0f} s)", flush=True)
-    model = fit(pairs, phone, steps=args.steps, batch=16, phone_share=0.5, edge_weight=4.0,
-                seed=args.seed, log=lambda m: print(m, flush=True))
+    model = fit(pairs, phone, steps=args.steps, seed=args.seed,
+                log=lambda m: print(m, flush=True))
     diff = export(model, args.out)
     meta = {"scenes": args.scenes, "scene_seed": args.seed, "steps": args.steps,
-            "batch": 16, "crop": CROP, "phone_share": 0.5, "edge_weight": 4.0,
+            "batch": BATCH, "crop": CROP, "phone_share": PHONE_SHARE, "edge_weight": EDGE_WEIGHT,
             "edge_band": EDGE_BAND,
             "phone_photos": sorted(p.name for p in photos), "onnx_vs_torch_max_abs_diff": diff}
     args.out.with_suffix(".json").write_text(json.dumps(meta, indent=1) + "\n")
