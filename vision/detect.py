@@ -815,9 +815,10 @@ def locate(image: np.ndarray, cfg=None, size: int | None = None):
     With ``[detect] tile_net`` set, two tile maps are tried -- the network's (mixed with the
     per-pixel model's by ``tile_net_weight``) and the per-pixel model's alone. The same grid
     with corners within ``outline_agree`` of a side: the per-pixel outline. Otherwise the
-    surer row and column count wins (ties: the network's). The network sees a lake on a blue mat for what it is; the per-pixel
-    map has the sharper outline, where the network's spreads onto a wooden table beside
-    other tiles (on the dev phone photos its outlines read 5 more squares wrong).
+    surer row and column count wins (ties: the network's). The network sees a lake on a blue
+    mat for what it is; the per-pixel map has the sharper outline, where the network's spreads
+    onto a wooden table beside other tiles (on the dev phone photos its outlines read 5 more
+    squares wrong).
     """
     det = _section(cfg, "detect")
     if image is None or image.ndim != 3 or image.shape[0] < 16 or image.shape[1] < 16:
@@ -841,9 +842,8 @@ def locate(image: np.ndarray, cfg=None, size: int | None = None):
                          for prob in maps) if f is not None]
     if not found:
         raise PhotoError(NO_KINGDOM)
-    if len(found) == 2 and found[0][1:3] == found[1][1:3] and min(  # (any corner first)
-            corner_error(np.roll(found[0][0], k, 0), found[1][0]) for k in range(4)
-    ) <= det.get("outline_agree", 0.1):
+    if len(found) == 2 and found[0][1:3] == found[1][1:3] and corner_error(
+            found[0][0], found[1][0], any_first=True) <= det.get("outline_agree", 0.1):
         return found[1]  # the same grid in the same place: the per-pixel map's sharper outline
     return max(found, key=lambda f: f[3])  # the surer count; ties: the network's
 
@@ -932,10 +932,14 @@ def find_board(image: np.ndarray, cfg=None, size: int | None = None) -> Board:
 
 # ----------------------------------------------------------------------------- evaluation
 
-def corner_error(found: np.ndarray, truth: np.ndarray) -> float:
-    """Largest corner distance as a fraction of the labelled board's mean side length."""
+def corner_error(found: np.ndarray, truth: np.ndarray, any_first: bool = False) -> float:
+    """Largest corner distance as a fraction of the labelled board's mean side length.
+    ``any_first``: the smallest such error over the four choices of ``found``'s first corner
+    (a kingdom has no "up": a board at 45 degrees has two top sides)."""
     side = np.mean(np.linalg.norm(np.roll(truth, -1, axis=0) - truth, axis=1))
-    return float(np.max(np.linalg.norm(found - truth, axis=1)) / side)
+    starts = range(4) if any_first else (0,)
+    return float(min(np.max(np.linalg.norm(np.roll(found, k, axis=0) - truth, axis=1))
+                     for k in starts) / side)
 
 
 def evaluate_detection(photos, cfg=None, threshold: float = 0.05) -> dict:
