@@ -146,8 +146,8 @@ def fit(pairs, phone, *, steps: int = STEPS, batch: int = BATCH, phone_share: fl
     opt = torch.optim.AdamW(model.parameters(), lr=3e-3, weight_decay=1e-4)
     sched = torch.optim.lr_scheduler.OneCycleLR(opt, max_lr=3e-3, total_steps=steps)
     t0, tot = time.time(), 0.0
+    model.train()
     for step in range(steps):
-        model.train()
         xs, ys = [], []
         for _ in range(batch):
             src = phone if phone and rng.random() < phone_share else pairs
@@ -158,9 +158,9 @@ def fit(pairs, phone, *, steps: int = STEPS, batch: int = BATCH, phone_share: fl
         x = torch.from_numpy(preprocess(np.stack(xs)))
         y = torch.from_numpy(np.stack(ys).astype(np.float32))[:, None]
         z = F.interpolate(model(x), size=y.shape[-2:], mode="bilinear", align_corners=False)
-        keep = torch.from_numpy(np.stack([_pixel_weights(b, edge_weight) for b in ys]))[:, None]
-        loss = (F.binary_cross_entropy_with_logits(z, y.clamp(min=0), reduction="none") * keep
-                ).sum() / keep.sum().clamp(min=1)
+        weight = torch.from_numpy(np.stack([_pixel_weights(b, edge_weight) for b in ys]))[:, None]
+        loss = (F.binary_cross_entropy_with_logits(z, y.clamp(min=0), reduction="none") * weight
+                ).sum() / weight.sum().clamp(min=1)
         opt.zero_grad()
         loss.backward()
         opt.step()

@@ -86,3 +86,12 @@ def test_train_tiles_command_rebuilds_the_network_from_the_dev_photos(tmp_path):
     assert names == {p.name for p in load_phone(datasets)}  # dev photos only
     p = tilenet.TileNet(tmp_path / "tiles.onnx").probability(np.zeros((64, 80, 3), np.uint8))
     assert p.shape == (64, 80)
+
+
+def test_train_tiles_without_the_datasets_says_so(tmp_path, capsys):
+    from kingdomino.cli import main
+
+    rc = main(["train", "--tiles", "--datasets", str(tmp_path / "none"), "--out", str(tmp_path)])
+    assert rc == 1
+    assert "photos.csv" in capsys.readouterr().err
+    assert not (tmp_path / "tiles.onnx").exists()
