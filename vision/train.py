@@ -54,11 +54,16 @@ def load_examples(photos, cfg: dict, pad: int = AUG_PAD):
             np.array(bs, np.int64))
 
 
-def rendered_examples(n_boards: int, cfg: dict, rng: np.random.Generator, pad: int = AUG_PAD):
+def rendered_examples(n_boards: int, cfg: dict, rng: np.random.Generator, pad: int = AUG_PAD,
+                      drill: int = 0):
     """Procedurally drawn kingdoms (``vision.render``, when present) as extra training squares.
 
     Half of them are also put into a generated photo (``vision.synth``: tilt, light, blur,
     JPEG) and rectified back from their known corners, as the reader would see them.
+
+    ``drill`` > 0: a crown-counting drill instead. On each board that many tile squares (not
+    the castle) become mines with 1-3 crowns drawn at random, and only those squares come back.
+    The game has a single 3-crown mine, so the real photos teach its picture, not the count.
     """
     try:
         from vision import render
@@ -74,29 +79,55 @@ def rendered_examples(n_boards: int, cfg: dict, rng: np.random.Generator, pad: i
             size = 7 if rng.random() < 0.25 else 5
             lay = render.random_layout(rng, size=size)
             terrain, crowns = lay["terrain"], lay["crowns"]
+            keep = None
+            if drill:
+                terrain, crowns, keep = drill_mines(terrain, crowns, rng, drill)
             cell = int(rng.integers(64, 112))
             img, mask = render.render_board(terrain, crowns, cell, rng, dominoes=lay["dominoes"],
                                             return_mask=True)
             corners = None
             if synth is not None and k % 2 == 1:
-                img, corners, terrain, crowns = photographed(
-                    synth, img, terrain, crowns, rng, int(rng.integers(1400, 2200)), mask)
+                img, corners, terrain, crowns, keep = photographed(
+                    synth, img, terrain, crowns, rng, int(rng.integers(1400, 2200)), mask,
+                    np.zeros((size, size), bool) if keep is None else np.array(keep, bool))
         except Exception:  # noqa: BLE001 - the renderer is optional extra data
             return None
         crops = photo_training_crops(img, corners, size, size, cfg, pad)
-        xs.append(crops)
-        ts += [TERRAINS.index(t) for row in terrain for t in row]
-        cs += [int(c) for row in crowns for c in row]
+        sel = np.asarray(keep, bool).reshape(-1) if drill else slice(None)
+        xs.append(crops[sel])
+        ts += list(np.array([TERRAINS.index(t) for row in terrain for t in row])[sel])
+        cs += list(np.array([int(c) for row in crowns for c in row])[sel])
+    if not xs:
+        return None
     return np.concatenate(xs), np.array(ts, np.int64), np.array(cs, np.int64)
 
 
-def photographed(synth, board, terrain, crowns, rng, width: int, mask=None):
+def drill_mines(terrain, crowns, rng: np.random.Generator, n: int):
+    """``n`` random tile squares (not the castle) of a layout made mines with 1-3 crowns (uniform).
+    Returns the new grids and a mask of the changed squares."""
+    rows, cols = len(terrain), len(terrain[0])
+    terrain = [list(row) for row in terrain]
+    crowns = [list(row) for row in crowns]
+    keep = [[False] * cols for _ in range(rows)]
+    cells = [(r, c) for r in range(rows) for c in range(cols)
+             if terrain[r][c] not in ("castle", "empty")]
+    for k in rng.permutation(len(cells))[:n]:
+        r, c = cells[int(k)]
+        terrain[r][c], crowns[r][c], keep[r][c] = "mine", int(rng.integers(1, 4)), True
+    return terrain, crowns, keep
+
+
+def photographed(synth, board, terrain, crowns, rng, width: int, mask=None, extra=None):
     """A board put into a generated phone photo ``width`` px wide (``vision.synth``), with its
-    corners there and its label grids turned as the photo turned it."""
+    corners there and its label grids turned as the photo turned it (``extra``, a per-square
+    grid, turned the same way and returned last when given)."""
     scene, corners, info = synth.make_scene(board, rng, width=width, board_mask=mask,
                                             return_info=True)
-    return (scene, corners, synth.scene_grid(terrain, info["turns"]),
-            synth.scene_grid(crowns, info["turns"]))
+    out = (scene, corners, synth.scene_grid(terrain, info["turns"]),
+           synth.scene_grid(crowns, info["turns"]))
+    if extra is None:
+        return out
+    return out + (synth.scene_grid(extra, info["turns"]),)
 
 
 def blank_border_squares(shape, terrain, crowns, rng: np.random.Generator, n: int):
@@ -231,6 +262,7 @@ RENDERED_EVERY = 6       # one procedurally drawn board (vision.render) per this
 SCENE_BLANK = 4          # up to this many border squares of a scene board are lifted off (table shows)
 SCENE_SHARE = 1.0        # share of the rectified training boards also put into one generated photo
 PHONE_WEIGHT = 2.0       # phone-photo squares are drawn this much more often (harder, fewer)
+MINE_DRILL = 4           # squares per drawn board made crowned mines in the crown-counting drill
 
 
 def sampling_weights(t: np.ndarray, c: np.ndarray, boost: np.ndarray | None = None) -> np.ndarray:
@@ -351,7 +383,8 @@ def rendered_boards(n_photos: int) -> int:
 
 
 def fit(photos, cfg: dict, epochs: int, seed: int = 0, log=None, rendered: int | None = None):
-    """Train on these photos (plus a modest share of rendered boards). Returns the torch model."""
+    """Train on these photos (plus a modest share of rendered boards and the crown-counting
+    drill). Returns the torch model."""
     x, t, c, b = load_examples(photos, cfg)
     scenes = scene_examples(photos, cfg, np.random.default_rng(seed + 2000), SCENE_SHARE) \
         if SCENE_SHARE > 0 else None
@@ -370,6 +403,14 @@ def fit(photos, cfg: dict, epochs: int, seed: int = 0, log=None, rendered: int |
         boost = np.concatenate([boost, np.ones(len(extra[0]))])
         if log:
             log(f"added {len(extra[0])} squares from {rendered} rendered boards")
+    drill = rendered_examples(rendered, cfg, np.random.default_rng(seed + 3000), drill=MINE_DRILL) \
+        if rendered and MINE_DRILL else None
+    if drill is not None:
+        x, t, c = (np.concatenate([x, drill[0]]), np.concatenate([t, drill[1]]),
+                   np.concatenate([c, drill[2]]))
+        boost = np.concatenate([boost, np.ones(len(drill[0]))])
+        if log:
+            log(f"added {len(drill[0])} drawn crowned mines (crown-counting drill)")
     if log:
         log(f"training on {len(x)} squares from {len(photos)} photos")
     model = train_model(x, t, c, epochs=epochs, out=crop_size(cfg["cell"], cfg["crop_margin"]),
@@ -409,6 +450,7 @@ def main(args) -> int:
         "margin_weight": mw,
         "building_crowns_weight": BUILDING_CROWNS, "phone_weight": PHONE_WEIGHT,
         "scene_share": SCENE_SHARE, "scene_blank": SCENE_BLANK,
+        "mine_drill": MINE_DRILL,
         "outputs": {"terrain": list(TERRAINS), "crowns": list(range(N_CROWNS))},
         "crown_train_prior": model.crown_train_prior,
         "crown_label_prior": model.crown_label_prior,

@@ -84,3 +84,65 @@ def test_blank_border_squares_lifts_ring_squares_off():
     # asking for more than the ring holds lifts the whole ring (castle and empty squares excepted)
     _, t3, _ = blank_border_squares((30, 30, 3), terrain, crowns, np.random.default_rng(1), 20)
     assert [t3[r][c] for r in range(3) for c in range(3)].count("empty") == 7
+
+
+def test_drill_mines_turns_only_tile_squares_into_crowned_mines():
+    from vision.train import drill_mines
+
+    terrain = [["field", "castle", "empty"], ["lake", "forest", "swamp"]]
+    crowns = [[0, 0, 0], [1, 0, 2]]
+    t2, c2, keep = drill_mines(terrain, crowns, np.random.default_rng(0), 10)
+    # everything but the castle and the empty square becomes a mine with 1-3 crowns
+    assert [[bool(k) for k in row] for row in keep] == [[True, False, False], [True, True, True]]
+    for r in range(2):
+        for c in range(3):
+            if keep[r][c]:
+                assert t2[r][c] == "mine" and 1 <= c2[r][c] <= 3
+            else:
+                assert (t2[r][c], c2[r][c]) == (terrain[r][c], crowns[r][c])
+    assert terrain[0][0] == "field" and crowns[1][0] == 1          # the input is not changed
+    # one square at a time: every tile square and every crown count turns up
+    picked, counts = set(), set()
+    for seed in range(60):
+        t3, c3, k3 = drill_mines(terrain, crowns, np.random.default_rng(seed), 1)
+        (where,) = [(r, c) for r in range(2) for c in range(3) if k3[r][c]]
+        picked.add(where)
+        counts.add(c3[where[0]][where[1]])
+    assert picked == {(0, 0), (1, 0), (1, 1), (1, 2)} and counts == {1, 2, 3}
+
+
+def test_photographed_turns_an_extra_grid_with_the_labels():
+    pytest.importorskip("vision.synth")
+    from vision import synth
+    from vision.train import photographed
+
+    board = np.full((90, 60, 3), 120, np.uint8)
+    terrain = [["field", "lake"], ["forest", "mine"], ["swamp", "grassland"]]
+    crowns = [[0, 1], [2, 3], [0, 0]]
+    index = np.arange(6).reshape(3, 2)
+    for seed in range(4):
+        _, corners, t2, c2, i2 = photographed(synth, board, terrain, crowns,
+                                              np.random.default_rng(seed), 600, extra=index)
+        assert corners.shape == (4, 2)
+        flat_t = [t for row in terrain for t in row]
+        flat_c = [c for row in crowns for c in row]
+        for r in range(len(t2)):
+            for c in range(len(t2[0])):
+                assert (t2[r][c], c2[r][c]) == (flat_t[i2[r][c]], flat_c[i2[r][c]])
+
+
+def test_crown_drill_returns_only_the_drilled_mines():
+    pytest.importorskip("vision.render")
+    from vision import config
+    from vision.train import rendered_examples
+
+    cfg = config.load()["classify"]
+    # boards 0 and 2 are drawn straight, 1 and 3 put into a generated photo (turned)
+    x, t, c = rendered_examples(4, cfg, np.random.default_rng(3), drill=3)
+    assert len(x) == len(t) == len(c) == 12
+    from vision.classify import TERRAINS
+    assert set(t.tolist()) == {TERRAINS.index("mine")} and set(c.tolist()) <= {1, 2, 3}
+    # a plain call still returns whole boards, every terrain label a board has
+    x, t, c = rendered_examples(1, cfg, np.random.default_rng(3))
+    assert len(x) in (25, 49) and len(set(t.tolist())) > 2
+
