@@ -186,10 +186,10 @@ def _retile(flat, denom, best, conf, shape, partners, max_cost, capacity, king, 
     cap = None if capacity is None else np.asarray(capacity)
     found = None                                   # (cost, reading, its probabilities)
     moves = [(0.0, king)]
-    if king >= 0 and p_castle is not None:
-        other = int(probs[king].argmax())          # the castle square's best reading otherwise
+    other = int(probs[king].argmax()) if king >= 0 else -1  # the castle square, read otherwise
+    if p_castle is not None and other >= 0 and probs[king, other] > 0:
         for j in np.flatnonzero(p_castle > 0):
-            if j == king or probs[j, best[j]] <= 0 or probs[king, other] <= 0:
+            if j == king or probs[j, best[j]] <= 0:
                 continue
             cost = float(np.log(p_castle[king] / probs[king, other])
                          + np.log(probs[j, best[j]] / p_castle[j]))

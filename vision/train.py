@@ -396,21 +396,18 @@ def fit(photos, cfg: dict, epochs: int, seed: int = 0, log=None, rendered: int |
     boost = np.where([photos[i].dataset == "phone" for i in b], PHONE_WEIGHT, 1.0)
     if rendered is None:
         rendered = rendered_boards(len(photos))
-    extra = rendered_examples(rendered, cfg, np.random.default_rng(seed + 1000)) if rendered else None
-    if extra is not None:
-        x, t, c = (np.concatenate([x, extra[0]]), np.concatenate([t, extra[1]]),
-                   np.concatenate([c, extra[2]]))
-        boost = np.concatenate([boost, np.ones(len(extra[0]))])
+    drawn = [(1000, 0, f"squares from {rendered} rendered boards")]   # (seed offset, drill, what)
+    if MINE_DRILL:
+        drawn.append((3000, MINE_DRILL, "drawn crowned mines (crown-counting drill)"))
+    for offset, drill, what in drawn if rendered else ():
+        more = rendered_examples(rendered, cfg, np.random.default_rng(seed + offset), drill=drill)
+        if more is None:
+            continue
+        x, t, c = (np.concatenate([x, more[0]]), np.concatenate([t, more[1]]),
+                   np.concatenate([c, more[2]]))
+        boost = np.concatenate([boost, np.ones(len(more[0]))])
         if log:
-            log(f"added {len(extra[0])} squares from {rendered} rendered boards")
-    drill = rendered_examples(rendered, cfg, np.random.default_rng(seed + 3000), drill=MINE_DRILL) \
-        if rendered and MINE_DRILL else None
-    if drill is not None:
-        x, t, c = (np.concatenate([x, drill[0]]), np.concatenate([t, drill[1]]),
-                   np.concatenate([c, drill[2]]))
-        boost = np.concatenate([boost, np.ones(len(drill[0]))])
-        if log:
-            log(f"added {len(drill[0])} drawn crowned mines (crown-counting drill)")
+            log(f"added {len(more[0])} {what}")
     if log:
         log(f"training on {len(x)} squares from {len(photos)} photos")
     model = train_model(x, t, c, epochs=epochs, out=crop_size(cfg["cell"], cfg["crop_margin"]),
