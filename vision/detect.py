@@ -28,12 +28,8 @@ import cv2
 import numpy as np
 
 from . import config as _config
-from .errors import PhotoError
+from .errors import NO_KINGDOM, PhotoError
 from .geometry import as_corners, board_homography, warp_board
-
-NO_KINGDOM = ("no kingdom found in the photo: take the photo from above with the whole "
-              "kingdom in view, on a plain table, in good light")
-
 
 @dataclass(frozen=True)
 class Board:

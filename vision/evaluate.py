@@ -26,10 +26,11 @@ import numpy as np
 
 from vision import config as _config
 from vision.classify import MODELS_DIR, N_CROWNS, TERRAINS, SquareClassifier
-from vision.reader import outside_cells, review_reasons
+from vision.reader import outside_cells, review_reasons, too_few_tiles
 from vision.squares import cell_crops, crop_size, image_corners, rectify
 
 SETS = ("aau", "phone", "phone-detected", "synth")
+DETECTED = ("phone-detected", "synth")   # read end to end: the board was found by vision.detect
 
 
 # ----------------------------------------------------------------------------- folds and scores
@@ -366,6 +367,9 @@ def _summarise_outputs(cases, logits, temps, quick, folds, seconds, cfg) -> dict
             readings.append(None)
             continue
         grid = clf.read_logits(lg, cs.rows, cs.cols)
+        if cs.kind in DETECTED and too_few_tiles((sq.terrain for row in grid for sq in row), cfg):
+            readings.append(None)      # the reader says "no kingdom found" for such a find
+            continue
         readings.append((grid, review_reasons(grid, rcfg, cs.outside)))
     result = {"cross_validated": not quick, "folds": None if quick else folds,
               "temperatures": {"t_terrain": temps[0], "t_crowns": temps[1]},

@@ -12,7 +12,7 @@ import numpy as np
 
 from vision import config as _config
 from vision.classify import SquareClassifier, SquareReading
-from vision.errors import PhotoError
+from vision.errors import NO_KINGDOM, PhotoError
 from vision.squares import cell_crops, image_corners, rectify
 
 
@@ -91,9 +91,12 @@ class Reader:
         if corners is not None:
             r, c = rows or 5, cols or 5
             found = _Found(np.asarray(corners, np.float32), r, c, _frame(r, c, size), None, [])
-        else:
-            found = self.find(image, size)
-        return self.read_board(image, found, size)
+            return self.read_board(image, found, size)
+        reading = self.read_board(image, self.find(image, size), size)
+        if too_few_tiles((cell["terrain"] for row in reading.cells for cell in row), self.cfg):
+            # What was found holds no domino: loose tiles, a mat's printed grid, a box lid.
+            raise PhotoError(NO_KINGDOM)
+        return reading
 
     def read_board(self, image, found: _Found, size: int | None = None) -> Reading:
         cell, bm, cm = self.ccfg["cell"], self.ccfg["board_margin"], self.ccfg["crop_margin"]
@@ -125,6 +128,13 @@ class Reader:
                        homography=[[float(v) for v in row] for row in Hn],
                        rows=rows, cols=cols, warnings=warnings,
                        reasons={f"{r},{c}": v for (r, c), v in reasons.items()})
+
+
+def too_few_tiles(terrains, cfg: dict) -> bool:
+    """Whether squares read with these terrains hold fewer domino halves (neither the castle
+    nor empty) than ``[reader] min_tiles``: then a found "kingdom" is not one."""
+    tiles = sum(t not in ("castle", "empty") for t in terrains)
+    return tiles < int(cfg.get("reader", {}).get("min_tiles", 0))
 
 
 def outside_cells(shape, corners, rows: int, cols: int, rcfg: dict) -> set:
