@@ -214,6 +214,33 @@ def _draw_castle(s, rng):
     return img
 
 
+def _draw_start_plain(s, rng):
+    """The start square of other printings: bare sand in a yellow-green grass band with pairs
+    of small bushes on each side (no crown: the 3D castle, when there, stands on it)."""
+    band = _jitter((60, 195, 185), rng, 12)
+    img = _base(s, band, rng, 6)
+    sand = np.array(_jitter((115, 178, 205), rng, 14), np.float32)
+    inner = np.zeros((s, s), np.float32)
+    m = int(round(s * rng.uniform(0.12, 0.16)))
+    inner[m:s - m, m:s - m] = 1.0
+    inner = cv2.GaussianBlur(inner, (0, 0), s * 0.012)[..., None]
+    yy, xx = (np.mgrid[0:s, 0:s].astype(np.float32) - s / 2) / (s / 2)
+    vignette = (1.0 - 0.12 * np.maximum(np.abs(yy), np.abs(xx)) ** 2)[..., None]
+    sand_img = (sand * vignette + _noise_layer(s, rng, s / 6, 8)[..., None])
+    img = img * (1 - inner) + sand_img * inner
+    r = max(2, int(round(s * 0.035)))
+    green, dark = _jitter((45, 125, 70), rng, 10), (25, 70, 35)
+    for side in range(4):
+        for t in (rng.uniform(0.25, 0.35), rng.uniform(0.6, 0.72)):
+            for k in (-1, 1):
+                u, v = t * s + k * r * 1.1, m + rng.normal(0, r * 0.3)
+                pts = [(u, v), (s - v, u), (s - u, s - v), (v, s - u)][side]
+                centre = (int(round(pts[0])), int(round(pts[1])))
+                cv2.circle(img, centre, r, green, -1, cv2.LINE_AA)
+                cv2.circle(img, centre, r, dark, max(1, r // 3), cv2.LINE_AA)
+    return img
+
+
 _DRAW = {"field": _draw_field, "forest": _draw_forest, "lake": _draw_lake,
          "grassland": _draw_grassland, "swamp": _draw_swamp, "mine": _draw_mine,
          "castle": _draw_castle}
@@ -326,15 +353,23 @@ def _draw_building(img, s, rng, terrain="field"):
         _house(img, s, rng, cx - w / 2, cy - w * 0.2, w, stilts=terrain == "lake")
 
 
-def draw_square(terrain: str, crowns: int, s: int, rng, turns: int = 0) -> np.ndarray:
+START_STYLES = ("printed", "plain")
+
+
+def draw_square(terrain: str, crowns: int, s: int, rng, turns: int = 0,
+                start: str = "printed") -> np.ndarray:
     """One square (``s`` x ``s`` BGR uint8), upright then turned ``turns`` x 90 degrees CCW.
 
     Crowns sit side by side along the square's top edge (its top-left corner for one crown) in
-    the upright frame, as printed; ``turns`` turns them to any of the four edges.
+    the upright frame, as printed; ``turns`` turns them to any of the four edges. ``start``:
+    how the castle's start square looks, ``"printed"`` (cobbles and a crown in a king's tint)
+    or ``"plain"`` (bare sand in a grass band, as in other printings).
     """
     if terrain not in _DRAW:
         raise ValueError(f"unknown terrain {terrain!r}; use one of {', '.join(TERRAINS)}")
-    img = _DRAW[terrain](s, rng)
+    if start not in START_STYLES:
+        raise ValueError(f"unknown start square style {start!r}; use one of {', '.join(START_STYLES)}")
+    img = _draw_start_plain(s, rng) if terrain == "castle" and start == "plain" else _DRAW[terrain](s, rng)
     if crowns:
         if terrain != "castle":         # as in the game, every crowned square shows a building
             _draw_building(img, s, rng, terrain)
@@ -368,7 +403,7 @@ def _check_grids(terrain_grid, crown_grid):
 
 def render_board(terrain_grid, crown_grid, cell: int = 100, rng=None, dominoes=None,
                  table=None, return_mask: bool = False, max_shift: float = 0.04,
-                 max_turn: float = 1.5, castle_3d: bool = False):
+                 max_turn: float = 1.5, castle_3d: bool = False, start: str = "printed"):
     """Draw a rectified board of ``rows x cols`` squares, ``cell`` pixels each (BGR uint8).
 
     ``dominoes``: optional list of ``((r, c), (r, c), ...)`` pairs (as ``random_layout`` gives):
@@ -380,6 +415,7 @@ def render_board(terrain_grid, crown_grid, cell: int = 100, rng=None, dominoes=N
     ``max_turn`` (degrees) bound how far each tile is moved and turned, as by a player's hand.
     ``castle_3d``: stand the 3D castle on the start square (it leans over its neighbours a
     little, as in many photos); the labels stay those of the squares underneath.
+    ``start``: the start square's printing (see :func:`draw_square`).
     """
     rng = _rng(rng)
     rows, cols = _check_grids(terrain_grid, crown_grid)
@@ -423,7 +459,7 @@ def render_board(terrain_grid, crown_grid, cell: int = 100, rng=None, dominoes=N
         tile = np.empty((y1 - y0, x1 - x0, 3), np.uint8)
         for r, c in sq:
             t = terrain_grid[r][c]
-            sq_img = draw_square(t, int(crown_grid[r][c]), cell, rng, turns)
+            sq_img = draw_square(t, int(crown_grid[r][c]), cell, rng, turns, start)
             tile[(r * cell - y0):(r * cell - y0 + cell), (c * cell - x0):(c * cell - x0 + cell)] = sq_img
         if len(sq) == 2 and terrain_grid[sq[0][0]][sq[0][1]] != terrain_grid[sq[1][0]][sq[1][1]]:
             _seam(tile, horizontal, cell, rng)

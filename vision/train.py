@@ -62,8 +62,13 @@ def rendered_examples(n_boards: int, cfg: dict, rng: np.random.Generator, pad: i
     JPEG) and rectified back from their known corners, as the reader would see them.
 
     ``drill`` > 0: a crown-counting drill instead. On each board that many tile squares (not
-    the castle) become mines with 1-3 crowns drawn at random, and only those squares come back.
-    The game has a single 3-crown mine, so the real photos teach its picture, not the count.
+    the castle) become mines with 1-3 crowns drawn at random, and only those squares (and,
+    with ``PLAIN_START``, the start square) come back. The game has a single 3-crown mine, so the real photos teach its
+    picture, not the count.
+
+    ``PLAIN_START`` of the boards draw the start square as other printings have it (bare sand
+    in a grass band): among the dev photos only one player's show it, and bare, it was read as
+    table.
     """
     try:
         from vision import render
@@ -82,9 +87,12 @@ def rendered_examples(n_boards: int, cfg: dict, rng: np.random.Generator, pad: i
             keep = None
             if drill:
                 terrain, crowns, keep = drill_mines(terrain, crowns, rng, drill)
+            if drill and PLAIN_START:    # the start square comes back too (both printings)
+                keep = [[k or t == "castle" for k, t in zip(kr, tr)] for kr, tr in zip(keep, terrain)]
+            start = "plain" if PLAIN_START and rng.random() < PLAIN_START else "printed"
             cell = int(rng.integers(64, 112))
             img, mask = render.render_board(terrain, crowns, cell, rng, dominoes=lay["dominoes"],
-                                            return_mask=True)
+                                            return_mask=True, start=start)
             corners = None
             if synth is not None and k % 2 == 1:
                 img, corners, terrain, crowns, keep = photographed(
@@ -240,8 +248,11 @@ def centre(crops: np.ndarray, out: int) -> np.ndarray:
 
 
 # ----------------------------------------------------------------------------- model
-def build_model(width: int = 1):
+def build_model(width: int | None = None):
+    """The two-head CNN; ``width`` multiplies every layer's channels (default ``MODEL_WIDTH``)."""
     import torch.nn as nn
+
+    width = MODEL_WIDTH if width is None else int(width)
 
     def block(cin, cout, stride=1):
         return [nn.Conv2d(cin, cout, 3, stride=stride, padding=1, bias=False),
@@ -263,6 +274,8 @@ SCENE_BLANK = 4          # up to this many border squares of a scene board are l
 SCENE_SHARE = 1.0        # share of the rectified training boards also put into one generated photo
 PHONE_WEIGHT = 2.0       # phone-photo squares are drawn this much more often (harder, fewer)
 MINE_DRILL = 4           # squares per drawn board made crowned mines in the crown-counting drill
+PLAIN_START = 0.0        # share of drawn boards whose start square is the bare one of other printings
+MODEL_WIDTH = 1          # channel multiplier of the network (1: 16-32-48-64 channels)
 
 
 def sampling_weights(t: np.ndarray, c: np.ndarray, boost: np.ndarray | None = None) -> np.ndarray:
@@ -447,7 +460,7 @@ def main(args) -> int:
         "margin_weight": mw,
         "building_crowns_weight": BUILDING_CROWNS, "phone_weight": PHONE_WEIGHT,
         "scene_share": SCENE_SHARE, "scene_blank": SCENE_BLANK,
-        "mine_drill": MINE_DRILL,
+        "mine_drill": MINE_DRILL, "plain_start": PLAIN_START, "model_width": MODEL_WIDTH,
         "outputs": {"terrain": list(TERRAINS), "crowns": list(range(N_CROWNS))},
         "crown_train_prior": model.crown_train_prior,
         "crown_label_prior": model.crown_label_prior,

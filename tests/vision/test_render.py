@@ -52,6 +52,21 @@ def test_mine_dark_castle_pale_empty_is_table(seed):
     assert mask[8:56, 8:56].max() == 0 and mask[8:56, 72:120].min() == 255
 
 
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_plain_start_square_is_sand_in_a_grass_band(seed):
+    s = 96
+    sq = render.draw_square("castle", 0, s, np.random.default_rng(seed), start="plain")
+    hsv = cv2.cvtColor(sq, cv2.COLOR_BGR2HSV).astype(float)
+    sand = np.median(hsv[s // 3: -s // 3, s // 3: -s // 3].reshape(-1, 3), axis=0)
+    band = np.median(np.concatenate([hsv[:6].reshape(-1, 3), hsv[-6:].reshape(-1, 3)]), axis=0)
+    assert 10 <= sand[0] <= 28 and sand[1] < band[1]        # sandy and paler than the band
+    assert 25 <= band[0] <= 45                                # the yellow-green grass band
+    printed = render.draw_square("castle", 0, s, np.random.default_rng(seed))
+    assert not np.array_equal(sq, printed)
+    with pytest.raises(ValueError, match="start square style"):
+        render.draw_square("castle", 0, s, np.random.default_rng(seed), start="3d")
+
+
 def _count_badges(square_bgr):
     """Count near-white rings of a crown outline's size (lakes and mines have no other white)."""
     s = square_bgr.shape[0]

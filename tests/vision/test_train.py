@@ -131,17 +131,24 @@ def test_photographed_turns_an_extra_grid_with_the_labels():
                 assert (t2[r][c], c2[r][c]) == (flat_t[i2[r][c]], flat_c[i2[r][c]])
 
 
-def test_crown_drill_returns_only_the_drilled_mines():
+def test_crown_drill_returns_only_the_drilled_mines(monkeypatch):
     pytest.importorskip("vision.render")
-    from vision import config
+    from vision import config, train
+    from vision.classify import TERRAINS
     from vision.train import rendered_examples
 
     cfg = config.load()["classify"]
     # boards 0 and 2 are drawn straight, 1 and 3 put into a generated photo (turned)
+    monkeypatch.setattr(train, "PLAIN_START", 0.0)
     x, t, c = rendered_examples(4, cfg, np.random.default_rng(3), drill=3)
     assert len(x) == len(t) == len(c) == 12
-    from vision.classify import TERRAINS
     assert set(t.tolist()) == {TERRAINS.index("mine")} and set(c.tolist()) <= {1, 2, 3}
+    # with the bare start square drawn on some boards, each board's start square comes too
+    monkeypatch.setattr(train, "PLAIN_START", 0.5)
+    x, t, c = rendered_examples(4, cfg, np.random.default_rng(3), drill=3)
+    assert len(x) == 16 and sorted(set(t.tolist())) == sorted({TERRAINS.index("mine"),
+                                                                TERRAINS.index("castle")})
+    assert (t == TERRAINS.index("castle")).sum() == 4 and set(c[t == TERRAINS.index("castle")]) == {0}
     # a plain call still returns whole boards, every terrain label a board has
     x, t, c = rendered_examples(1, cfg, np.random.default_rng(3))
     assert len(x) in (25, 49) and len(set(t.tolist())) > 2
