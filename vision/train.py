@@ -275,7 +275,7 @@ SCENE_SHARE = 1.0        # share of the rectified training boards also put into 
 PHONE_WEIGHT = 2.0       # phone-photo squares are drawn this much more often (harder, fewer)
 MINE_DRILL = 4           # squares per drawn board made crowned mines in the crown-counting drill
 PLAIN_START = 0.0        # share of drawn boards whose start square is the bare one of other printings
-MODEL_WIDTH = 1          # channel multiplier of the network (1: 16-32-48-64 channels)
+MODEL_WIDTH = 2          # channel multiplier of the network (1: 16-32-48-64 channels)
 
 
 def sampling_weights(t: np.ndarray, c: np.ndarray, boost: np.ndarray | None = None) -> np.ndarray:
