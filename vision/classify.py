@@ -349,9 +349,9 @@ class SquareClassifier:
         if crops.shape[1] != self.input_size or crops.shape[2] != self.input_size:
             crops = np.stack([cv2.resize(c, (self.input_size, self.input_size),
                                          interpolation=cv2.INTER_AREA) for c in crops])
-        turns = 4 if self.cfg.get("tta", True) else 1
+        turns = tta_turns(self.cfg.get("tta", 4))
         total = None
-        for k in range(turns):          # a square reads the same turned by 90 degrees: average
+        for k in turns:                 # a square reads the same turned by 90 degrees: average
             view = np.rot90(crops, k, axes=(1, 2)) if k else crops
             out = []
             bs = int(self.cfg.get("batch", 64))
@@ -361,7 +361,7 @@ class SquareClassifier:
                 out.append(np.array(self.net.forward()).reshape(len(blob), -1))
             lg = np.concatenate(out, axis=0)
             total = lg if total is None else total + lg
-        return total / turns
+        return total / len(turns)
 
     def read(self, crops: np.ndarray, rows: int, cols: int) -> list[list[SquareReading]]:
         """Crops of a ``rows x cols`` board (row by row) -> readings with flags."""
@@ -397,6 +397,15 @@ class SquareClassifier:
             supply_flags(grid, self.supply)
         castle_flags(grid, logits, self.t_terrain, int(self.cfg.get("no_castle_candidates", 1)))
         return grid
+
+
+def tta_turns(tta) -> tuple:
+    """Quarter turns each crop is read in (``[classify] tta``): 4 (all), 2 (upright and upside
+    down), 1 (as cut); ``true``/``false`` mean 4/1."""
+    n = (4 if tta else 1) if isinstance(tta, bool) else tta
+    if n not in (1, 2, 4):
+        raise ValueError(f"[classify] tta must be 1, 2 or 4 quarter turns (or true/false), got {tta!r}")
+    return {1: (0,), 2: (0, 2), 4: (0, 1, 2, 3)}[n]
 
 
 def preprocess(crops: np.ndarray, margin: int = 0, margin_weight: float = 1.0) -> np.ndarray:

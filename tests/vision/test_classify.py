@@ -225,3 +225,42 @@ def test_preprocess_dims_only_the_margin():
     assert np.allclose(x[:, :, 2:8, 2:8], 200 / 255) and np.allclose(x[:, :, :2, :], 100 / 255)
     assert np.allclose(x[:, :, :, 8:], 100 / 255)
     assert np.allclose(preprocess(crops), 200 / 255)
+
+
+class _OrientationNet:
+    """A stand-in network whose first logit is the mean of each crop's top row of pixels."""
+
+    def setInput(self, blob):
+        self.blob = blob
+
+    def forward(self):
+        out = np.zeros((len(self.blob), 12), np.float32)
+        out[:, 0] = self.blob[:, :, 0, :].mean(axis=(1, 2))
+        return out
+
+
+def _stub_classifier(tta):
+    clf = SquareClassifier(None, {"cell": 64, "crop_margin": 12, "tta": tta}, load_network=False)
+    clf.net, clf.margin, clf.margin_weight = _OrientationNet(), 0, 1.0
+    return clf
+
+
+@pytest.mark.parametrize("tta, turns", [(4, (0, 1, 2, 3)), (True, (0, 1, 2, 3)), (2, (0, 2)),
+                                        (1, (0,)), (False, (0,))])
+def test_tta_averages_the_quarter_turns_asked_for(tta, turns):
+    """Each edge of the crop lit differently: each quarter turn brings another one to the top."""
+    crop = np.zeros((1, 88, 88, 3), np.uint8)
+    for k, level in enumerate((200, 120, 60, 20)):      # top, then the edges turns bring up
+        np.rot90(crop[0], -k)[0, 20:68] = level
+    once = _stub_classifier(1)
+    views = [once.logits(np.rot90(crop, k, axes=(1, 2)))[0, 0] for k in range(4)]
+    assert len(set(np.round(views, 4))) == 4              # the four views differ
+    got = _stub_classifier(tta).logits(crop)[0, 0]
+    assert got == pytest.approx(np.mean([views[k] for k in turns]), rel=1e-5)
+
+
+def test_tta_setting_is_checked():
+    clf = SquareClassifier(None, {"cell": 64, "crop_margin": 12, "tta": 3}, load_network=False)
+    clf.net = _OrientationNet()
+    with pytest.raises(ValueError, match="tta must be 1, 2 or 4"):
+        clf.logits(np.zeros((1, 88, 88, 3), np.uint8))
