@@ -63,8 +63,8 @@ def rendered_examples(n_boards: int, cfg: dict, rng: np.random.Generator, pad: i
 
     ``drill`` > 0: a crown-counting drill instead. On each board that many tile squares (not
     the castle) become mines with 1-3 crowns drawn at random, and only those squares (and,
-    with ``PLAIN_START``, the start square) come back. The game has a single 3-crown mine, so the real photos teach its
-    picture, not the count.
+    with ``PLAIN_START``, the start square) come back. The game has a single 3-crown mine,
+    so the real photos teach its picture, not the count.
 
     ``PLAIN_START`` of the boards draw the start square as other printings have it (bare sand
     in a grass band): among the dev photos only one player's show it, and bare, it was read as
