@@ -79,7 +79,7 @@ def time_one(reader, path: Path) -> dict:
         found = reader.find(image)
         t["detect"] = time.perf_counter() - t1
         t2 = time.perf_counter()
-        reading = reader.read_board(image, found)
+        reading = reader.check_found(reader.read_board(image, found))   # as Reader.read does
         t["classify"] = time.perf_counter() - t2
         t3 = time.perf_counter()
         obj = reading.to_json()

@@ -92,9 +92,13 @@ class Reader:
             r, c = rows or 5, cols or 5
             found = _Found(np.asarray(corners, np.float32), r, c, _frame(r, c, size), None, [])
             return self.read_board(image, found, size)
-        reading = self.read_board(image, self.find(image, size), size)
+        return self.check_found(self.read_board(image, self.find(image, size), size))
+
+    def check_found(self, reading: Reading) -> Reading:
+        """The reading of a kingdom the reader found itself, refused (``PhotoError``, "no
+        kingdom") when it holds fewer domino halves than ``[reader] min_tiles``: what was found
+        holds no domino (loose tiles, a mat's printed grid, a box lid)."""
         if too_few_tiles((cell["terrain"] for row in reading.cells for cell in row), self.cfg):
-            # What was found holds no domino: loose tiles, a mat's printed grid, a box lid.
             raise PhotoError(NO_KINGDOM)
         return reading
 
