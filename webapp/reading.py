@@ -30,35 +30,20 @@ def default_reader(photo: bytes, rules: str, bonuses=()) -> dict:
 
 
 def decode(photo: bytes):
-    """The photo as a BGR array, upright (EXIF honoured); ``ValueError`` when it cannot be."""
-    try:
-        from vision.io import load_image  # the reader's own safe loader, once it exists
-    except ImportError:
-        load_image = None
-    if load_image is not None:
-        return load_image(photo)
-    import cv2
+    """The photo as a BGR array, upright (EXIF honoured); ``vision.PhotoError`` (a ValueError)
+    when it cannot be (``vision.io.load_image``: limits checked before decoding)."""
+    from vision import io as photo_io
 
-    image = cv2.imdecode(np.frombuffer(photo, np.uint8), cv2.IMREAD_COLOR)
-    if image is None:
-        raise ValueError("the image cannot be decoded: it is damaged or not a photo")
-    return image
+    return photo_io.load_image(photo)
 
 
 def shrink_photo(photo: bytes, max_side: int = PHOTO_MAX_SIDE) -> tuple[bytes, tuple[int, int]]:
     """A JPEG copy of the photo at most ``max_side`` px, and the upright original's (w, h)."""
-    import cv2
+    from vision import io as photo_io
 
     image = decode(photo)
     h, w = image.shape[:2]
-    scale = min(1.0, max_side / max(h, w))
-    if scale < 1.0:
-        image = cv2.resize(image, (max(1, round(w * scale)), max(1, round(h * scale))),
-                           interpolation=cv2.INTER_AREA)
-    ok, buf = cv2.imencode(".jpg", image, [cv2.IMWRITE_JPEG_QUALITY, 85])
-    if not ok:
-        raise ValueError("the image cannot be re-encoded")
-    return buf.tobytes(), (w, h)
+    return photo_io.shrink_image(image, max_side), (w, h)
 
 
 # ---------------------------------------------------------------- grid on the photo

@@ -11,10 +11,12 @@ from __future__ import annotations
 
 import hmac
 import secrets
-import struct
 from urllib.parse import urlsplit
 
 from flask import abort, request, session
+
+from vision import io as photo_io
+from vision.errors import PhotoError
 
 TOKEN_KEY = "csrf"
 HEADER = "X-CSRF-Token"
@@ -60,98 +62,37 @@ def check_csrf() -> None:
 
 
 # ---------------------------------------------------------------- image headers
+# Thin calls into vision.io, the one place that reads photo headers and applies the limits.
 
 
-class ImageRejected(ValueError):
-    """The upload is not an image we read, or its header announces too many pixels."""
+class ImageRejected(PhotoError):
+    """The upload is not an image we read, or its header announces too large an image."""
 
 
 def image_format_and_size(data: bytes) -> tuple[str, int | None, int | None]:
-    """Sniff ``(format, width, height)`` from the first bytes, without decoding pixels.
+    """``(format, width, height)`` from the header, without decoding pixels.
 
     Raises ``ImageRejected`` when the bytes are not a JPEG, PNG, WebP or BMP image.
-    Width/height are ``None`` when the header does not say (then decoding decides).
     """
-    if data.startswith(b"\x89PNG\r\n\x1a\n"):
-        if len(data) < 24 or data[12:16] != b"IHDR":
-            raise ImageRejected("the PNG file is cut short or damaged: upload the photo again")
-        w, h = struct.unpack(">II", data[16:24])
-        return "png", w, h
-    if data.startswith(b"\xff\xd8"):
-        w, h = _jpeg_size(data)
-        return "jpeg", w, h
-    if data[:4] == b"RIFF" and data[8:12] == b"WEBP":
-        return ("webp", *_webp_size(data))
-    if data.startswith(b"BM") and len(data) >= 26:
-        w, h = struct.unpack("<ii", data[18:26])
-        return "bmp", abs(w), abs(h)
-    if data[4:12] in (b"ftypheic", b"ftypheix", b"ftypmif1", b"ftyphevc"):
-        raise ImageRejected("HEIC photos are not supported: upload a JPEG or PNG (on an iPhone, "
-                            "Settings > Camera > Formats > Most Compatible)")
-    raise ImageRejected("this file is not an image: upload a JPEG, PNG or WebP photo")
-
-
-def _jpeg_size(data: bytes) -> tuple[int | None, int | None]:
-    i, n = 2, len(data)
-    while i + 4 <= n:
-        if data[i] != 0xFF:
-            raise ImageRejected("the JPEG file is damaged: upload the photo again")
-        marker = data[i + 1]
-        if marker == 0xFF:
-            i += 1
-            continue
-        if marker in (0x01, *range(0xD0, 0xD8)):
-            i += 2
-            continue
-        (length,) = struct.unpack(">H", data[i + 2:i + 4])
-        if marker in (0xC0, 0xC1, 0xC2, 0xC3, 0xC5, 0xC6, 0xC7, 0xC9, 0xCA, 0xCB, 0xCD, 0xCE, 0xCF):
-            if i + 9 > n:
-                break
-            h, w = struct.unpack(">HH", data[i + 5:i + 9])
-            return w, h
-        if marker == 0xDA:
-            break
-        i += 2 + length
-    raise ImageRejected("the JPEG file is cut short or damaged: upload the photo again")
-
-
-def _webp_size(data: bytes) -> tuple[int | None, int | None]:
-    chunk = data[12:16]
-    if chunk == b"VP8X" and len(data) >= 30:
-        w = 1 + int.from_bytes(data[24:27], "little")
-        h = 1 + int.from_bytes(data[27:30], "little")
-        return w, h
-    if chunk == b"VP8 " and len(data) >= 30:
-        w, h = struct.unpack("<HH", data[26:30])
-        return w & 0x3FFF, h & 0x3FFF
-    if chunk == b"VP8L" and len(data) >= 25:
-        bits = int.from_bytes(data[21:25], "little")
-        return (bits & 0x3FFF) + 1, ((bits >> 14) & 0x3FFF) + 1
-    raise ImageRejected("the WebP file is cut short or damaged: upload the photo again")
+    try:
+        info = photo_io.read_header(data)
+    except PhotoError as exc:
+        raise ImageRejected(str(exc)) from None
+    return info.format, info.width, info.height
 
 
 def looks_complete(fmt: str, data: bytes) -> bool:
     """Cheap check that a file was not cut off in transfer (decoders often fill in grey)."""
-    if fmt == "jpeg":
-        # the end-of-image marker must come after the last start-of-scan marker
-        return data.rfind(b"\xff\xd9") > data.rfind(b"\xff\xda") > 0
-    if fmt == "png":
-        return b"IEND" in data[-64:]
-    return True
+    return not photo_io.is_truncated(data, fmt)
 
 
-def check_image(data: bytes, max_pixels: int) -> tuple[str, int | None, int | None]:
-    """Header checks run before any decoding; raise ``ImageRejected`` with a clear message."""
+def check_image(data: bytes, max_pixels: int | None = None) -> tuple[str, int | None, int | None]:
+    """Header checks run before any decoding (``vision.io.check_photo``: the ``[io]`` limits of
+    ``vision/config.toml``; ``max_pixels`` may only tighten them); ``ImageRejected`` says why."""
     if not data:
         raise ImageRejected("the uploaded file is empty: choose a photo of the kingdom")
-    fmt, w, h = image_format_and_size(data)
-    if w is not None and h is not None:
-        if w <= 0 or h <= 0:
-            raise ImageRejected("the image header says it has no pixels: the file is damaged")
-        if w * h > max_pixels:
-            raise ImageRejected(
-                f"the image is {w}x{h} pixels, more than the {max_pixels // 1_000_000} megapixels "
-                "this server reads: send a smaller photo")
-    if not looks_complete(fmt, data):
-        raise ImageRejected(f"the {fmt.upper()} file is cut short (truncated): upload the photo again")
-    return fmt, w, h
+    try:
+        info = photo_io.check_photo(data, max_pixels=max_pixels)
+    except PhotoError as exc:
+        raise ImageRejected(str(exc)) from None
+    return info.format, info.width, info.height

@@ -1,15 +1,19 @@
 """vision.io: safe decoding of photos."""
 from __future__ import annotations
 
+import os
 import struct
+import threading
 import zlib
 
 import cv2
 import numpy as np
 import pytest
 
+from vision import config as vision_config
+from vision import io as photo_io
 from vision.errors import PhotoError
-from vision.io import image_dimensions, load_image
+from vision.io import PhotoInfo, check_photo, image_dimensions, load_image, read_header
 
 
 def _jpeg(img: np.ndarray) -> bytes:
@@ -27,8 +31,9 @@ def _with_exif_orientation(jpeg: bytes, orientation: int) -> bytes:
     return jpeg[:2] + app1 + jpeg[2:]
 
 
-def _png_header(w: int, h: int) -> bytes:
-    ihdr = struct.pack(">IIBBBBB", w, h, 8, 2, 0, 0, 0)
+def _png_header(w: int, h: int, depth: int = 8, colour: int = 2) -> bytes:
+    """A PNG signature and IHDR chunk only (colour 2: RGB, 6: RGBA): no pixels follow."""
+    ihdr = struct.pack(">IIBBBBB", w, h, depth, colour, 0, 0, 0)
     chunk = struct.pack(">I", len(ihdr)) + b"IHDR" + ihdr + struct.pack(">I", zlib.crc32(b"IHDR" + ihdr))
     return b"\x89PNG\r\n\x1a\n" + chunk
 
@@ -93,13 +98,14 @@ def test_refuses_truncated_png():
 def test_refuses_decompression_bomb_before_decoding():
     data = _png_header(100_000, 100_000)  # no pixel data at all: must fail on the header
     assert image_dimensions(data) == (100_000, 100_000)
-    with pytest.raises(PhotoError, match=r"too large: 100000 x 100000 pixels"):
+    with pytest.raises(PhotoError, match=r"too large: 100000x100000 pixels"):
         load_image(data)
 
 
 def test_byte_limit_from_config(tmp_path):
     data = _jpeg(_sample())
-    cfg = {"io": {"max_bytes": 100, "max_pixels": 10**8}}
+    cfg = vision_config.load()
+    cfg["io"]["max_bytes"] = 100
     with pytest.raises(PhotoError, match="too large"):
         load_image(data, cfg)
     path = tmp_path / "b.jpg"
@@ -124,10 +130,189 @@ def test_refuses_jpeg_claiming_huge_size():
     assert sof > 0
     data[sof + 5:sof + 9] = struct.pack(">HH", 60000, 60000)  # height, width in the SOF
     assert image_dimensions(bytes(data)) == (60000, 60000)
-    with pytest.raises(PhotoError, match="60000 x 60000 pixels"):
+    with pytest.raises(PhotoError, match="60000x60000 pixels"):
         load_image(bytes(data))
 
 
 def test_jpeg_with_bytes_after_the_end_marker_loads():
     data = _jpeg(_sample()) + b"\x00trailer written by some phones" * 4
     assert load_image(data).shape == (40, 80, 3)
+
+
+# ---------------------------------------------------------------- decoded memory (issue 15 #10)
+
+
+def test_decoded_size_is_counted_from_the_header():
+    assert read_header(_png_header(7700, 7700, 16, 6)) == PhotoInfo("png", 7700, 7700, 4, 2)
+    assert read_header(_jpeg(_sample())) == PhotoInfo("jpeg", 80, 40, 3, 1)
+    assert PhotoInfo("png", 7700, 7700, 4, 2).decoded_bytes == 7700 * 7700 * 4 * 2
+    assert PhotoInfo("png", 10, 10, 1, 1).decoded_bytes == 10 * 10 * 3  # decoded to BGR
+
+
+def test_16_bit_rgba_png_under_the_pixel_cap_is_refused_for_its_memory():
+    # the issue's 461 KB PNG: 7700 x 7700 16-bit RGBA (59 MP, under the pixel cap), 474 MB decoded
+    data = _png_header(7700, 7700, depth=16, colour=6)
+    cfg = vision_config.load()
+    assert 7700 * 7700 <= cfg["io"]["max_pixels"] < 7700 * 7700 * 8
+    with pytest.raises(PhotoError, match="too large to decode: 7700x7700 pixels of 4 16-bit"):
+        check_photo(data)
+    # the same size in 8-bit RGB takes 178 MB: not refused for memory (only as cut short here)
+    with pytest.raises(PhotoError, match="cut short"):
+        check_photo(_png_header(7700, 7700))
+
+
+def test_decoded_memory_limit_comes_from_the_config():
+    data = _png_header(100, 100, depth=16, colour=6)  # 80 kB decoded
+    cfg = vision_config.load()
+    cfg["io"]["max_decoded_bytes"] = 80_000
+    with pytest.raises(PhotoError, match="cut short"):  # within the limit
+        check_photo(data, cfg)
+    cfg["io"]["max_decoded_bytes"] = 79_999
+    with pytest.raises(PhotoError, match="too large to decode"):
+        check_photo(data, cfg)
+
+
+def _bmp_info_header(width: int, height: int, bpp: int) -> bytes:
+    """A Windows BMP file header and 40-byte BITMAPINFOHEADER claiming this size: no pixels."""
+    info = struct.pack("<IiiHHIIiiII", 40, width, height, 1, bpp, 0, 0, 2835, 2835, 0, 0)
+    return b"BM" + struct.pack("<IHHI", 0, 0, 0, 14 + len(info)) + info
+
+
+def test_32_bit_bmp_claiming_a_large_top_down_image_is_refused_before_decoding(monkeypatch):
+    def no_decode(*a, **k):
+        raise AssertionError("decoded although the header should have been refused")
+    monkeypatch.setattr(photo_io.cv2, "imdecode", no_decode)
+    data = _bmp_info_header(10_000, -11_000, 32)  # 110 MP (under the pixel cap), 440 MB
+    assert read_header(data) == PhotoInfo("bmp", 10_000, 11_000, 4, 1)
+    with pytest.raises(PhotoError, match="too large to decode: 10000x11000 pixels"):
+        load_image(data)
+
+
+def test_16_bit_png_loads_as_8_bit():
+    img16 = (np.arange(40 * 80 * 3, dtype=np.uint16).reshape(40, 80, 3) * 7) % 65535
+    ok, buf = cv2.imencode(".png", img16.astype(np.uint16))
+    assert ok and read_header(buf.tobytes()).sample_bytes == 2
+    img = load_image(buf.tobytes())
+    assert img.dtype == np.uint8 and img.shape == (40, 80, 3)
+
+
+def test_decodes_at_once_are_bounded_by_the_config(monkeypatch):
+    cfg = vision_config.load()
+    cfg["io"]["max_decodes"] = 1
+    cfg["io"]["decode_wait_s"] = 0
+    entered, release = threading.Event(), threading.Event()
+    real_imdecode = cv2.imdecode
+
+    def slow_imdecode(buf, flags):
+        entered.set()
+        assert release.wait(30), "the test never released the first decode"
+        return real_imdecode(buf, flags)
+
+    monkeypatch.setattr(photo_io.cv2, "imdecode", slow_imdecode)
+    data = _jpeg(_sample())
+    results = []
+    first = threading.Thread(target=lambda: results.append(load_image(data, cfg).shape))
+    first.start()
+    try:
+        assert entered.wait(30), "the first decode never started"
+        with pytest.raises(photo_io.PhotoBusy, match="too many photos"):
+            load_image(data, cfg)  # its one turn is taken: refused at once (no wait configured)
+    finally:
+        release.set()
+        first.join(30)
+    assert results == [(40, 80, 3)]
+    assert load_image(data, cfg).shape == (40, 80, 3)  # the turn was given back
+
+
+# ---------------------------------------------------------------- BMP headers (issue 15 #13)
+
+
+def _os2_bmp(img: np.ndarray) -> bytes:
+    """A 24-bit OS/2 BMP (12-byte BITMAPCOREHEADER), bottom-up rows padded to 4 bytes."""
+    h, w = img.shape[:2]
+    stride = (w * 3 + 3) // 4 * 4
+    rows = b"".join(img[y].tobytes() + b"\0" * (stride - w * 3) for y in range(h - 1, -1, -1))
+    core = struct.pack("<IHHHH", 12, w, h, 1, 24)
+    offset = 14 + len(core)
+    return b"BM" + struct.pack("<IHHI", offset + len(rows), 0, 0, offset) + core + rows
+
+
+def test_os2_bmp_header_is_read_right():
+    img = np.zeros((80, 100, 3), np.uint8)
+    img[:, :50] = (0, 0, 255)  # left half red
+    data = _os2_bmp(img)
+    assert read_header(data) == PhotoInfo("bmp", 100, 80, 3, 1)
+    assert check_photo(data).format == "bmp"
+    assert np.array_equal(load_image(data), img)
+
+
+def test_web_check_agrees_on_the_os2_bmp():
+    from webapp.security import check_image, image_format_and_size
+
+    data = _os2_bmp(np.full((80, 100, 3), 90, np.uint8))
+    assert image_format_and_size(data) == ("bmp", 100, 80)
+    assert check_image(data, max_pixels=60_000_000) == ("bmp", 100, 80)
+
+
+def test_windows_bmp_header_is_read_right():
+    ok, buf = cv2.imencode(".bmp", _sample())
+    assert read_header(buf.tobytes()) == PhotoInfo("bmp", 80, 40, 3, 1)
+    assert np.array_equal(load_image(buf.tobytes()), _sample())
+
+
+# ---------------------------------------------------------------- what a path is (issue 15 #13)
+
+
+def test_a_folder_is_named(tmp_path):
+    with pytest.raises(PhotoError, match="is a folder, not a photo"):
+        load_image(tmp_path)
+
+
+def test_a_symlink_loop_is_named(tmp_path):
+    loop = tmp_path / "loop.jpg"
+    loop.symlink_to(loop)
+    with pytest.raises(PhotoError, match="symbolic link loop"):
+        load_image(loop)
+
+
+def test_a_broken_symlink_is_named(tmp_path):
+    link = tmp_path / "gone.jpg"
+    link.symlink_to(tmp_path / "deleted.jpg")
+    with pytest.raises(PhotoError, match="broken symbolic link"):
+        load_image(link)
+
+
+@pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="named pipes need a POSIX system")
+def test_a_named_pipe_is_refused_without_waiting_for_a_writer(tmp_path):
+    fifo = tmp_path / "photo.jpg"
+    os.mkfifo(fifo)
+    outcome = []
+
+    def read():
+        try:
+            load_image(fifo)
+        except PhotoError as exc:
+            outcome.append(str(exc))
+
+    reader = threading.Thread(target=read, daemon=True)
+    reader.start()
+    reader.join(30)
+    if reader.is_alive():  # unblock the stuck open so the thread can end, then fail
+        with open(fifo, "wb"):
+            pass
+        pytest.fail("reading a named pipe waited for a writer")
+    assert outcome and "named pipe (FIFO), not a photo file" in outcome[0]
+
+
+def test_a_regular_photo_through_a_symlink_loads(tmp_path):
+    real = tmp_path / "real.jpg"
+    real.write_bytes(_jpeg(_sample()))
+    (tmp_path / "link.jpg").symlink_to(real)
+    assert load_image(tmp_path / "link.jpg").shape == (40, 80, 3)
+
+
+def test_shrink_photo_is_upright_and_small():
+    data = _with_exif_orientation(_jpeg(np.zeros((400, 1000, 3), np.uint8)), 6)
+    small, (w, h) = photo_io.shrink_photo(data, 250)
+    assert (w, h) == (400, 1000)  # the upright original
+    assert cv2.imdecode(np.frombuffer(small, np.uint8), cv2.IMREAD_COLOR).shape == (250, 100, 3)
