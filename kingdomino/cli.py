@@ -63,16 +63,23 @@ def _error_line(source, message: str, as_json: bool) -> None:
 
 
 def cmd_score(args) -> int:
-    import vision
+    import logging
+    import traceback
+
     from kingdomino import service
 
     _check_rules(args)
+    log = logging.getLogger("kingdomino.score")
     status = EXIT_OK
     for path in args.photos:
         try:
             obj = service.score_photo(path, rules=args.rules, bonuses=args.bonus, size=args.size)
-        except (vision.PhotoError, ValueError, OSError) as exc:
-            _error_line(path, str(exc), args.json)
+        except Exception as exc:  # one photo's failure never stops the others (contract)
+            log.debug("reading %s failed", path, exc_info=True)
+            if getattr(args, "verbose", False):
+                traceback.print_exc(file=sys.stderr)
+            _error_line(path, service.failure_message(
+                exc, "run again with --verbose to see the details"), args.json)
             status = EXIT_INPUT
             continue
         _emit({"source": path, **obj}, args.json)
@@ -172,6 +179,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("photos", nargs="+", metavar="PHOTO")
     p.add_argument("--size", type=int, choices=(5, 7), default=None,
                    help="kingdom frame size (default: decided from the photo)")
+    p.add_argument("--verbose", action="store_true",
+                   help="print the traceback of a photo that fails inside the reader")
     _add_scoring_options(p)
     p.set_defaults(func=cmd_score)
 

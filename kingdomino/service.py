@@ -56,3 +56,20 @@ def score_photo(path_or_bytes, rules: str | None = None, bonuses=(), size: int |
     import vision
 
     return score_image(vision.load_image(path_or_bytes), rules=rules, bonuses=bonuses, size=size)
+
+
+def failure_message(exc: BaseException, details: str = "the details are in the log") -> str:
+    """What to tell a person about a photo whose reading raised ``exc`` (one sentence).
+
+    ``vision.PhotoError`` and the engine's errors are ValueErrors that carry their own; anything
+    else is a fault of the reader and is named as one, ending with where ``details`` are (its
+    traceback belongs in a log, never in the message).
+    """
+    if isinstance(exc, ValueError):
+        return str(exc) or "the photo could not be read"
+    if isinstance(exc, MemoryError):
+        return "there was not enough memory to read this photo: send a smaller photo"
+    if isinstance(exc, OSError):
+        return f"the photo file cannot be read: {exc.strerror or exc}"
+    return (f"the reader failed on this photo (an internal error, {type(exc).__name__}): "
+            f"please report it with the photo ({details})")
