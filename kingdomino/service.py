@@ -46,6 +46,10 @@ def score_image(image, rules: str | None = None, bonuses=(), size: int | None = 
     obj["rules"] = rules or "kingdomino"
     kingdom = engine.Kingdom.from_json({k: obj[k] for k in ("rules", "size", "cells")})
     obj["score"] = engine.score(kingdom, rules=rules, bonuses=tuple(bonuses)).to_json()
+    # the top-level warnings are all of them: the reader's, then the score's (also kept there)
+    warnings = list(obj.get("warnings") or [])
+    warnings += [w for w in obj["score"].get("warnings", []) if w not in warnings]
+    obj["warnings"] = warnings
     ordered = {"rules": obj.pop("rules"), "size": obj.pop("size"), "cells": obj.pop("cells")}
     ordered.update(obj)
     return ordered

@@ -158,3 +158,32 @@ def test_folder_pipe_and_link_loop_are_named_and_never_hang(tmp_path):
     assert "symbolic link loop" in errors[2]
     assert not any("no such photo file" in e for e in errors)
 
+
+# ---------------------------------------------------------------- warnings (issue 14 paper cut)
+
+
+class _FakeReading:
+    def __init__(self, cells, warnings):
+        self.cells, self.warnings = cells, warnings
+
+    def to_json(self):
+        return {"size": 5, "cells": self.cells, "review": [], "warnings": list(self.warnings)}
+
+
+class _FakeReader:
+    """Reads every photo as the kingdom with two lost squares, with one warning of its own."""
+
+    def read(self, image, size=None):
+        return _FakeReading(_cells_with_two_lost_squares(), ["part of the kingdom may be outside the photo"])
+
+
+def test_json_top_level_warnings_carry_the_scores_warnings(three_photos, monkeypatch, capsys):
+    from kingdomino import service
+    from kingdomino.cli import main
+
+    monkeypatch.setattr(service, "reader", lambda: _FakeReader())
+    assert main(["score", three_photos[0], "--json"]) == 0
+    (obj,) = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
+    lost = "2 square(s) not joined to the castle: (0, 0), (4, 4)"
+    assert obj["score"]["warnings"] == [lost]  # kept where it was (the contract only grows)
+    assert obj["warnings"] == ["part of the kingdom may be outside the photo", lost]
