@@ -106,9 +106,9 @@ def _keep(job: Job) -> None:
 
 
 def _choices():
-    from . import api
+    from . import service
 
-    return [api.rules_meta(n) for n in api.rule_names()]
+    return service.all_rules_meta()
 
 
 def _label(name: str | None, n: int) -> str:
@@ -224,11 +224,11 @@ def index():
 
 @bp.post("/")
 def create():
-    from . import api
+    from . import service
 
     form = request.form
     try:
-        rules, bonuses = api.check_choice(form.get("rules"), form.getlist("bonus"))
+        rules, bonuses = service.check_choice(form.get("rules"), form.getlist("bonus"))
         manifest = None
         upload = request.files.get("manifest")
         if upload is not None and upload.filename:

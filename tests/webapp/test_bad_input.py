@@ -186,3 +186,135 @@ def test_filename_is_only_a_label(client, tmp_path):
     resp = post_photo(client, png_bytes(), evil)
     assert resp.status_code == 200
     assert not (tmp_path / "written.txt").exists()
+
+
+# ---------------------------------------------------------------- wrong types and ranges (issue 15)
+
+
+def _kingdom(**extra):
+    from webapp_helpers import kingdom_cells
+
+    return {"rules": "kingdomino", "size": 5, "cells": kingdom_cells(), **extra}
+
+
+def _new_reading(client, token):
+    resp = client.post("/api/readings", json=_kingdom(), headers={"X-CSRF-Token": token})
+    assert resp.status_code == 201, resp.get_data(as_text=True)
+    return resp.get_json()["id"]
+
+
+def test_deeply_nested_body_is_400_not_a_recursion_error(client):
+    resp = client.post("/api/score-grid", data=b"[" * 100_000, content_type="application/json")
+    assert_error(resp, 400, "json")
+
+
+@pytest.mark.parametrize("extra, words", [
+    ({"bonuses": [1, None]}, ("bonus",)),
+    ({"bonuses": [["x"]]}, ("bonus",)),
+    ({"bonuses": "harmony"}, ("bonuses",)),
+    ({"rules": 5}, ("rules",)),
+    ({"rules": ["kingdomino"]}, ("rules",)),
+    ({"size": "5"}, ("size",)),
+    ({"size": 99}, ("size",)),
+])
+def test_score_grid_wrong_types_are_400(client, extra, words):
+    assert_error(client.post("/api/score-grid", json=_kingdom(**extra)), 400, *words)
+
+
+@pytest.mark.parametrize("cell, words", [
+    ({"terrain": "field", "crowns": 4}, ("crowns", "0", "3")),
+    ({"terrain": "field", "crowns": -1}, ("crowns",)),
+    ({"terrain": "field", "crowns": "1"}, ("crowns",)),
+    ({"terrain": "field", "crowns": 1.5}, ("crowns",)),
+    ({"terrain": "field", "crowns": True}, ("crowns",)),
+    ({"terrain": 7, "crowns": 0}, ("terrain",)),
+    ({"terrain": "x" * 10_000, "crowns": 0}, ("terrain",)),
+])
+def test_score_grid_bad_square_values_are_400(client, cell, words):
+    body = _kingdom()
+    body["cells"][0][0] = cell
+    msg = assert_error(client.post("/api/score-grid", json=body), 400, *words)
+    assert "row 0" in msg and "col 0" in msg
+
+
+def test_cells_of_the_wrong_shape_are_400(client):
+    body = _kingdom()
+    body["cells"] = body["cells"][:3]
+    assert_error(client.post("/api/score-grid", json=body), 400, "rows")
+    body = _kingdom()
+    body["cells"][2] = body["cells"][2] + [{"terrain": "empty", "crowns": 0}] * 500
+    assert_error(client.post("/api/score-grid", json=body), 400, "row 2")
+
+
+def test_huge_crowns_correction_is_refused_and_not_stored(client):
+    token = page_token(client)
+    rid = _new_reading(client, token)
+    body = _kingdom()
+    body["cells"][0][0] = {"terrain": "field", "crowns": int("9" * 4300)}
+    # 4300 digits: the most Python reads; the score (squares x crowns) has more, and printing
+    # it failed, so every page of the reading was a 500 once this was stored
+    resp = client.post(f"/api/readings/{rid}/kingdom", json=body, headers={"X-CSRF-Token": token})
+    assert_error(resp, 400, "crowns")
+    view = client.get(f"/api/readings/{rid}")
+    assert view.status_code == 200 and view.get_json()["corrections"] == 1  # only the first
+    for url in (f"/r/{rid}", f"/r/{rid}.json", f"/r/{rid}.csv"):
+        assert client.get(url).status_code == 200, url
+
+
+@pytest.mark.parametrize("extra, words", [
+    ({"bonuses": [1, None]}, ("bonus",)),
+    ({"bonuses": [["x"]]}, ("bonus",)),
+    ({"rules": 5}, ("rules",)),
+    ({"rules": ["kingdomino"]}, ("rules",)),
+    ({"player": 123}, ("player",)),
+    ({"player": "p" * 1000}, ("player",)),
+    ({"claimed": "twelve"}, ("claimed",)),
+    ({"claimed": [12]}, ("claimed",)),
+    ({"claimed": 10**30}, ("claimed",)),
+    ({"claimed": True}, ("claimed",)),
+])
+def test_readings_and_corrections_wrong_types_are_400(client, extra, words):
+    token = page_token(client)
+    resp = client.post("/api/readings", json=_kingdom(**extra), headers={"X-CSRF-Token": token})
+    assert_error(resp, 400, *words)
+    if "player" in extra or "claimed" in extra:
+        return  # a correction has no player or claimed score
+    rid = _new_reading(client, token)
+    resp = client.post(f"/api/readings/{rid}/kingdom", json=_kingdom(**extra),
+                       headers={"X-CSRF-Token": token})
+    assert_error(resp, 400, *words)
+    assert client.get(f"/api/readings/{rid}").get_json()["corrections"] == 1
+
+
+def test_a_bad_record_already_in_the_store_shows_an_error_not_500(app, client):
+    from kingdomino.store import Store
+
+    token = page_token(client)
+    rid = _new_reading(client, token)
+    bad = _kingdom(bonuses=[])
+    bad["cells"][0][0] = {"terrain": "field", "crowns": int("9" * 4300)}
+    store = Store(app.config["DATABASE"])
+    try:
+        store.add_correction(rid, bad)  # stored by an older version that did not check
+    finally:
+        store.close()
+    resp = client.get(f"/api/readings/{rid}")
+    assert resp.status_code == 200, resp.get_data(as_text=True)[:300]
+    assert "crowns" in resp.get_json()["error"]
+    assert client.get(f"/r/{rid}").status_code == 200
+    assert client.get(f"/r/{rid}.json").status_code == 200
+    assert client.get(f"/r/{rid}.csv").status_code == 404
+
+
+def test_a_reader_that_crashes_is_a_clear_error_for_that_photo(make_app):
+    def broken_reader(photo, rules, bonuses=()):
+        raise TypeError("Can't parse 'ksize'. Sequence item with index 0 has a wrong type")
+
+    client = make_app(READER=broken_reader).test_client()
+    msg = assert_error(post_photo(client, png_bytes()), 422, "could not be read")
+    assert "ksize" not in msg  # the details go to the log, not to the person
+    token = page_token(client)
+    resp = client.post("/upload", data={"csrf_token": token, "rules": "kingdomino",
+                                        "photo": (io.BytesIO(png_bytes()), "a.png")},
+                       content_type="multipart/form-data")
+    assert resp.status_code == 422 and b"could not be read" in resp.data
