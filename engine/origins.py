@@ -73,6 +73,7 @@ class OriginsDiscovery(Rules):
     title = "Kingdomino Origins, Discovery mode (7x7 = Neolithic)"
     terrains = ("desert", "grassland", "lake", "forest", "quarry", "volcano")
     start_terrain = "hut"
+    cell_pieces = ("fire_tokens",)
     bonuses = {
         "empire-of-fire": (10, start_in_centre, "hut in the centre of the frame"),
         "homo-habilis": (5, frame_filled, "territory complete, no domino discarded"),
@@ -136,6 +137,8 @@ class OriginsTotem(OriginsDiscovery):
     name = "origins-totem"
     aliases = ("totem",)
     title = "Kingdomino Origins, Totem mode"
+    cell_pieces = ("fire_tokens", "resource")
+    kingdom_pieces = ("totems",)
 
     def extras(self, kingdom, regions):
         counts = resource_counts(kingdom)
@@ -156,6 +159,7 @@ class OriginsTribe(OriginsDiscovery):
     name = "origins-tribe"
     aliases = ("tribe",)
     title = "Kingdomino Origins, Tribe mode"
+    cell_pieces = ("fire_tokens", "resource", "caveman", "warrior")
 
     def check_terrains(self, kingdom):
         super().check_terrains(kingdom)

@@ -9,6 +9,8 @@ class Queendomino(Rules):
     name = "queendomino"
     title = "Queendomino"
     terrains = ("field", "forest", "lake", "grassland", "swamp", "mine", "town")
+    cell_pieces = ("building",)
+    kingdom_pieces = ("coins", "knights", "queen")
     # The Queendomino rulebook keeps the Kingdomino variants.
     bonuses = {
         "middle-kingdom": (10, start_in_centre, "castle in the centre of the frame"),

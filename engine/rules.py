@@ -175,6 +175,10 @@ class Rules:
     title = ""
     terrains: tuple[str, ...] = ()
     start_terrain = "castle"
+    # Extra pieces this rule set scores beyond terrain and crowns (Kingdom JSON field names, see
+    # docs/engine.md): on a square, and on the whole kingdom. Editors offer exactly these.
+    cell_pieces: tuple[str, ...] = ()
+    kingdom_pieces: tuple[str, ...] = ()
     # bonus name -> (points, test, reason); the test takes the kingdom.
     bonuses: dict[str, tuple[int, Callable[[Kingdom], bool], str]] = {}
 

@@ -9,14 +9,19 @@
 - ``MAX_CONTENT_LENGTH`` (bytes, default 25 MB), ``MAX_PIXELS`` (default 60 megapixels):
   larger uploads are refused before any decoding.
 - ``SECRET_KEY``: when not given, a random key is made once and kept in the instance folder.
+- ``TRUSTED_HOSTS``: the host names the app answers to (any other ``Host`` header is a 400;
+  permalinks only ever name these). ``None`` (the default of ``create_app``) answers any;
+  ``serve`` sets it from ``--host``, the localhost names and ``trusted_hosts``.
+- ``BATCH_*``: the batch page's limits (``webapp/batch.py``).
 """
 from __future__ import annotations
 
 import os
 import secrets
+import socket
 from pathlib import Path
 
-from flask import Flask, g, jsonify, render_template, request
+from flask import Flask, Response, g, jsonify, render_template, request
 from werkzeug.exceptions import HTTPException
 
 from kingdomino.store import DEFAULT_DB, Store
@@ -26,6 +31,21 @@ from .reading import default_reader
 
 MAX_UPLOAD_BYTES = 25 * 1024 * 1024
 MAX_PIXELS = 60_000_000
+
+# waitress settings of `kingdomino serve` (docs/webapp.md, "Public deployment"): a connection
+# that sends nothing for CHANNEL_TIMEOUT seconds is closed (checked every CLEANUP_INTERVAL), so
+# clients that never finish their headers cannot hold every connection for long.
+SERVE_LIMITS = {
+    "threads": 4,                        # requests handled at once (reading is one at a time)
+    "connection_limit": 200,             # open connections; more wait in the listen backlog
+    "backlog": 256,
+    "channel_timeout": 20,               # seconds of silence before a connection is closed
+    "cleanup_interval": 5,
+    "max_request_header_size": 64 * 1024,
+    "asyncore_use_poll": True,           # select() fails past 1024 open descriptors
+}
+LOCAL_HOSTS = ("localhost", "127.0.0.1", "::1", "[::1]")
+WILDCARD_HOSTS = ("", "0.0.0.0", "::", "[::]")
 
 
 def _secret_key(instance: Path) -> str:
@@ -97,6 +117,7 @@ def create_app(test_config: dict | None = None) -> Flask:
     if batch is not None and getattr(batch, "bp", None) is not None:
         app.register_blueprint(batch.bp)
 
+    app.before_request(security.check_host)
     app.before_request(security.check_csrf)
     app.teardown_appcontext(_close_store)
     app.jinja_env.globals["csrf_token"] = security.csrf_token
@@ -115,6 +136,10 @@ def create_app(test_config: dict | None = None) -> Flask:
 
     @app.errorhandler(HTTPException)
     def _http_error(exc: HTTPException):
+        if not security.host_trusted():  # no page, no link: nothing may name that host
+            if request.path.startswith("/api/"):
+                return jsonify(error=security.UNTRUSTED_HOST), 400
+            return Response(security.UNTRUSTED_HOST + "\n", status=400, mimetype="text/plain")
         message = exc.description or exc.name
         if exc.code == 413:
             limit = app.config["MAX_CONTENT_LENGTH"] // (1024 * 1024)
@@ -135,20 +160,58 @@ def create_app(test_config: dict | None = None) -> Flask:
     return app
 
 
-def serve(host: str = "127.0.0.1", port: int = 5000, db: str | None = None) -> int:
-    """Run the app under waitress (a production WSGI server), debug off. Returns an exit code."""
+def _own_addresses() -> list[str]:
+    """This machine's names and addresses (for a server listening on every interface)."""
+    names = {socket.gethostname(), socket.getfqdn()}
+    try:
+        for info in socket.getaddrinfo(socket.gethostname(), None):
+            names.add(info[4][0])
+    except OSError:
+        pass
+    try:  # the address other machines reach us at (no packet is sent)
+        with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as probe:
+            probe.connect(("192.0.2.1", 9))
+            names.add(probe.getsockname()[0])
+    except OSError:
+        pass
+    return sorted(n for n in names if n)
+
+
+def trusted_hosts_for(host: str, extra=()) -> list[str]:
+    """The host names ``serve`` answers to: ``host`` (or, for 0.0.0.0, this machine's names and
+    addresses), the localhost names, ``extra`` and ``$KINGDOMINO_TRUSTED_HOSTS`` (commas)."""
+    names = list(LOCAL_HOSTS)
+    names += _own_addresses() if host in WILDCARD_HOSTS else [host]
+    names += list(extra or ())
+    names += os.environ.get("KINGDOMINO_TRUSTED_HOSTS", "").split(",")
+    out = []
+    for name in names:
+        name = name.strip().lower()
+        if name and name not in out:
+            out.append(name)
+    return out
+
+
+def serve(host: str = "127.0.0.1", port: int = 5000, db: str | None = None,
+          trusted_hosts=()) -> int:
+    """Run the app under waitress (a production WSGI server), debug off. Returns an exit code.
+
+    Only requests whose ``Host`` is ``host``, a localhost name or one of ``trusted_hosts`` are
+    answered; connection limits and timeouts are ``SERVE_LIMITS``.
+    """
     import waitress
 
     config = {"DEBUG": False, "INSTANCE_PATH": os.path.join(os.getcwd(), "instance")}
     config["DATABASE"] = os.path.abspath(db or DEFAULT_DB)
+    config["TRUSTED_HOSTS"] = trusted_hosts_for(host, trusted_hosts)
     app = create_app(config)
     print(f"kingdomino: serving on http://{host}:{port}/  (store: {app.config['DATABASE']}; "
-          "Ctrl+C stops)", flush=True)
+          f"answers to: {', '.join(app.config['TRUSTED_HOSTS'])}; Ctrl+C stops)", flush=True)
     try:
-        # waitress buffers a body before the app sees it: cap it well above the app's own limit
-        # (which answers 413 as JSON) so absurd uploads are cut off early
-        waitress.serve(app, host=host, port=port, threads=4,
-                       max_request_body_size=4 * app.config["MAX_CONTENT_LENGTH"])
+        # waitress buffers a body before the app sees it: cut off a body just over the app's
+        # own limit (which answers 413 as JSON) so absurd uploads stop early
+        waitress.serve(app, host=host, port=port, **SERVE_LIMITS,
+                       max_request_body_size=app.config["MAX_CONTENT_LENGTH"] + 2**20)
     except KeyboardInterrupt:
         return 0
     except OSError as exc:

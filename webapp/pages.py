@@ -6,13 +6,14 @@ import json
 from flask import Blueprint, Response, abort, redirect, render_template, request, url_for
 from werkzeug.exceptions import BadRequest, UnprocessableEntity
 
-from . import api, get_store
+from . import get_store
+from . import service
 
 bp = Blueprint("pages", __name__)
 
 
 def _choices() -> list[dict]:
-    return [api.rules_meta(n) for n in api.rule_names()]
+    return service.all_rules_meta()
 
 
 @bp.get("/")
@@ -25,12 +26,12 @@ def upload():
     """The upload form: read, store, then show the permalink (or the form again, with why)."""
     form = request.form
     try:
-        rules, bonuses = api.form_choice(form)
-        claimed = api.parse_claimed(form.get("claimed"))
+        rules, bonuses = service.form_choice(form)
+        claimed = service.parse_claimed(form.get("claimed"))
         upload = request.files.get("photo")
         if upload is None or not upload.filename:
             raise BadRequest("choose a photo of the kingdom first")
-        rid, _ = api.read_photo(upload, rules, bonuses, player=api.parse_player(form.get("player")),
+        rid, _ = service.read_photo(upload, rules, bonuses, player=service.parse_player(form.get("player")),
                                 claimed=claimed)
     except (BadRequest, UnprocessableEntity) as exc:
         return render_template("index.html", choices=_choices(), error=exc.description,
@@ -40,15 +41,15 @@ def upload():
 
 @bp.get("/r/<rid>")
 def result(rid):
-    rec = api.load(rid)
-    data = api.view(rec)
+    rec = service.load(rid)
+    data = service.view(rec)
     return render_template("result.html", data=data, meta=_choices(), mode="reading")
 
 
 @bp.get("/new")
 def new():
     rules = request.args.get("rules", "kingdomino")
-    rules, _ = api.check_choice(rules, [])
+    rules, _ = service.check_choice(rules, [])
     try:
         size = int(request.args.get("size", 5))
     except ValueError:
@@ -56,13 +57,13 @@ def new():
     if size not in (5, 7):
         raise BadRequest("size must be 5 or 7")
     centre = size // 2
-    start = "hut" if rules.startswith("origins") else "castle"
+    start = service.rules_meta(rules)["start"]
     cells = [[{"terrain": start if (r, c) == (centre, centre) else "empty", "crowns": 0}
               for c in range(size)] for r in range(size)]
     kingdom = {"rules": rules, "size": size, "cells": cells}
-    scored = api.score_kingdom(kingdom, rules=rules)
+    scored = service.score_kingdom(kingdom, rules=rules)
     data = {"id": None, "rules": rules, "bonuses": [], "player": None, "claimed": None,
-            "kingdom": api.kingdom_of(scored), "score": scored["score"], "machine": None,
+            "kingdom": service.kingdom_of(scored), "score": scored["score"], "machine": None,
             "review": [], "grid": None, "photo": None, "dispute": None, "corrections": 0}
     return render_template("result.html", data=data, meta=_choices(), mode="new")
 
@@ -79,8 +80,8 @@ def photo(rid):
 
 @bp.get("/r/<rid>.json")
 def export_json(rid):
-    rec = api.load(rid)
-    data = api.view(rec)
+    rec = service.load(rid)
+    data = service.view(rec)
     full = {"id": rid, "rules": data["rules"], "bonuses": data["bonuses"],
             "player": data["player"], "claimed": data["claimed"], "source": data["source"],
             "kingdom": data["kingdom"], "score": data["score"], "dispute": data["dispute"],
@@ -93,6 +94,6 @@ def export_json(rid):
 
 @bp.get("/r/<rid>.csv")
 def export_csv(rid):
-    resp = Response(api.export_csv(rid), mimetype="text/csv")
+    resp = Response(service.export_csv(rid), mimetype="text/csv")
     resp.headers["Content-Disposition"] = f'attachment; filename="kingdom-{rid}.csv"'
     return resp

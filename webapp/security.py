@@ -13,7 +13,8 @@ import hmac
 import secrets
 from urllib.parse import urlsplit
 
-from flask import abort, request, session
+from flask import abort, current_app, request, session
+from werkzeug.sansio.utils import host_is_trusted
 
 from vision import io as photo_io
 from vision.errors import PhotoError
@@ -59,6 +60,30 @@ def check_csrf() -> None:
     expected = session.get(TOKEN_KEY) or ""
     if not expected or not hmac.compare_digest(sent.encode(), expected.encode()):
         abort(403, description="missing or expired form token: reload the page and try again")
+
+
+def host_trusted() -> bool:
+    """True when the request's ``Host`` is one the app serves (``TRUSTED_HOSTS``; unset: any).
+
+    Reads the raw header: ``request.host`` itself refuses an untrusted host on Flask >= 3.1.
+    """
+    trusted = current_app.config.get("TRUSTED_HOSTS")
+    if not trusted:
+        return True
+    raw = request.environ.get("HTTP_HOST") or request.environ.get("SERVER_NAME") or ""
+    return host_is_trusted(raw, list(trusted))
+
+
+UNTRUSTED_HOST = ("this server does not answer to the host name this request was sent to: open "
+                  "it with the address it was started for, or start it with that name trusted "
+                  "(KINGDOMINO_TRUSTED_HOSTS; see docs/webapp.md)")
+
+
+def check_host() -> None:
+    """``before_request`` hook: 400 for a ``Host`` header the server was not started for (a DNS
+    rebinding page, or a forged link), before anything is read, stored or linked."""
+    if not host_trusted():
+        abort(400, description=UNTRUSTED_HOST)
 
 
 # ---------------------------------------------------------------- image headers

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import csv
+import os
 import io
 import re
 import zipfile
@@ -239,3 +240,126 @@ def test_a_manifest_that_matches_two_photos_is_reported_and_kept(client):
         assert "x.zip!a.png" in queue and "y.zip!a.png" in queue
     r = client.get(f"/batch/{job['id']}/standings.csv", headers={"Accept": "application/json"})
     assert r.status_code == 400 and "matches several photos" in r.get_json()["error"]
+
+
+# ---------------------------------------------------------------- one client, bounded memory (issue 15 #2)
+
+
+@pytest.fixture
+def fresh_jobs(monkeypatch):
+    """An empty job table (jobs of other tests live in the same process)."""
+    from collections import OrderedDict
+
+    from webapp import batch as web_batch
+
+    monkeypatch.setattr(web_batch, "_JOBS", OrderedDict())
+    return web_batch
+
+
+def limited_app(tmp_path, **config):
+    from webapp import create_app
+
+    base = {"TESTING": True, "DATABASE": str(tmp_path / "web.sqlite3"),
+            "INSTANCE_PATH": str(tmp_path / "instance"), "READER": fk.fake_score,
+            "BATCH_JOBS": 1, "BATCH_WAIT": True}
+    return create_app({**base, **config})
+
+
+def new_job(client, h, *photos):
+    files = [(io.BytesIO(data), name) for name, data in photos]
+    resp = client.post("/batch/", data={"photos": files} if files else {}, headers=h,
+                       content_type="multipart/form-data")
+    return resp
+
+
+def test_uploads_wait_on_disk_privately_and_are_deleted_once_read(tmp_path, fresh_jobs):
+    import stat
+
+    client = limited_app(tmp_path).test_client()
+    h = headers(client)
+    resp = new_job(client, h, ("a.png", fk.scored(4)), ("../b.png", fk.scored(5)))
+    assert resp.status_code == 201
+    job = fresh_jobs._JOBS[resp.get_json()["id"]]
+    assert all(isinstance(path, str) for _, path in job.files)  # paths, no photo in memory
+    folder = tmp_path / "instance" / "batch-uploads" / job.id
+    assert sorted(os.listdir(folder)) == ["00000.png", "00001.png"]  # our names, not theirs
+    assert stat.S_IMODE(os.stat(folder).st_mode) == 0o700
+    assert stat.S_IMODE(os.stat(folder.parent).st_mode) == 0o700
+    for name in os.listdir(folder):
+        assert stat.S_IMODE(os.stat(folder / name).st_mode) == 0o600
+    assert (folder / "00001.png").read_bytes() == fk.scored(5)
+    assert client.post(f"/batch/{job.id}/start", headers=h).status_code == 202
+    assert client.get(f"/batch/{job.id}/progress").get_json()["state"] == "done"
+    assert not folder.exists()
+    rows = list(csv.DictReader(io.StringIO(
+        client.get(f"/batch/{job.id}/results.csv").get_data(as_text=True))))
+    assert sorted(r["total"] for r in rows) == ["4", "5"]
+
+
+def test_unstarted_batches_are_capped(tmp_path, fresh_jobs):
+    client = limited_app(tmp_path, BATCH_MAX_WAITING=3).test_client()
+    h = headers(client)
+    ids = [new_job(client, h, ("a.png", fk.scored(1))).get_json()["id"] for _ in range(3)]
+    resp = new_job(client, h, ("a.png", fk.scored(1)))
+    assert resp.status_code == 503 and "waiting to be started" in resp.get_json()["error"]
+    assert len(os.listdir(tmp_path / "instance" / "batch-uploads")) == 3  # nothing written
+    assert client.post(f"/batch/{ids[0]}/start", headers=h).status_code == 202
+    assert new_job(client, h, ("a.png", fk.scored(1))).status_code == 201
+
+
+def test_unstarted_batches_expire_with_their_files(tmp_path, fresh_jobs):
+    now = [1000.0]
+    app = limited_app(tmp_path, BATCH_CLOCK=lambda: now[0], BATCH_WAITING_TTL=100)
+    client = app.test_client()
+    h = headers(client)
+    job = new_job(client, h, ("a.png", fk.scored(1))).get_json()
+    now[0] = 1060.0  # an upload keeps it alive
+    assert client.post(job["upload"], data={"photos": (io.BytesIO(fk.scored(2)), "b.png")},
+                       headers=h, content_type="multipart/form-data").status_code == 200
+    now[0] = 1150.0
+    second = new_job(client, h, ("c.png", fk.scored(3))).get_json()
+    assert client.get(job["progress"]).status_code == 200  # 90 s since its last upload: kept
+    now[0] = 1161.0
+    assert new_job(client, h).status_code == 201  # a new batch sweeps out the expired ones
+    assert client.get(job["progress"]).status_code == 404
+    assert client.get(second["progress"]).status_code == 200
+    assert os.listdir(tmp_path / "instance" / "batch-uploads") == [second["id"]]
+    now[0] = 1300.0
+    with app.app_context():
+        assert fresh_jobs.expire_waiting() == 2
+    assert os.listdir(tmp_path / "instance" / "batch-uploads") == []
+
+
+def test_started_batches_are_read_one_at_a_time_by_one_worker(tmp_path, fresh_jobs):
+    import threading
+
+    lock = threading.Lock()
+    active, seen, threads = [0], [0], set()
+    release, reading = threading.Event(), threading.Event()
+
+    def slow_reader(photo, rules, bonuses=()):
+        reading.set()
+        with lock:
+            active[0] += 1
+            seen[0] = max(seen[0], active[0])
+            threads.add(threading.current_thread().name)
+        release.wait(30)
+        with lock:
+            active[0] -= 1
+        return fk.fake_score(photo, rules, bonuses)
+
+    app = limited_app(tmp_path, READER=slow_reader, BATCH_WAIT=False, BATCH_MAX_QUEUED=2)
+    client = app.test_client()
+    h = headers(client)
+    jobs = [new_job(client, h, ("a.png", fk.scored(i))).get_json() for i in range(4)]
+    answers = [client.post(jobs[0]["start"], headers=h).status_code]
+    assert reading.wait(30)  # the worker has taken the first one off the queue
+    answers += [client.post(j["start"], headers=h).status_code for j in jobs[1:]]
+    # one reading, two waiting in the queue; the fourth is refused until there is room
+    assert answers == [202, 202, 202, 503], answers
+    release.set()
+    for j in jobs[:3]:
+        assert fresh_jobs._JOBS[j["id"]].finished.wait(30)
+    assert [client.get(j["progress"]).get_json()["state"] for j in jobs] == \
+        ["done", "done", "done", "uploading"]
+    assert seen[0] == 1 and threads == {"batch-queue"}

@@ -186,3 +186,278 @@ def test_filename_is_only_a_label(client, tmp_path):
     resp = post_photo(client, png_bytes(), evil)
     assert resp.status_code == 200
     assert not (tmp_path / "written.txt").exists()
+
+
+# ---------------------------------------------------------------- wrong types and ranges (issue 15)
+
+
+def _kingdom(**extra):
+    from webapp_helpers import kingdom_cells
+
+    return {"rules": "kingdomino", "size": 5, "cells": kingdom_cells(), **extra}
+
+
+def _new_reading(client, token):
+    resp = client.post("/api/readings", json=_kingdom(), headers={"X-CSRF-Token": token})
+    assert resp.status_code == 201, resp.get_data(as_text=True)
+    return resp.get_json()["id"]
+
+
+def test_deeply_nested_body_is_400_not_a_recursion_error(client):
+    resp = client.post("/api/score-grid", data=b"[" * 100_000, content_type="application/json")
+    assert_error(resp, 400, "json")
+
+
+@pytest.mark.parametrize("extra, words", [
+    ({"bonuses": [1, None]}, ("bonus",)),
+    ({"bonuses": [["x"]]}, ("bonus",)),
+    ({"bonuses": "harmony"}, ("bonuses",)),
+    ({"rules": 5}, ("rules",)),
+    ({"rules": ["kingdomino"]}, ("rules",)),
+    ({"size": "5"}, ("size",)),
+    ({"size": 99}, ("size",)),
+])
+def test_score_grid_wrong_types_are_400(client, extra, words):
+    assert_error(client.post("/api/score-grid", json=_kingdom(**extra)), 400, *words)
+
+
+@pytest.mark.parametrize("cell, words", [
+    ({"terrain": "field", "crowns": 4}, ("crowns", "0", "3")),
+    ({"terrain": "field", "crowns": -1}, ("crowns",)),
+    ({"terrain": "field", "crowns": "1"}, ("crowns",)),
+    ({"terrain": "field", "crowns": 1.5}, ("crowns",)),
+    ({"terrain": "field", "crowns": True}, ("crowns",)),
+    ({"terrain": 7, "crowns": 0}, ("terrain",)),
+    ({"terrain": "x" * 10_000, "crowns": 0}, ("terrain",)),
+])
+def test_score_grid_bad_square_values_are_400(client, cell, words):
+    body = _kingdom()
+    body["cells"][0][0] = cell
+    msg = assert_error(client.post("/api/score-grid", json=body), 400, *words)
+    assert "row 0" in msg and "col 0" in msg
+
+
+def test_cells_of_the_wrong_shape_are_400(client):
+    body = _kingdom()
+    body["cells"] = body["cells"][:3]
+    assert_error(client.post("/api/score-grid", json=body), 400, "rows")
+    body = _kingdom()
+    body["cells"][2] = body["cells"][2] + [{"terrain": "empty", "crowns": 0}] * 500
+    assert_error(client.post("/api/score-grid", json=body), 400, "row 2")
+
+
+def test_huge_crowns_correction_is_refused_and_not_stored(client):
+    token = page_token(client)
+    rid = _new_reading(client, token)
+    body = _kingdom()
+    body["cells"][0][0] = {"terrain": "field", "crowns": int("9" * 4300)}
+    # 4300 digits: the most Python reads; the score (squares x crowns) has more, and printing
+    # it failed, so every page of the reading was a 500 once this was stored
+    resp = client.post(f"/api/readings/{rid}/kingdom", json=body, headers={"X-CSRF-Token": token})
+    assert_error(resp, 400, "crowns")
+    view = client.get(f"/api/readings/{rid}")
+    assert view.status_code == 200 and view.get_json()["corrections"] == 1  # only the first
+    for url in (f"/r/{rid}", f"/r/{rid}.json", f"/r/{rid}.csv"):
+        assert client.get(url).status_code == 200, url
+
+
+@pytest.mark.parametrize("extra, words", [
+    ({"bonuses": [1, None]}, ("bonus",)),
+    ({"bonuses": [["x"]]}, ("bonus",)),
+    ({"rules": 5}, ("rules",)),
+    ({"rules": ["kingdomino"]}, ("rules",)),
+    ({"player": 123}, ("player",)),
+    ({"player": "p" * 1000}, ("player",)),
+    ({"claimed": "twelve"}, ("claimed",)),
+    ({"claimed": [12]}, ("claimed",)),
+    ({"claimed": 10**30}, ("claimed",)),
+    ({"claimed": True}, ("claimed",)),
+])
+def test_readings_and_corrections_wrong_types_are_400(client, extra, words):
+    token = page_token(client)
+    resp = client.post("/api/readings", json=_kingdom(**extra), headers={"X-CSRF-Token": token})
+    assert_error(resp, 400, *words)
+    if "player" in extra or "claimed" in extra:
+        return  # a correction has no player or claimed score
+    rid = _new_reading(client, token)
+    resp = client.post(f"/api/readings/{rid}/kingdom", json=_kingdom(**extra),
+                       headers={"X-CSRF-Token": token})
+    assert_error(resp, 400, *words)
+    assert client.get(f"/api/readings/{rid}").get_json()["corrections"] == 1
+
+
+def test_a_bad_record_already_in_the_store_shows_an_error_not_500(app, client):
+    from kingdomino.store import Store
+
+    token = page_token(client)
+    rid = _new_reading(client, token)
+    bad = _kingdom(bonuses=[])
+    bad["cells"][0][0] = {"terrain": "field", "crowns": int("9" * 4300)}
+    store = Store(app.config["DATABASE"])
+    try:
+        store.add_correction(rid, bad)  # stored by an older version that did not check
+    finally:
+        store.close()
+    resp = client.get(f"/api/readings/{rid}")
+    assert resp.status_code == 200, resp.get_data(as_text=True)[:300]
+    assert "crowns" in resp.get_json()["error"]
+    assert client.get(f"/r/{rid}").status_code == 200
+    assert client.get(f"/r/{rid}.json").status_code == 200
+    assert client.get(f"/r/{rid}.csv").status_code == 404
+
+
+def test_a_reader_that_crashes_is_a_clear_error_for_that_photo(make_app):
+    def broken_reader(photo, rules, bonuses=()):
+        raise TypeError("Can't parse 'ksize'. Sequence item with index 0 has a wrong type")
+
+    client = make_app(READER=broken_reader).test_client()
+    msg = assert_error(post_photo(client, png_bytes()), 422, "could not be read")
+    assert "ksize" not in msg  # the details go to the log, not to the person
+    token = page_token(client)
+    resp = client.post("/upload", data={"csrf_token": token, "rules": "kingdomino",
+                                        "photo": (io.BytesIO(png_bytes()), "a.png")},
+                       content_type="multipart/form-data")
+    assert resp.status_code == 422 and b"could not be read" in resp.data
+
+
+def test_uploads_are_decoded_by_the_readers_safe_loader(client, monkeypatch):
+    """Issue 15 #10: decoding in the web app goes through vision.io (which bounds how many
+    decodes run at once and their memory), never around it."""
+    import vision.io
+
+    calls = []
+    real = vision.io.load_image
+
+    def counting(source, *args, **kwargs):
+        calls.append(len(source) if isinstance(source, (bytes, bytearray)) else source)
+        return real(source, *args, **kwargs)
+
+    monkeypatch.setattr(vision.io, "load_image", counting)
+    data = png_bytes()
+    assert post_photo(client, data).status_code == 200
+    assert calls == [len(data)]
+
+
+# ---------------------------------------------------------------- property test of the HTTP API
+
+
+def _fuzz_app(tmp_path_factory):
+    from webapp_helpers import FakeReader
+
+    from webapp import create_app
+
+    folder = tmp_path_factory.mktemp("fuzz")
+    app = create_app({"TESTING": True, "DATABASE": str(folder / "f.sqlite3"),
+                      "INSTANCE_PATH": str(folder / "instance"), "READER": FakeReader(),
+                      "BATCH_JOBS": 1, "BATCH_WAIT": True})
+    client = app.test_client()
+    token = page_token(client)
+    return app, client, token
+
+
+def _json_values():
+    from hypothesis import strategies as st
+
+    scalars = (st.none() | st.booleans() | st.integers(min_value=-10**40, max_value=10**40)
+               | st.floats(allow_nan=True, allow_infinity=True) | st.text(max_size=30)
+               | st.sampled_from(["kingdomino", "queendomino", "origins-tribe", "field", "town",
+                                  "harmony", "middle-kingdom", "castle", "hut", "empty"]))
+    return st.recursive(scalars, lambda inner: st.lists(inner, max_size=6)
+                        | st.dictionaries(st.text(max_size=12), inner, max_size=6), max_leaves=25)
+
+
+def _kingdom_bodies():
+    """Kingdom JSON near a valid one: each field may be replaced by anything."""
+    from hypothesis import strategies as st
+    from webapp_helpers import kingdom_cells
+
+    anything = _json_values()
+    keys = st.sampled_from(["rules", "size", "cells", "bonuses", "player", "claimed", "queen",
+                            "coins", "knights", "totems", "terrain", "crowns"])
+
+    @st.composite
+    def body(draw):
+        obj = {"rules": "kingdomino", "size": 5, "cells": kingdom_cells()}
+        for key in draw(st.lists(keys, max_size=3)):
+            obj[key] = draw(anything)
+        for _ in range(draw(st.integers(0, 3))):  # some squares replaced too
+            r, c = draw(st.integers(0, 4)), draw(st.integers(0, 4))
+            if isinstance(obj.get("cells"), list) and len(obj["cells"]) > r \
+                    and isinstance(obj["cells"][r], list) and len(obj["cells"][r]) > c:
+                cell = {"terrain": draw(st.sampled_from(["field", "lake", "town", "lava", 3])),
+                        "crowns": draw(anything)}
+                obj["cells"][r][c] = draw(st.sampled_from([cell, draw(anything)]))
+        return obj
+
+    return body() | anything
+
+
+def _assert_no_500(resp, api: bool):
+    assert resp.status_code < 500, resp.get_data(as_text=True)[:300]
+    if api and resp.status_code >= 400:
+        assert resp.is_json and isinstance(resp.get_json().get("error"), str), resp.data[:200]
+
+
+def test_fuzz_json_endpoints_never_500(tmp_path_factory):
+    import json as jsonlib
+
+    from hypothesis import HealthCheck, given, settings
+
+    app, client, token = _fuzz_app(tmp_path_factory)
+    rid = client.post("/api/readings", json=_kingdom(), headers={"X-CSRF-Token": token}).get_json()["id"]
+    h = {"X-CSRF-Token": token}
+
+    @settings(max_examples=300, deadline=None, database=None,
+              suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+    @given(body=_kingdom_bodies())
+    def check(body):
+        try:
+            raw = jsonlib.dumps(body)
+        except ValueError:  # an int past Python's printing limit: send what a client could
+            return
+        for url in ("/api/score-grid", "/api/readings", f"/api/readings/{rid}/kingdom"):
+            resp = client.post(url, data=raw, content_type="application/json", headers=h)
+            _assert_no_500(resp, True)
+        for url in (f"/api/readings/{rid}", f"/r/{rid}", f"/r/{rid}.json", f"/r/{rid}.csv"):
+            _assert_no_500(client.get(url), url.startswith("/api/"))
+
+    check()
+
+
+def test_fuzz_form_endpoints_never_500(tmp_path_factory):
+    from hypothesis import HealthCheck, given, settings
+    from hypothesis import strategies as st
+
+    app, client, token = _fuzz_app(tmp_path_factory)
+    h = {"X-CSRF-Token": token, "Accept": "application/json"}
+    text = st.text(max_size=40) | st.sampled_from(["kingdomino", "harmony", "12", "-1", "1e9",
+                                                   "99999999999999999999", "origins-totem"])
+    photos = st.sampled_from([b"", b"GIF89a", b"\x89PNG\r\n\x1a\n", png_bytes(60, 50),
+                              png_bytes(60, 50)[:-20], b"PK\x03\x04junk", b"\xff\xd8\xff"])
+
+    @settings(max_examples=150, deadline=None, database=None,
+              suppress_health_check=[HealthCheck.too_slow])
+    @given(rules=text, bonus=st.lists(text, max_size=3), player=text, claimed=text,
+           photo=photos, name=st.text(max_size=30), start=st.booleans())
+    def check(rules, bonus, player, claimed, photo, name, start):
+        fields = {"rules": rules, "bonus": bonus, "player": player, "claimed": claimed}
+        resp = client.post("/api/score", data={**fields, "photo": (io.BytesIO(photo), name)},
+                           content_type="multipart/form-data", headers=h)
+        _assert_no_500(resp, True)
+        resp = client.post("/upload", data={**fields, "csrf_token": token,
+                                            "photo": (io.BytesIO(photo), name or "x")},
+                           content_type="multipart/form-data")
+        _assert_no_500(resp, False)
+        resp = client.post("/batch/", data={"rules": rules, "bonus": bonus,
+                                            "photos": (io.BytesIO(photo), name or "x"),
+                                            **({"start": "1"} if start else {})},
+                           content_type="multipart/form-data", headers=h)
+        _assert_no_500(resp, True)
+        if resp.status_code == 201:
+            job = resp.get_json()
+            _assert_no_500(client.post(job["upload"], data={"photos": (io.BytesIO(photo), name)},
+                                       content_type="multipart/form-data", headers=h), True)
+            _assert_no_500(client.post(job["start"], headers=h), True)
+            _assert_no_500(client.get(job["page"]), False)
+
+    check()

@@ -246,3 +246,34 @@ def test_stored_kingdom_that_no_longer_scores_still_opens(app, client):
     assert "lava" in page.get_data(as_text=True)
     view = client.get(f"/api/readings/{rid}").get_json()
     assert view["score"] is None and "lava" in view["error"]
+
+
+def test_rule_sets_extra_pieces_come_from_the_engine(client):
+    """The editor offers the pieces each rule set declares (issue 14 #6), unchanged in the JSON."""
+    import engine
+
+    metas = {m["name"]: m for m in client.get("/api/rules").get_json()["rules"]}
+    assert set(metas) == set(engine.rule_names())
+    for name, meta in metas.items():
+        rules = engine.get_rules(name)
+        assert meta["pieces"] == {"cell": list(rules.cell_pieces),
+                                  "kingdom": list(rules.kingdom_pieces)}
+        assert meta["start"] == rules.start_terrain
+    # what the page has always been sent for these (result.js draws its controls from it)
+    assert metas["queendomino"]["pieces"] == {"cell": ["building"],
+                                              "kingdom": ["coins", "knights", "queen"]}
+    assert metas["origins-tribe"]["pieces"]["cell"] == ["fire_tokens", "resource", "caveman",
+                                                        "warrior"]
+    assert metas["origins-totem"]["pieces"] == {"cell": ["fire_tokens", "resource"],
+                                                "kingdom": ["totems"]}
+    assert metas["kingdomino"]["pieces"] == {"cell": [], "kingdom": []}
+
+
+def test_api_module_has_routes_only(app):
+    """The service the pages share lives apart from the API's routes (issue 14 #6)."""
+    import webapp.api
+    import webapp.service
+
+    assert not hasattr(webapp.service, "bp")
+    for name in ("view", "read_photo", "score_kingdom", "check_choice", "rules_meta"):
+        assert not hasattr(webapp.api, name), name

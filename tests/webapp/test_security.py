@@ -109,3 +109,77 @@ def test_player_name_is_escaped(client):
                        content_type="multipart/form-data")
     html = client.get(resp.headers["Location"]).get_data(as_text=True)
     assert "<script>alert(1)" not in html
+
+
+# ---------------------------------------------------------------- Host header (issue 15 #12)
+
+
+def test_untrusted_host_is_refused_everywhere(make_app):
+    app = make_app(TRUSTED_HOSTS=["localhost", "127.0.0.1"])
+    client = app.test_client()
+    evil = "http://evil.example:5077"
+    resp = client.get("/", base_url=evil)
+    assert resp.status_code == 400 and b"evil.example" not in resp.data
+    resp = client.post("/api/score-grid", json={"size": 5, "cells": kingdom_cells()},
+                       base_url=evil, headers={"Origin": evil})
+    assert resp.status_code == 400 and "host" in resp.get_json()["error"].lower()
+    # DNS rebinding: a page of evil.example with its own session tries a correction
+    token = page_token(client)
+    rid = _reading(client, token)
+    kingdom = {"rules": "kingdomino", "size": 5, "cells": kingdom_cells()}
+    resp = client.post(f"/api/readings/{rid}/kingdom", json=kingdom, base_url=evil,
+                       headers={"Origin": evil, "X-CSRF-Token": token})
+    assert resp.status_code == 400
+    assert client.get(f"/api/readings/{rid}").get_json()["corrections"] == 0
+    # the names it was started for still work, with a port
+    assert client.get("/", base_url="http://localhost:5077").status_code == 200
+    assert client.get("/", base_url="http://127.0.0.1:5077").status_code == 200
+
+
+def test_permalinks_name_only_a_trusted_host(make_app):
+    client = make_app(TRUSTED_HOSTS=["localhost"]).test_client()
+    form = {"photo": (io.BytesIO(png_bytes()), "k.png")}
+    resp = client.post("/api/score", data=form, content_type="multipart/form-data",
+                       base_url="http://localhost:5077")
+    assert resp.get_json()["permalink"].startswith("http://localhost:5077/r/")
+    form = {"photo": (io.BytesIO(png_bytes()), "k.png")}
+    resp = client.post("/api/score", data=form, content_type="multipart/form-data",
+                       base_url="http://evil.example")
+    assert resp.status_code == 400 and "permalink" not in resp.get_json()
+
+
+def _served(monkeypatch, tmp_path, **kwargs):
+    import waitress
+
+    seen = {}
+    monkeypatch.setattr(waitress, "serve", lambda app, **kw: seen.update(kw, app=app))
+    monkeypatch.chdir(tmp_path)
+    assert webapp.serve(db="s.sqlite3", **kwargs) == 0
+    return seen
+
+
+def test_serve_trusts_the_host_it_listens_on_and_localhost(monkeypatch, tmp_path):
+    monkeypatch.delenv("KINGDOMINO_TRUSTED_HOSTS", raising=False)
+    hosts = _served(monkeypatch, tmp_path, host="192.168.1.20")["app"].config["TRUSTED_HOSTS"]
+    assert {"192.168.1.20", "localhost", "127.0.0.1"} <= set(hosts)
+    assert "evil.example" not in hosts
+    hosts = _served(monkeypatch, tmp_path, host="127.0.0.1",
+                    trusted_hosts=["scores.club.example"])["app"].config["TRUSTED_HOSTS"]
+    assert "scores.club.example" in hosts and "localhost" in hosts
+    monkeypatch.setenv("KINGDOMINO_TRUSTED_HOSTS", "a.example, b.example")
+    hosts = _served(monkeypatch, tmp_path)["app"].config["TRUSTED_HOSTS"]
+    assert {"a.example", "b.example", "localhost"} <= set(hosts)
+
+
+def test_serve_limits_connections_and_slow_clients(monkeypatch, tmp_path):
+    """Issue 15 #9: connections that never finish their headers must not hold the server."""
+    seen = _served(monkeypatch, tmp_path)
+    app = seen["app"]
+    assert 0 < seen["channel_timeout"] <= 30
+    assert 0 < seen["cleanup_interval"] <= seen["channel_timeout"]
+    assert seen["connection_limit"] >= 100
+    assert seen["max_request_header_size"] <= 256 * 1024
+    assert app.config["MAX_CONTENT_LENGTH"] < seen["max_request_body_size"] \
+        <= 2 * app.config["MAX_CONTENT_LENGTH"]
+    assert seen["asyncore_use_poll"] is True  # select() stops at 1024 descriptors
+    assert seen["threads"] >= 2
