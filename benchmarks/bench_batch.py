@@ -73,7 +73,7 @@ def time_batch(folder, work: Path, jobs: int, db: str = "bench.sqlite3") -> tupl
 
     paths = [str(p) for p in folder] if isinstance(folder, list) else [str(folder)]
     args = cli.build_parser().parse_args(
-        ["batch", *paths, "--out", str(work / "results.csv"), "--db",
+        ["batch", *paths, "--out", str(work / "results.csv"), "--store",
          str(work / db), "--jobs", str(jobs), "--keep-photos", "none"])
     args.rules = args.rules or "kingdomino"
     start = time.perf_counter()

@@ -127,9 +127,10 @@ def cmd_batch(args) -> int:
 
 
 def cmd_serve(args) -> int:
+    from kingdomino.store import default_store_path
     from webapp import serve
 
-    return serve(host=args.host, port=args.port, db=args.db)
+    return serve(host=args.host, port=args.port, db=args.db or default_store_path())
 
 
 def cmd_evaluate(args) -> int:
@@ -166,6 +167,8 @@ def _add_scoring_options(p: argparse.ArgumentParser) -> None:
 
 
 def build_parser() -> argparse.ArgumentParser:
+    from kingdomino.store import STORE_HELP
+
     parser = argparse.ArgumentParser(
         prog="kingdomino",
         description="Score finished Kingdomino-family kingdoms from a photo or a grid.",
@@ -194,7 +197,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--out", required=True, metavar="CSV", help="results table to write")
     p.add_argument("--manifest", metavar="CSV", help="photo,player,table,round -> standings")
     p.add_argument("--jobs", type=int, default=None, help="worker processes (default: all cores)")
-    p.add_argument("--db", default=None, help="SQLite store (default: kingdomino.sqlite3 in the current folder)")
+    p.add_argument("--store", "--db", dest="db", default=None, metavar="PATH", help=STORE_HELP)
+    p.add_argument("--verbose", action="store_true",
+                   help="print the traceback when the reader fails on a photo")
     p.add_argument("--keep-photos", choices=("review", "all", "none"), default="review",
                    help="store the photo bytes for the web app's review page: only photos "
                         "needing a look (default), all, or none")
@@ -206,7 +211,7 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("serve", help="start the web app")
     p.add_argument("--host", default="127.0.0.1")
     p.add_argument("--port", type=int, default=5000)
-    p.add_argument("--db", default=None, help="SQLite store (default: kingdomino.sqlite3 in the current folder)")
+    p.add_argument("--store", "--db", dest="db", default=None, metavar="PATH", help=STORE_HELP)
     p.set_defaults(func=cmd_serve)
 
     p = sub.add_parser("evaluate", help="kingdom-grouped cross-validation of the reader on the dev photos")

@@ -2,8 +2,8 @@
 
 A *manifest* says whose kingdom each photo shows: CSV with the columns ``photo`` and ``player``
 and, optionally, ``table`` and ``round``. Every game (one round at one table) is ranked with the
-rule set's official tie-breaks, taken in order from the score's ``"tiebreak"`` object that the
-engine fills (Kingdomino: largest region, then crowns; players still equal share the place).
+rule set's official tie-breaks (by ``engine.rank``), taken in order from the score's
+``"tiebreak"`` object that the engine fills (Kingdomino: largest region, then crowns; players still equal share the place).
 
 Across rounds a player's totals are added (Kingdomino *Dynasty*: three games summed). The rules
 name no tie-break for Dynasty totals, so, as in ``engine.dynasty``, equal sums share the place.
@@ -17,6 +17,9 @@ from __future__ import annotations
 import csv
 import io
 from dataclasses import dataclass, field
+
+from engine import rank as engine_rank
+from kingdomino import csvsafe
 
 
 class ManifestError(ValueError):
@@ -93,10 +96,6 @@ def read_manifest(text: str) -> list[dict]:
     return rows
 
 
-def _order_key(values: dict, order: list[str]) -> tuple:
-    return tuple(values.get(k, 0) or 0 for k in order)
-
-
 def _tiebreak_order(entries) -> list[str]:
     order: list[str] = []
     for e in entries:
@@ -106,31 +105,22 @@ def _tiebreak_order(entries) -> list[str]:
     return order
 
 
-def _assign_places(items: list[tuple[tuple, object]]) -> list[tuple[int | None, bool, object]]:
-    """items: (key or None, payload). Higher keys first; equal keys share a place; None unplaced."""
-    scored = sorted((i for i in items if i[0] is not None), key=lambda i: i[0], reverse=True)
-    unplaced = [i for i in items if i[0] is None]
-    out = []
-    for pos, (key, payload) in enumerate(scored):
-        if pos and key == scored[pos - 1][0]:
-            place = out[-1][0]
-        else:
-            place = pos + 1
-        out.append((place, False, payload))
-    counts: dict = {}
-    for place, _, _ in out:
-        counts[place] = counts.get(place, 0) + 1
-    out = [(place, counts[place] > 1, payload) for place, _, payload in out]
-    out.extend((None, False, payload) for _, payload in unplaced)
+def _assign_places(items: list[tuple[int | None, dict, object]]):
+    """items: (total or None, tie-break values, payload). Ranked by ``engine.rank`` (total, then
+    the tie-breaks in order; equal players share a place); payloads without a total come last,
+    unplaced. Returns ``(place, shared, payload)`` best first."""
+    scored = [(t, tb, payload) for t, tb, payload in items if t is not None]
+    standings = engine_rank([(str(i), {"total": t, "tiebreak": tb})
+                             for i, (t, tb, _) in enumerate(scored)])
+    out = [(s["place"], s["shared"], scored[int(s["player"])][2]) for s in standings]
+    out.extend((None, False, payload) for t, _, payload in items if t is None)
     return out
 
 
 def rank_game(entries: list[Entry]) -> list[Standing]:
     """Rank one game: total, then the tie-breaks in the engine's order, then a shared place."""
     order = _tiebreak_order(entries)
-    items = [
-        (None if e.total is None else (e.total, *_order_key(e.tiebreak, order)), e) for e in entries
-    ]
+    items = [(e.total, {k: e.tiebreak.get(k, 0) or 0 for k in order}, e) for e in entries]
     result = []
     for place, shared, e in _assign_places(items):
         result.append(Standing(
@@ -153,7 +143,8 @@ def _rank_sums(entries: list[Entry], scope: str, table: str) -> list[Standing]:
             continue
         p["scored"] += 1
         p["total"] += e.total
-    items = [(None if p["scored"] == 0 else (p["total"],), (name, p)) for name, p in players.items()]
+    items = [(None if p["scored"] == 0 else p["total"], {}, (name, p))
+             for name, p in players.items()]
     return [
         Standing(scope=scope, round="", table=table, place=place, player=name, total=p["total"],
                  tiebreak=p["tb"], games=p["games"], missing=p["missing"], needs_look=p["look"],
@@ -184,14 +175,15 @@ def build(entries: list[Entry]) -> list[Standing]:
 
 
 def to_csv(standings: list[Standing]) -> str:
-    """The standings as CSV text (one header; scope says which ranking a line belongs to)."""
+    """The standings as CSV text (one header; scope says which ranking a line belongs to); every
+    cell is safe to open in a spreadsheet (``kingdomino.csvsafe``)."""
     order: list[str] = []
     for s in standings:
         for k in s.tiebreak:
             if k not in order:
                 order.append(k)
     buf = io.StringIO()
-    w = csv.writer(buf, lineterminator="\n")
+    w = csvsafe.writer(buf, lineterminator="\n")
     w.writerow(["scope", "round", "table", "place", "shared", "player", "total", *order,
                 "games", "missing", "needs_look"])
     for s in standings:

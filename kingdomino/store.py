@@ -3,14 +3,23 @@
 Each reading keeps the machine's reading (``machine``) and, separately, every correction a person
 made (``corrections``; the latest is the current kingdom). Corrections are future training data.
 Readings are addressed by a random id (the permalink) and found again by the photo's content
-hash, so a batch re-run skips what it already read.
+hash, so a batch re-run skips what it already read. A correction belongs to the reading it was
+made on (and to the readings the batch derived from it for other bonuses), never to another
+reading of the same bytes.
+
+The store is private to its user: the SQLite file is created 0600, and the default folder (one
+per user, see ``default_store_path``) 0700. Batches running at once on one store *claim* a photo
+before reading it (``claim``), so that no photo is read twice.
 """
 from __future__ import annotations
 
 import hashlib
 import json
+import os
 import secrets
+import socket
 import sqlite3
+import sys
 import time
 from pathlib import Path
 
@@ -37,9 +46,70 @@ CREATE TABLE IF NOT EXISTS corrections (
     kingdom TEXT NOT NULL
 );
 CREATE INDEX IF NOT EXISTS corrections_reading ON corrections (reading_id);
+CREATE TABLE IF NOT EXISTS claims (
+    content_hash TEXT NOT NULL,
+    rules TEXT NOT NULL,
+    bonuses TEXT NOT NULL,
+    owner TEXT NOT NULL,
+    created REAL NOT NULL,
+    PRIMARY KEY (content_hash, rules, bonuses)
+);
 """
 
-DEFAULT_DB = "kingdomino.sqlite3"
+DEFAULT_DB = "kingdomino.sqlite3"  # the file name inside the store folder
+STORE_ENV = "KINGDOMINO_STORE"
+CLAIM_STALE_SECONDS = 15 * 60  # a claim this old is given up (its batch is gone or stuck)
+
+
+def default_store_path(environ=None, platform: str | None = None, home: str | None = None) -> str:
+    """Where the store is when no ``--store`` is given: ``$KINGDOMINO_STORE``, else one file in
+    the user's data folder: ``$XDG_DATA_HOME/kingdomino`` or ``~/.local/share/kingdomino`` (Linux
+    and other Unix), ``~/Library/Application Support/kingdomino`` (macOS),
+    ``%LOCALAPPDATA%\\kingdomino`` (Windows)."""
+    env = os.environ if environ is None else environ
+    platform = platform or sys.platform
+    if env.get(STORE_ENV):
+        return os.path.abspath(os.path.expanduser(env[STORE_ENV]))
+    home = home or os.path.expanduser("~")
+    if platform.startswith("win"):
+        base = env.get("LOCALAPPDATA") or os.path.join(home, "AppData", "Local")
+    elif platform == "darwin":
+        base = os.path.join(home, "Library", "Application Support")
+    else:
+        base = env.get("XDG_DATA_HOME") or os.path.join(home, ".local", "share")
+    return os.path.join(base, "kingdomino", DEFAULT_DB)
+
+
+STORE_HELP = ("SQLite store of readings and corrections (default: $KINGDOMINO_STORE, else "
+              "kingdomino.sqlite3 in your data folder: $XDG_DATA_HOME/kingdomino or "
+              "~/.local/share/kingdomino on Linux, ~/Library/Application Support/kingdomino on "
+              "macOS, %%LOCALAPPDATA%%\\kingdomino on Windows)")
+
+
+def _private_file(path: str) -> None:
+    """Create the store's folder (0700, when it is new) and file (0600); tighten an old file."""
+    folder = os.path.dirname(os.path.abspath(path))
+    if not os.path.isdir(folder):
+        os.makedirs(folder, mode=0o700, exist_ok=True)
+        os.chmod(folder, 0o700)  # makedirs' mode is cut by the umask
+    fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o600)
+    try:
+        if hasattr(os, "fchmod"):
+            st = os.fstat(fd)
+            if st.st_mode & 0o077 and st.st_uid == os.getuid():
+                os.fchmod(fd, 0o600)
+    finally:
+        os.close(fd)
+
+
+def _pid_alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except (PermissionError, OSError):
+        return True
+    return True
 
 
 def content_hash(data: bytes) -> str:
@@ -51,11 +121,17 @@ class Store:
     """A thin, thread-safe-by-connection wrapper; open one per thread or process."""
 
     def __init__(self, path: str | Path | None = None):
-        self.path = str(path or DEFAULT_DB)
+        self.path = str(path or default_store_path())
+        if self.path != ":memory:":
+            _private_file(self.path)
         self._db = sqlite3.connect(self.path, timeout=30)
         self._db.row_factory = sqlite3.Row
         self._db.execute("PRAGMA journal_mode=WAL")
         self._db.executescript(SCHEMA)
+        columns = {r[1] for r in self._db.execute("PRAGMA table_info(readings)")}
+        if "derived_from" not in columns:  # a store made before readings could derive
+            with self._db:
+                self._db.execute("ALTER TABLE readings ADD COLUMN derived_from TEXT")
 
     def close(self) -> None:
         self._db.close()
@@ -64,16 +140,22 @@ class Store:
                     error: str | None = None, source: str | None = None,
                     content_hash: str | None = None, player: str | None = None,
                     claimed: int | None = None, batch: str | None = None,
-                    photo: bytes | None = None) -> str:
-        """Store one reading (or one failure to read) and return its permalink id."""
+                    photo: bytes | None = None, derived_from: str | None = None) -> str:
+        """Store one reading (or one failure to read) and return its permalink id.
+
+        ``derived_from``: the reading this one re-scores (same photo, other bonuses); its
+        corrections count for this one too."""
         rid = secrets.token_urlsafe(9)
+        while rid[0] in "-_":  # an id never starts like a spreadsheet formula or an option
+            rid = secrets.token_urlsafe(9)
         with self._db:
             self._db.execute(
                 "INSERT INTO readings (id, created, source, content_hash, rules, bonuses, machine,"
-                " error, player, claimed, batch, photo) VALUES (?,?,?,?,?,?,?,?,?,?,?,?)",
+                " error, player, claimed, batch, photo, derived_from)"
+                " VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)",
                 (rid, time.time(), source, content_hash, rules, json.dumps(sorted(bonuses)),
                  json.dumps(machine) if machine is not None else None, error, player, claimed,
-                 batch, photo),
+                 batch, photo, derived_from),
             )
         return rid
 
@@ -124,28 +206,87 @@ class Store:
         ).fetchall()
         return [{"created": r[0], "kingdom": json.loads(r[1])} for r in rows]
 
-    def in_batch(self, batch: str) -> list[dict]:
-        rows = self._db.execute(
-            "SELECT * FROM readings WHERE batch=? ORDER BY created", (batch,)
-        ).fetchall()
-        return [self._row(r) for r in rows]
+    # -- for the batch: readings made by batches, corrections of one reading, claims
 
-    # -- added for the batch (additive): a photo's reading / correction whatever the bonuses
+    def find_batch_reading(self, content_hash: str, rules: str, bonuses=()) -> dict | None:
+        """The newest reading of this photo made by a batch under these rules and bonuses.
 
-    def find_photo(self, content_hash: str, rules: str) -> dict | None:
-        """The newest successful reading of this photo under ``rules``, any bonuses, or None."""
+        Single uploads in the web app belong to their uploader: a batch never reuses them (nor
+        their corrections)."""
+        row = self._db.execute(
+            "SELECT * FROM readings WHERE content_hash=? AND rules=? AND bonuses=?"
+            " AND batch IS NOT NULL ORDER BY created DESC, rowid DESC LIMIT 1",
+            (content_hash, rules, json.dumps(sorted(bonuses))),
+        ).fetchone()
+        return self._row(row) if row else None
+
+    def find_batch_photo(self, content_hash: str, rules: str) -> dict | None:
+        """The newest successful batch reading of this photo under ``rules``, any bonuses."""
         row = self._db.execute(
             "SELECT * FROM readings WHERE content_hash=? AND rules=? AND machine IS NOT NULL"
-            " ORDER BY created DESC LIMIT 1",
+            " AND batch IS NOT NULL AND derived_from IS NULL ORDER BY created DESC, rowid DESC"
+            " LIMIT 1",
             (content_hash, rules),
         ).fetchone()
         return self._row(row) if row else None
 
-    def latest_correction_for_photo(self, content_hash: str, rules: str) -> dict | None:
-        """The newest kingdom a person corrected for this photo under ``rules`` (any reading)."""
-        row = self._db.execute(
-            "SELECT c.kingdom FROM corrections c JOIN readings r ON r.id = c.reading_id"
-            " WHERE r.content_hash=? AND r.rules=? ORDER BY c.created DESC, c.rowid DESC LIMIT 1",
-            (content_hash, rules),
-        ).fetchone()
-        return json.loads(row[0]) if row else None
+    def correction_of(self, reading_id: str) -> dict | None:
+        """The latest correction of this reading, or of the reading it was derived from (a
+        batch re-scoring the same reading for other bonuses); never another reading's."""
+        seen = set()
+        rid = reading_id
+        while rid and rid not in seen:
+            seen.add(rid)
+            row = self._db.execute(
+                "SELECT c.kingdom, r.derived_from FROM readings r LEFT JOIN corrections c"
+                " ON c.reading_id = r.id WHERE r.id=? ORDER BY c.rowid DESC LIMIT 1", (rid,),
+            ).fetchone()
+            if row is None:
+                return None
+            if row[0] is not None:
+                return json.loads(row[0])
+            rid = row[1]
+        return None
+
+    @staticmethod
+    def claim_owner() -> str:
+        """A name for one batch run: host, process and a random part (threads share a pid)."""
+        return f"{socket.gethostname()}:{os.getpid()}:{secrets.token_hex(4)}"
+
+    def claim(self, content_hash: str, rules: str, bonuses, owner: str) -> bool:
+        """Take the photo for reading under these rules and bonuses; False when another running
+        batch holds it. A claim of a batch that is gone (its process ended, or it is older than
+        ``CLAIM_STALE_SECONDS``) is taken over."""
+        key = (content_hash, rules, json.dumps(sorted(bonuses)))
+        with self._db:
+            cur = self._db.execute(
+                "INSERT OR IGNORE INTO claims (content_hash, rules, bonuses, owner, created)"
+                " VALUES (?,?,?,?,?)", (*key, owner, time.time()))
+            if cur.rowcount == 1:
+                return True
+            row = self._db.execute(
+                "SELECT owner, created FROM claims WHERE content_hash=? AND rules=? AND bonuses=?",
+                key).fetchone()
+            if row is None:
+                return self.claim(content_hash, rules, bonuses, owner)
+            if row[0] == owner:
+                return True
+            host, _, rest = row[0].partition(":")
+            pid = rest.partition(":")[0]
+            gone = (host == socket.gethostname() and pid.isdigit() and not _pid_alive(int(pid)))
+            if gone or time.time() - row[1] > CLAIM_STALE_SECONDS:
+                cur = self._db.execute(
+                    "UPDATE claims SET owner=?, created=? WHERE content_hash=? AND rules=?"
+                    " AND bonuses=? AND owner=?", (owner, time.time(), *key, row[0]))
+                return cur.rowcount == 1
+            return False
+
+    def release(self, content_hash: str, rules: str, bonuses, owner: str) -> None:
+        with self._db:
+            self._db.execute(
+                "DELETE FROM claims WHERE content_hash=? AND rules=? AND bonuses=? AND owner=?",
+                (content_hash, rules, json.dumps(sorted(bonuses)), owner))
+
+    def release_all(self, owner: str) -> None:
+        with self._db:
+            self._db.execute("DELETE FROM claims WHERE owner=?", (owner,))

@@ -10,6 +10,8 @@ import threading
 
 import numpy as np
 
+from kingdomino import csvsafe
+
 LOW_CONFIDENCE = 0.8  # a square read with less confidence than this may explain a dispute
 PHOTO_MAX_SIDE = 1600  # the stored copy of a photo is at most this many pixels on its long side
 
@@ -165,7 +167,7 @@ def dispute(claimed: int | None, score: dict, machine: dict | None, corrected: b
 def breakdown_csv(reading_id: str, rules: str, score: dict) -> str:
     """The score breakdown as CSV: one line per region, per bonus, then the total."""
     out = io.StringIO()
-    w = csv.writer(out, lineterminator="\n")
+    w = csvsafe.writer(out, lineterminator="\n")  # cells safe to open in a spreadsheet
     w.writerow(["id", "rules", "item", "name", "squares", "crowns", "points"])
     for region in score.get("regions") or []:
         w.writerow([reading_id, rules, "region", region.get("terrain"), region.get("squares"),

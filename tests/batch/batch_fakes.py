@@ -3,13 +3,16 @@
 A fake "photo" is PNG magic bytes followed by ``KINGDOM:`` and JSON: either a ready ``score``
 (tests of the batch machinery) or a ``kingdom`` that the real engine scores. Environment:
 ``KD_FAKE_CALLS`` file gets one line per call; ``KD_FAKE_STOP_AFTER=N`` raises KeyboardInterrupt
-on call N+1; ``KD_FAKE_KILL_AFTER=N`` SIGKILLs the process on call N+1.
+on call N+1; ``KD_FAKE_KILL_AFTER=N`` SIGKILLs the process on call N+1; ``KD_FAKE_PIDS`` file
+gets the process id of each call; ``KD_FAKE_SLOW=S`` makes each call take S seconds. A payload
+``{"raise": "TypeError"}`` makes the reader fail the way a bug in it would.
 """
 from __future__ import annotations
 
 import json
 import os
 import signal
+import time
 
 PNG = b"\x89PNG\r\n\x1a\n"
 MARK = b"KINGDOM:"
@@ -63,8 +66,30 @@ def calls(path) -> int:
         return 0
 
 
+def _note_pid() -> None:
+    path = os.environ.get("KD_FAKE_PIDS")
+    if path:
+        fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+        try:
+            os.write(fd, f"{os.getpid()}\n".encode())
+        finally:
+            os.close(fd)
+
+
+def pids(path) -> set[int]:
+    try:
+        with open(path) as fh:
+            return {int(line) for line in fh if line.strip()}
+    except FileNotFoundError:
+        return set()
+
+
 def fake_score(data: bytes, rules, bonuses) -> dict:
+    _note_pid()
     n = _count()
+    slow = float(os.environ.get("KD_FAKE_SLOW") or 0)
+    if slow:
+        time.sleep(slow)  # a slow reader (the workload), not a wait in a test
     stop = os.environ.get("KD_FAKE_STOP_AFTER")
     if stop and n > int(stop):
         raise KeyboardInterrupt
@@ -77,6 +102,8 @@ def fake_score(data: bytes, rules, bonuses) -> dict:
     obj = json.loads(data[at + len(MARK):])
     if obj.get("crash"):
         os._exit(3)
+    if obj.get("raise") == "TypeError":
+        raise TypeError("Can't parse 'ksize'. Sequence item with index 0 has a wrong type")
     if "kingdom" in obj:
         from kingdomino import service
 

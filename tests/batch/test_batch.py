@@ -65,7 +65,8 @@ def test_results_csv_has_contract_columns_and_totals(tmp_path, calls):
     assert "largest_region" in rows[0] and "crowns" in rows[0]
     # the photo with squares to check comes first, with its squares and a permalink
     assert rows[0]["source"].endswith("q.jpg") and rows[0]["status"] == "review"
-    assert json.loads(rows[0]["review"]) == [[1, 2], [3, 4]]
+    # the CSV counts rows and columns from 1, as people read; the store keeps 0-based indexes
+    assert json.loads(rows[0]["review"]) == [[2, 3], [4, 5]]
     assert rows[0]["link"] == f"/r/{rows[0]['reading_id']}"
     got = {Path(r["source"]).name: int(r["total"]) for r in rows[1:]}
     assert got == totals
@@ -78,6 +79,7 @@ def test_results_csv_has_contract_columns_and_totals(tmp_path, calls):
     assert reading["has_photo"]  # a small JPEG copy kept for the review page /r/<id>
     assert store.photo(reading["id"])[:3] == b"\xff\xd8\xff"
     assert reading["machine"]["photo_size"] == [16, 12]
+    assert reading["machine"]["review"] == [[1, 2], [3, 4]]
     assert not store.get(rows[1]["reading_id"])["has_photo"]
     store.close()
 
@@ -222,7 +224,7 @@ def test_zip_input_and_hostile_member_names(tmp_path, calls, monkeypatch):
         "notes.txt": b"not a photo",
         "big.png": fk.PNG + b"0" * 5000,
     })
-    monkeypatch.setattr(batch, "MAX_PHOTO_BYTES", 4000)
+    monkeypatch.setattr(batch.limits, "MAX_PHOTO_BYTES", 4000)
     out = tmp_path / "r.csv"
     code = run_batch([archive, "--out", out, "--db", tmp_path / "db", "--jobs", "1"])
     assert code == 1  # big.png is over the size cap
@@ -244,7 +246,7 @@ def test_zip_bombs_and_broken_zips_are_refused(tmp_path, calls, monkeypatch):
     many = _zip(tmp_path / "many.zip", {f"{i}.png": fk.scored(i) for i in range(5)})
     broken = tmp_path / "broken.zip"
     broken.write_bytes(b"PK\x03\x04 this is not really a zip")
-    monkeypatch.setattr(batch, "ZIP_MAX_MEMBERS", 4)
+    monkeypatch.setattr(batch.limits, "ZIP_MAX_MEMBERS", 4)
     out = tmp_path / "r.csv"
     assert run_batch([many, broken, "--out", out, "--db", tmp_path / "db"]) == 1
     rows = {r["source"]: r["status"] for r in read_csv(out)}
@@ -256,7 +258,7 @@ def test_zip_bombs_and_broken_zips_are_refused(tmp_path, calls, monkeypatch):
 def test_zip_member_that_lies_about_its_size_is_capped(tmp_path, monkeypatch):
     # a deflated member whose real size is far above the cap: read stops at cap + 1 bytes
     archive = _zip(tmp_path / "bomb.zip", {"bomb.png": fk.PNG + b"\0" * 3_000_000})
-    monkeypatch.setattr(batch, "MAX_PHOTO_BYTES", 10_000)
+    monkeypatch.setattr(batch.limits, "MAX_PHOTO_BYTES", 10_000)
     coll = batch.collect([archive])
     coll.items[0].error = None  # pretend the header said it was small
     with pytest.raises(batch._ItemError, match="larger than"):
@@ -317,18 +319,6 @@ def test_cached_errors_kept_unless_retry(tmp_path, calls):
     assert run_batch([*args, "--retry-errors"]) == 1 and fk.calls(calls) == 2
 
 
-def _engine_ready() -> bool:
-    try:
-        import engine
-
-        return hasattr(engine, "score") and hasattr(engine.Kingdom, "from_json")
-    except Exception:
-        return False
-
-
-needs_engine = pytest.mark.skipif(not _engine_ready(), reason="the scoring engine (engine.score) is not there yet")
-
-
 def _kingdom(rows: list[str]) -> dict:
     """Kingdom JSON from rows like 'F1 F0 L0 ...' (letter terrain, digit crowns)."""
     names = {"F": "field", "W": "forest", "L": "lake", "G": "grassland", "S": "swamp",
@@ -354,7 +344,6 @@ K_B = _kingdom([  # mine 2 x 3 = 6; swamp 3 x 2 = 6; field 1 x 1 = 1; rest no cr
 ])
 
 
-@needs_engine
 def test_known_kingdoms_real_engine_totals_and_correction(tmp_path, calls):
     folder = tmp_path / "in"
     folder.mkdir()
@@ -393,10 +382,6 @@ def test_known_kingdoms_real_engine_totals_and_correction(tmp_path, calls):
 @pytest.mark.slow
 def test_real_pipeline_generated_photos(tmp_path):
     """Generated photos of known kingdoms through the real reader, two worker processes."""
-    if not (ROOT / "vision" / "synth.py").exists():
-        pytest.skip("needs vision/synth.py (the scene generator), not written yet")
-    if not (ROOT / "models" / "squares.onnx").exists():
-        pytest.skip("needs models/squares.onnx (the trained reader), not trained yet")
     import cv2
     import numpy as np
 
@@ -469,3 +454,347 @@ def test_cli_refuses_unknown_rules_and_bonuses(tmp_path):
                       "--db", str(tmp_path / "db"), *extra])
         assert exc.value.code == 2
     assert not (tmp_path / "r.csv").exists()
+
+
+# ---------------------------------------------------------------- hardening (issue 15)
+
+BATCH_SCRIPT = (
+    "import sys, batch_fakes as fk\n"
+    "from kingdomino import batch, cli\n"
+    "args = cli.build_parser().parse_args(['batch', *sys.argv[1:]])\n"
+    "args.rules = args.rules or 'kingdomino'\n"
+    "sys.exit(batch.run(args, score_fn=fk.fake_score))\n"
+)
+
+
+def _batch_env(**extra) -> dict:
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(ROOT), str(Path(__file__).parent)]))
+    env.update(extra)
+    return env
+
+
+def _wait_until(condition, timeout: float, what: str):
+    """Poll ``condition`` until it is true (bounded); fail saying what was awaited."""
+    import time
+
+    deadline = time.monotonic() + timeout
+    while True:
+        value = condition()
+        if value:
+            return value
+        if time.monotonic() > deadline:
+            pytest.fail(f"timed out after {timeout} s waiting for {what}")
+        time.sleep(0.05)
+
+
+@pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="FIFOs are a POSIX thing")
+def test_fifo_and_symlink_loop_are_error_rows_not_a_hang(tmp_path, calls):
+    folder = tmp_path / "in"
+    make_photos(folder, 2)
+    os.mkfifo(folder / "pipe.jpg")  # named like a photo, in a folder
+    os.mkfifo(folder / "pipe-no-ext")  # not named like a photo: skipped, never opened
+    os.mkfifo(tmp_path / "direct.png")  # given directly
+    os.symlink(tmp_path / "loop.jpg", tmp_path / "loop.jpg")
+    out = tmp_path / "r.csv"
+    # in a subprocess with a time limit: before the fix the batch waited forever on the FIFO
+    proc = subprocess.run(
+        [sys.executable, "-c", BATCH_SCRIPT, str(folder), str(tmp_path / "direct.png"),
+         str(tmp_path / "loop.jpg"), "--out", str(out), "--db", str(tmp_path / "db"),
+         "--jobs", "1"], env=_batch_env(), cwd=ROOT, timeout=60, capture_output=True, text=True)
+    assert proc.returncode == 1, proc.stderr
+    rows = {Path(r["source"]).name: r["status"] for r in read_csv(out)}
+    assert "FIFO" in rows["pipe.jpg"] and "FIFO" in rows["direct.png"]
+    assert "symlink loop" in rows["loop.jpg"]
+    assert rows["p00.png"] == rows["p01.png"] == "ok"
+    assert "pipe-no-ext" not in rows
+    assert "Traceback" not in proc.stderr
+
+
+def test_a_folder_given_as_a_photo_says_what_it_is():
+    from kingdomino.batch.photo import not_a_photo_file
+
+    assert "folder" in not_a_photo_file(str(ROOT))
+    assert not_a_photo_file(str(ROOT / "README.md")) is None
+
+
+def _alive(pid: int) -> bool:
+    """Whether the process runs (a zombie waiting for its new parent to reap it is gone)."""
+    try:
+        with open(f"/proc/{pid}/stat") as fh:
+            return fh.read().rpartition(")")[2].split()[0] != "Z"
+    except FileNotFoundError:
+        return False
+    except OSError:
+        pass
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    return True
+
+
+@pytest.mark.skipif(sys.platform.startswith("win"), reason="kill -9 is POSIX")
+def test_workers_die_with_the_batch_after_kill_9(tmp_path, calls):
+    import signal
+
+    folder = tmp_path / "in"
+    make_photos(folder, 4)
+    pid_file = tmp_path / "pids.txt"
+    proc = subprocess.Popen(
+        [sys.executable, "-c", BATCH_SCRIPT, str(folder), "--out", str(tmp_path / "r.csv"),
+         "--db", str(tmp_path / "db"), "--jobs", "2"],
+        env=_batch_env(KD_FAKE_SLOW="60", KD_FAKE_PIDS=str(pid_file)), cwd=ROOT,
+        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        workers = _wait_until(lambda: (lambda p: p if len(p) == 2 else None)(fk.pids(pid_file)),
+                              60, "both workers to start reading")
+        assert proc.pid not in workers
+        proc.send_signal(signal.SIGKILL)
+        proc.wait(timeout=30)
+        _wait_until(lambda: not any(_alive(pid) for pid in workers), 30,
+                    f"the workers {sorted(workers)} to exit after their parent was killed")
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+        for pid in fk.pids(pid_file):  # a worker left behind by a regression: do not leak it
+            if pid != os.getpid() and _alive(pid):
+                os.kill(pid, signal.SIGKILL)
+
+
+@pytest.mark.parametrize("jobs", ["1", "2"])
+def test_reader_bug_on_one_photo_is_its_error_row(tmp_path, calls, capsys, jobs):
+    folder = tmp_path / "in"
+    make_photos(folder, 3)
+    (folder / "p01b.png").write_bytes(fk.photo({"raise": "TypeError"}))
+    out = tmp_path / "r.csv"
+    assert run_batch([folder, "--out", out, "--db", tmp_path / "db", "--jobs", jobs]) == 1
+    rows = read_csv(out)
+    assert Path(rows[0]["source"]).name == "p01b.png"
+    status = rows[0]["status"]
+    assert status.startswith("error: the reader failed on this photo")
+    assert "Traceback" not in status and "ksize" not in status and "--verbose" in status
+    assert [r["status"] for r in rows[1:]] == ["ok"] * 3
+    err = capsys.readouterr().err
+    assert "Traceback" not in err
+    # --verbose: the traceback goes to the log (stderr), the row stays a sentence
+    assert run_batch([folder, "--out", out, "--db", tmp_path / "db2", "--jobs", jobs,
+                      "--verbose"]) == 1
+    err = capsys.readouterr().err
+    assert "Traceback" in err and "TypeError: Can't parse 'ksize'" in err and "p01b.png" in err
+    assert read_csv(out)[0]["status"] == status
+
+
+def test_a_correction_belongs_to_the_reading_it_was_made_on(tmp_path, calls):
+    folder = tmp_path / "in"
+    folder.mkdir()
+    (folder / "a.png").write_bytes(fk.photo({"kingdom": K_A}))
+    data = (folder / "a.png").read_bytes()
+    out, db = tmp_path / "r.csv", tmp_path / "db"
+    assert run_batch([folder, "--out", out, "--db", db]) == 0
+    first = read_csv(out)
+    assert first[0]["total"] == "14" and first[0]["corrected"] == ""
+    # someone uploads the same bytes in the web app (another reading) and corrects it
+    from kingdomino.store import content_hash
+
+    store = Store(db)
+    other = store.add_reading(rules="kingdomino", machine={"score": {"total": 7}},
+                              source="upload.png", content_hash=content_hash(data))
+    fixed = json.loads(json.dumps(K_A))
+    fixed["cells"][0][1]["crowns"] = 3  # field 5 x 5 = 25 -> total 29
+    store.add_correction(other, fixed)
+    store.close()
+    assert run_batch([folder, "--out", out, "--db", db]) == 0
+    assert without_ids(read_csv(out)) == without_ids(first)  # the batch's row is unchanged
+    # a batch on a store where only the upload had read the photo reads it itself
+    db2 = tmp_path / "db2"
+    store = Store(db2)
+    other = store.add_reading(rules="kingdomino", machine={"score": {"total": 7}},
+                              source="upload.png", content_hash=content_hash(data))
+    store.add_correction(other, fixed)
+    store.close()
+    n = fk.calls(calls)
+    assert run_batch([folder, "--out", out, "--db", db2]) == 0
+    row = read_csv(out)[0]
+    assert row["total"] == "14" and row["corrected"] == "" and row["reading_id"] != other
+    assert fk.calls(calls) == n + 1
+    # the batch's own reading corrected: that one counts
+    store = Store(db2)
+    store.add_correction(row["reading_id"], fixed)
+    store.close()
+    assert run_batch([folder, "--out", out, "--db", db2]) == 0
+    row = read_csv(out)[0]
+    assert row["total"] == "29" and row["corrected"] == "yes"
+
+
+def test_two_batches_on_one_store_read_each_photo_once(tmp_path, calls, monkeypatch):
+    import threading
+
+    folder = tmp_path / "in"
+    totals = make_photos(folder, 6)
+    db = tmp_path / "db"
+    Store(db).close()
+    monkeypatch.setenv("KD_FAKE_SLOW", "0.05")
+    results, errors = {}, []
+
+    def one(name):
+        store = Store(db)
+        try:
+            coll = batch.collect([folder])
+            runner = batch.Batch(store, batch_id=f"b-{name}", score_fn=fk.fake_score, jobs=1)
+            outcomes = runner.run(coll.items)
+            results[name] = batch.build_rows(store, outcomes, rules="kingdomino")
+            coll.close()
+        except Exception as exc:  # reported below
+            errors.append(exc)
+        finally:
+            store.close()
+
+    threads = [threading.Thread(target=one, args=(n,)) for n in ("x", "y")]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(timeout=120)
+    assert not errors and not any(t.is_alive() for t in threads)
+    assert fk.calls(calls) == 6  # not 12: every photo read by one batch only
+    for name in ("x", "y"):
+        got = {Path(r["source"]).name: r["total"] for r in results[name]}
+        assert got == totals and all(r["status"] == "ok" for r in results[name])
+    store = Store(db)
+    assert store._db.execute("SELECT COUNT(*) FROM readings").fetchone()[0] == 6
+    assert store._db.execute("SELECT COUNT(*) FROM claims").fetchone()[0] == 0
+    store.close()
+
+
+def test_a_claim_of_a_dead_batch_is_taken_over(tmp_path):
+    import socket
+
+    store = Store(tmp_path / "db")
+    dead = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"],
+                          capture_output=True, text=True).stdout.strip()
+    assert store.claim("h", "kingdomino", (), f"{socket.gethostname()}:{dead}:x")
+    assert store.claim("h", "kingdomino", (), "mine")  # its process is gone
+    assert not store.claim("h", "kingdomino", (), f"{socket.gethostname()}:{os.getpid()}:y")
+    store.close()
+
+
+@pytest.mark.skipif(sys.platform.startswith("win"), reason="POSIX file modes")
+def test_store_is_private_to_its_user(tmp_path, monkeypatch):
+    import stat as st
+
+    from kingdomino.store import default_store_path
+
+    monkeypatch.delenv("KINGDOMINO_STORE", raising=False)
+    monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path / "data"))
+    old = os.umask(0o022)
+    try:
+        path = default_store_path()
+        assert path == str(tmp_path / "data" / "kingdomino" / "kingdomino.sqlite3")
+        store = Store()  # the default location
+        rid = store.add_reading(rules="kingdomino", photo=b"\xff\xd8\xff", machine={})
+        store.close()
+    finally:
+        os.umask(old)
+    assert st.S_IMODE(os.stat(path).st_mode) == 0o600
+    assert st.S_IMODE(os.stat(os.path.dirname(path)).st_mode) == 0o700
+    for extra in ("-wal", "-shm"):
+        if os.path.exists(path + extra):
+            assert st.S_IMODE(os.stat(path + extra).st_mode) == 0o600
+    assert Store(path).photo(rid) == b"\xff\xd8\xff"
+    # an old world-readable store is tightened when opened
+    loose = tmp_path / "old.sqlite3"
+    Store(loose).close()
+    os.chmod(loose, 0o644)
+    Store(loose).close()
+    assert st.S_IMODE(os.stat(loose).st_mode) == 0o600
+    # the environment variable chooses another store
+    monkeypatch.setenv("KINGDOMINO_STORE", str(tmp_path / "elsewhere.sqlite3"))
+    assert default_store_path() == str(tmp_path / "elsewhere.sqlite3")
+
+
+def test_default_store_location_by_platform(tmp_path):
+    from kingdomino.store import default_store_path
+
+    home = str(tmp_path)
+    assert default_store_path({}, "linux", home) == os.path.join(
+        home, ".local", "share", "kingdomino", "kingdomino.sqlite3")
+    assert default_store_path({}, "darwin", home) == os.path.join(
+        home, "Library", "Application Support", "kingdomino", "kingdomino.sqlite3")
+    assert default_store_path({"LOCALAPPDATA": "L"}, "win32", home) == os.path.join(
+        "L", "kingdomino", "kingdomino.sqlite3")
+
+
+def test_store_option_env_and_help(tmp_path, calls, monkeypatch, capsys):
+    make_photos(tmp_path / "in", 1)
+    monkeypatch.setenv("KINGDOMINO_STORE", str(tmp_path / "env.sqlite3"))
+    assert run_batch([tmp_path / "in", "--out", tmp_path / "r.csv"]) == 0
+    assert (tmp_path / "env.sqlite3").exists()
+    assert run_batch([tmp_path / "in", "--out", tmp_path / "r.csv",
+                      "--store", tmp_path / "opt.sqlite3"]) == 0
+    assert (tmp_path / "opt.sqlite3").exists()
+    for command in ("batch", "serve"):
+        with pytest.raises(SystemExit):
+            cli.main([command, "--help"])
+        text = " ".join(capsys.readouterr().out.split())
+        assert "--store PATH, --db PATH" in text and "KINGDOMINO_STORE" in text
+        assert "~/.local/share/kingdomino" in text
+
+
+FORMULAS = ["=1+1", "@A1", "-2+3", "+SUM(1,1)", "\tx", "\rx"]
+
+
+def test_csv_cells_that_look_like_formulas_are_text():
+    from kingdomino import csvsafe
+
+    for value in FORMULAS:
+        assert csvsafe.safe_cell(value) == "'" + value
+    for value in ("Ann", "r1c2", "", "1", "a=b"):
+        assert csvsafe.safe_cell(value) == value
+    assert csvsafe.safe_cell(-3) == -3 and csvsafe.safe_cell(2.5) == 2.5  # our numbers stay
+
+
+def test_results_and_standings_csv_neutralise_formulas(tmp_path, calls):
+    folder = tmp_path / "in"
+    folder.mkdir()
+    names = ["=HYPERLINK(x).jpg", "+SUM(1,1).jpg", "-a.png", "@b.png"]
+    for i, name in enumerate(names):
+        (folder / name).write_bytes(fk.scored(10 + i))
+    players = ["=1+1", "@A1", "-2+3", "Ann"]
+    (tmp_path / "m.csv").write_text("photo,player,table,round\n" + "".join(
+        f'"{n}","{p}",-T,1\n' for n, p in zip(names, players)))
+    out = tmp_path / "r.csv"
+    assert run_batch([folder, "--out", out, "--db", tmp_path / "db",
+                      "--manifest", tmp_path / "m.csv"]) == 0
+    for path in (out, tmp_path / "r-standings.csv"):
+        for row in csv.reader(open(path, newline="", encoding="utf-8")):
+            for cell in row:
+                assert not cell.startswith(("=", "+", "-", "@", "\t", "\r")), (path.name, cell)
+    rows = read_csv(out)
+    assert {Path(r["source"].lstrip("'")).name for r in rows} == set(names)
+    assert {r["player"] for r in rows} == {"'=1+1", "'@A1", "'-2+3", "Ann"}
+    assert {r["table"] for r in rows} == {"'-T"}
+    standings = read_csv(tmp_path / "r-standings.csv")
+    assert {"'=1+1", "'@A1", "'-2+3", "Ann"} <= {r["player"] for r in standings}
+
+
+def test_reading_ids_starting_with_a_dash_are_neutralised():
+    from kingdomino import csvsafe
+    from webapp.reading import breakdown_csv
+
+    text = breakdown_csv("-abc", "kingdomino", {
+        "total": 5, "regions": [{"terrain": "=cmd", "squares": 1, "crowns": 1, "points": 1}],
+        "bonuses": [{"name": "@x", "points": 4}]})
+    cells = [c for row in csv.reader(io.StringIO(text)) for c in row]
+    assert "'-abc" in cells and "'=cmd" in cells and "'@x" in cells
+    assert not any(c.startswith(csvsafe.FORMULA_STARTS) for c in cells)
+    rows = [{"source": "-s.png", "total": 3, "status": "ok", "player": "", "table": "",
+             "round": "", "tiebreak": {}, "review": [], "corrected": False,
+             "reading_id": "-abc", "content_hash": "h", "result": None}]
+    cells = next(iter(list(csv.reader(io.StringIO(batch.rows_to_csv(rows, rules="kingdomino"))))[1:]))
+    assert cells[0] == "'-s.png" and "'-abc" in cells
+
+
+def test_new_reading_ids_never_start_like_a_formula(tmp_path):
+    store = Store(tmp_path / "db")
+    ids = [store.add_reading(rules="kingdomino") for _ in range(300)]
+    store.close()
+    assert not [i for i in ids if i[0] in "-_=+@"]

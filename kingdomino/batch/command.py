@@ -1,0 +1,167 @@
+"""``kingdomino batch``: the command (options, progress, summary, files written).
+
+Exit codes: 0 all photos ok, 1 some photo failed (the others are still read), 2 usage, 130 ^C.
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+import logging
+import os
+import sys
+from pathlib import Path
+
+from kingdomino import standings as standings_mod
+from kingdomino.batch.inputs import collect
+from kingdomino.batch.limits import (EXIT_INPUT, EXIT_INTERRUPTED, EXIT_OK, EXIT_USAGE,
+                                     BatchUsageError)
+from kingdomino.batch.pool import Batch, Outcome
+from kingdomino.batch.results import (_write_atomic, build_rows, match_manifest, row_json,
+                                      rows_to_csv, standings_for, standings_path)
+from kingdomino.store import Store
+
+
+def _batch_id(paths, rules, bonuses) -> str:
+    key = json.dumps([sorted(os.path.abspath(str(p)) for p in paths), rules, sorted(bonuses)])
+    return "cli-" + hashlib.sha256(key.encode()).hexdigest()[:12]
+
+
+def _progress_bar(total: int):
+    if not sys.stderr.isatty():
+        return None
+    try:
+        from tqdm import tqdm
+    except ImportError:
+        return None
+    return tqdm(total=total, unit="photo", file=sys.stderr, dynamic_ncols=True,
+                desc="reading photos")
+
+
+def run(args, score_fn=None) -> int:
+    """``kingdomino batch``; returns the exit code (0 ok, 1 some photo failed, 2 usage, 130 ^C)."""
+    err = sys.stderr
+    _log_to(err, verbose=getattr(args, "verbose", False))
+    out = Path(args.out)
+    if not out.parent.exists():
+        print(f"kingdomino: error: the folder for --out does not exist: {out.parent}", file=err)
+        return EXIT_USAGE
+    if out.is_dir():
+        print(f"kingdomino: error: --out is a folder; give a file name such as {out / 'results.csv'}",
+              file=err)
+        return EXIT_USAGE
+    jobs = getattr(args, "jobs", None)
+    if jobs is not None and jobs < 1:
+        print("kingdomino: error: --jobs must be 1 or more", file=err)
+        return EXIT_USAGE
+    manifest = None
+    if getattr(args, "manifest", None):
+        try:
+            text = Path(args.manifest).read_text(encoding="utf-8-sig")
+            manifest = standings_mod.read_manifest(text)
+        except FileNotFoundError:
+            print(f"kingdomino: error: no such manifest: {args.manifest}", file=err)
+            return EXIT_USAGE
+        except (OSError, UnicodeDecodeError) as exc:
+            print(f"kingdomino: error: cannot read the manifest {args.manifest}: {exc}", file=err)
+            return EXIT_USAGE
+        except standings_mod.ManifestError as exc:
+            print(f"kingdomino: error: {args.manifest}: {exc}", file=err)
+            return EXIT_USAGE
+    try:
+        coll = collect(args.paths)
+    except BatchUsageError as exc:
+        print(f"kingdomino: error: {exc}", file=err)
+        return EXIT_USAGE
+    if manifest:
+        try:  # a manifest that cannot be matched is found before anything is read
+            match_manifest(manifest, [Outcome(item) for item in coll.items])
+        except standings_mod.ManifestError as exc:
+            print(f"kingdomino: error: {args.manifest}: {exc}", file=err)
+            coll.close()
+            return EXIT_USAGE
+    rules, bonuses = args.rules, tuple(sorted(args.bonus))
+    try:
+        store = Store(getattr(args, "db", None))
+    except (OSError, ValueError) as exc:  # sqlite3.Error is not one: caught below
+        print(f"kingdomino: error: cannot open the store: {exc}", file=err)
+        coll.close()
+        return EXIT_USAGE
+    except Exception as exc:  # sqlite3.DatabaseError: not a store
+        print(f"kingdomino: error: cannot open the store {args.db or ''}: {exc}; give another "
+              "file with --store", file=err)
+        coll.close()
+        return EXIT_USAGE
+    bar = _progress_bar(len(coll.items))
+    counts = {"reused": 0}
+
+    def tick(outcome: Outcome) -> None:
+        counts["reused"] += outcome.reused
+        if bar is not None:
+            bar.update(1)
+            if counts["reused"]:
+                bar.set_postfix(already_done=counts["reused"], refresh=False)
+
+    batch = Batch(store, rules=rules, bonuses=bonuses,
+                  batch_id=_batch_id(args.paths, rules, bonuses), score_fn=score_fn, jobs=jobs,
+                  keep_photos=getattr(args, "keep_photos", "review") or "review",
+                  retry_errors=getattr(args, "retry_errors", False), progress=tick)
+    try:
+        try:
+            outcomes = batch.run(coll.items)
+        finally:
+            if bar is not None:
+                bar.close()
+    except KeyboardInterrupt:
+        print(f"kingdomino: interrupted; {batch.scored} photo(s) read in this run are saved in "
+              f"{store.path}: run the same command again to finish the rest", file=err)
+        store.close()
+        coll.close()
+        return EXIT_INTERRUPTED
+    coll.close()
+    try:
+        rows = build_rows(store, outcomes, rules=rules, bonuses=bonuses, manifest=manifest)
+    except standings_mod.ManifestError as exc:
+        print(f"kingdomino: error: {args.manifest}: {exc}", file=err)
+        store.close()
+        return EXIT_USAGE
+    store.close()
+    _write_atomic(out, rows_to_csv(rows, rules=rules, bonuses=bonuses))
+    table = None
+    if manifest:
+        table = standings_for(rows)
+        _write_atomic(standings_path(out), standings_mod.to_csv(table))
+    n_err = sum(r["status"].startswith("error") for r in rows)
+    n_rev = sum(r["status"] == "review" for r in rows)
+    if getattr(args, "json", False):
+        for r in rows:
+            print(json.dumps(row_json(r)), flush=True)
+    else:
+        summary = (f"{len(rows)} photo(s): {len(rows) - n_err - n_rev} ok, {n_rev} to review, "
+                   f"{n_err} error(s); {batch.scored} read now, {counts['reused']} already in "
+                   f"the store")
+        print(summary)
+        if coll.skipped:
+            print(f"skipped {coll.skipped} file(s) that are not photos")
+        print(f"results: {out}")
+        if table is not None:
+            print(f"standings: {standings_path(out)}")
+            print(standings_mod.format_table(table))
+        if n_err or n_rev:
+            print("photos needing a look are listed first in the CSV; open /r/<reading_id> in "
+                  "`kingdomino serve` to check or correct them")
+    return EXIT_INPUT if n_err else EXIT_OK
+
+
+def _log_to(stream, verbose: bool) -> None:
+    """With --verbose, a reader's failure is logged with its traceback; without, the error row
+    (which says to run with --verbose) is all."""
+    logger = logging.getLogger("kingdomino.batch")
+    for h in list(logger.handlers):
+        if getattr(h, "_kingdomino", False):
+            logger.removeHandler(h)
+    handler = logging.StreamHandler(stream) if verbose else logging.NullHandler()
+    handler._kingdomino = True
+    handler.setFormatter(logging.Formatter("kingdomino: %(message)s"))
+    logger.addHandler(handler)
+    logger.setLevel(logging.INFO)
+    logger.propagate = False

@@ -1,0 +1,371 @@
+"""The batch's worker pool: photos the store does not know yet are read in worker processes.
+
+``Batch.run`` reads each item's bytes in this (parent) process, hashes them and asks the store
+whether a batch already read that photo under these rules and bonuses; only the others are sent
+to the worker processes (each builds the reader once). Every result is written to the SQLite
+store by the parent as soon as it comes back, so an interrupted run loses nothing it finished.
+
+Two batches on one store share the work: a photo is *claimed* in the store before it is read; a
+photo another running batch holds is left for the end and then taken from the store once that
+batch has read it (or read here, if that batch is gone).
+
+Workers die with their parent: each watches its parent process and exits when it is gone (after
+``kill -9`` of ``kingdomino batch`` no worker is left behind). Any exception while reading one
+photo becomes that photo's error, a sentence for a person; the traceback goes to the log
+(``--verbose``).
+"""
+from __future__ import annotations
+
+import logging
+import multiprocessing
+import os
+import signal
+import threading
+import time
+import traceback
+from collections import deque
+from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
+from concurrent.futures.process import BrokenProcessPool
+from dataclasses import dataclass
+
+from kingdomino.batch.inputs import Item
+from kingdomino.batch.photo import ItemError, photo_copy, read_item
+from kingdomino.store import Store, content_hash
+
+log = logging.getLogger("kingdomino.batch")
+
+PARENT_POLL_SECONDS = 0.5  # how often a worker checks that its parent is still there
+CLAIM_POLL_SECONDS = 0.25  # how often a batch looks whether another batch finished a photo
+
+
+@dataclass
+class Outcome:
+    """What became of one item: a stored reading (its id), or an error found before reading."""
+
+    item: Item
+    content_hash: str | None = None
+    reading_id: str | None = None
+    error: str | None = None
+    reused: bool = False
+
+
+def score_photo_bytes(data: bytes, rules: str, bonuses) -> dict:
+    """The default scoring function: the real reader (built once per process) and engine."""
+    from kingdomino import service
+
+    return service.score_photo(data, rules=rules, bonuses=tuple(bonuses))
+
+
+def _watch_parent(parent: int) -> None:
+    while True:
+        time.sleep(PARENT_POLL_SECONDS)
+        if os.getppid() != parent:  # the parent died: this process was handed to another
+            os._exit(1)
+
+
+def _worker_init(pids=None, parent: int | None = None) -> None:
+    # Ctrl-C goes to the whole process group: only the parent reacts (it stops the workers).
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    parent = parent or os.getppid()
+    if os.getppid() != parent:
+        os._exit(1)
+    threading.Thread(target=_watch_parent, args=(parent,), daemon=True,
+                     name="kingdomino-parent-watch").start()
+    if pids is not None:
+        pids.put(os.getpid())
+
+
+def _work(score_fn, data: bytes, rules: str, bonuses, keep: str = "none"):
+    """Run in a worker: ``(kind, payload, copy, detail)`` where kind is "ok" (payload: scored
+    JSON) or "error" (payload: message), copy is ``photo_copy`` when ``keep`` asks for one and
+    detail the traceback of an unexpected failure (for the log). Never raises for a bad photo."""
+    detail = None
+    try:
+        kind, payload = "ok", score_fn(data, rules, bonuses)
+    except (ValueError, OSError) as exc:  # PhotoError, KingdomError: a message for a person
+        kind, payload = "error", str(exc) or type(exc).__name__
+    except Exception as exc:  # a bug in the reader must not stop the batch
+        kind, payload = "error", unexpected_error(exc)
+        detail = traceback.format_exc()
+    needs_look = kind == "error" or bool(payload.get("review"))
+    copy = None
+    if keep == "all" or (keep == "review" and needs_look):
+        copy = photo_copy(data)
+    return kind, payload, copy, detail
+
+
+def unexpected_error(exc: BaseException) -> str:
+    """The sentence a person reads when the reader failed in a way it should not."""
+    return ("the reader failed on this photo because of a fault in the program, not in the "
+            f"photo ({type(exc).__name__}); the other photos are read; run with --verbose for "
+            "the details and report it")
+
+
+@dataclass
+class _Task:
+    content_hash: str
+    data: bytes
+    indexes: list[int]
+    done: bool = False
+
+
+class Batch:
+    """Scores items into the store. ``run(items) -> list[Outcome]`` (same order as items)."""
+
+    def __init__(self, store: Store, *, rules: str = "kingdomino", bonuses=(), batch_id=None,
+                 score_fn=None, jobs: int | None = None, keep_photos: str = "review",
+                 retry_errors: bool = False, mp_context=None, progress=None):
+        self.store = store
+        self.rules = rules
+        self.bonuses = tuple(sorted(bonuses))
+        self.batch_id = batch_id
+        self.score_fn = score_fn or score_photo_bytes
+        self.jobs = max(1, jobs or os.cpu_count() or 1)
+        self.keep_photos = keep_photos
+        self.retry_errors = retry_errors
+        self.mp_context = mp_context
+        self.progress = progress  # callable(outcome) after each item is settled
+        self.scored = 0  # photos actually sent to the reader in this run
+        self.owner = Store.claim_owner()  # this run's name on the photos it claims
+
+    # -- bookkeeping
+    def _settle(self, outcomes, index: int) -> None:
+        if self.progress:
+            self.progress(outcomes[index])
+
+    def _tasks(self, items, indexes, outcomes, deferred: list):
+        """Yield the photos that need reading; settle the others (errors, already in the store).
+        Photos another running batch has claimed go to ``deferred`` as ``(index, hash)``."""
+        in_flight: dict[str, _Task] = {}
+        budget: dict = {}
+        for i in indexes:
+            item = items[i]
+            out = outcomes[i] = Outcome(item)
+            try:
+                data = read_item(item, budget)
+            except ItemError as exc:
+                out.error = str(exc)
+                self._settle(outcomes, i)
+                continue
+            h = out.content_hash = content_hash(data)
+            if h in in_flight and not in_flight[h].done:
+                in_flight[h].indexes.append(i)  # the same photo twice: read it once
+                continue
+            if self._reuse(h, out):
+                self._settle(outcomes, i)
+                continue
+            if not self.store.claim(h, self.rules, self.bonuses, self.owner):
+                deferred.append((i, h))  # another batch is reading it now
+                continue
+            if self._reuse(h, out) or self._rescore_known(h, item, out):
+                self.store.release(h, self.rules, self.bonuses, self.owner)
+                self._settle(outcomes, i)
+                continue
+            task = in_flight[h] = _Task(h, data, [i])
+            yield task
+
+    def _reuse(self, h: str, out: Outcome) -> bool:
+        known = self.store.find_batch_reading(h, self.rules, self.bonuses)
+        if known is None or (known["error"] and self.retry_errors):
+            return False
+        out.reading_id, out.reused = known["id"], True
+        return True
+
+    def _rescore_known(self, h: str, item: Item, out: Outcome) -> bool:
+        """The photo was read before with other bonuses: score that kingdom, do not re-read it.
+        The new reading derives from that one, so a correction made there counts here too."""
+        known = self.store.find_batch_photo(h, self.rules)
+        if known is None:
+            return False
+        from kingdomino import service
+
+        machine = known["machine"]
+        try:
+            result = service.score_grid({k: machine[k] for k in ("rules", "size", "cells")},
+                                        rules=self.rules, bonuses=self.bonuses)
+        except (ValueError, KeyError):
+            return False
+        extra = {k: v for k, v in machine.items() if k not in result}
+        result.update(extra)
+        out.reading_id = self.store.add_reading(
+            rules=self.rules, bonuses=self.bonuses, machine=result, source=item.source,
+            content_hash=h, batch=self.batch_id, derived_from=known["id"],
+            photo=self.store.photo(known["id"]) if self.keep_photos != "none" else None)
+        out.reused = True
+        return True
+
+    def _record(self, outcomes, task: _Task, kind: str, payload, copy=None, detail=None) -> None:
+        first = outcomes[task.indexes[0]].item
+        if detail:
+            log.error("reading %s failed:\n%s", first.source, detail.rstrip())
+        machine = None
+        if kind == "ok":
+            machine = dict(payload)
+            if copy is not None:
+                machine["photo_size"] = copy[1]
+        rid = self.store.add_reading(
+            rules=self.rules, bonuses=self.bonuses, machine=machine,
+            error=payload if kind == "error" else None,
+            source=first.source, content_hash=task.content_hash, batch=self.batch_id,
+            photo=copy[0] if copy is not None else None,
+        )
+        self.store.release(task.content_hash, self.rules, self.bonuses, self.owner)
+        self.scored += 1
+        task.done = True
+        task.data = b""
+        for j in task.indexes:
+            outcomes[j].reading_id = rid
+            self._settle(outcomes, j)
+
+    def run(self, items: list[Item]) -> list[Outcome]:
+        outcomes: list = [None] * len(items)
+        pending = list(range(len(items)))
+        try:
+            while pending:
+                deferred: list = []
+                tasks = self._tasks(items, pending, outcomes, deferred)
+                if self.jobs == 1:
+                    for task in tasks:
+                        self._record(outcomes, task, *_work(self.score_fn, task.data, self.rules,
+                                                            self.bonuses, self.keep_photos))
+                else:
+                    self._run_pool(tasks, outcomes)
+                if deferred:
+                    self._wait_for_others(deferred)
+                pending = [i for i, _ in deferred]
+        finally:
+            self.store.release_all(self.owner)
+        return outcomes
+
+    def _wait_for_others(self, deferred) -> None:
+        """Wait until another batch has read one of these photos, or given it up (then this
+        run claims it). This run holds no claim meanwhile, so two batches never wait on each
+        other."""
+        while True:
+            for _, h in deferred:
+                if (self.store.find_batch_reading(h, self.rules, self.bonuses) is not None
+                        or self.store.claim(h, self.rules, self.bonuses, self.owner)):
+                    return
+            time.sleep(CLAIM_POLL_SECONDS)
+
+    def _new_pool(self) -> "_Pool":
+        return _Pool(self.jobs, self.mp_context)
+
+    def _run_pool(self, tasks, outcomes) -> None:
+        pool = self._new_pool()
+        inflight: dict = {}
+        suspects: deque[_Task] = deque()  # in flight when a worker died: re-run one at a time
+        suspects_seen: list[_Task] = []
+        waiting: deque[_Task] = deque()  # taken from the list but not started
+        exhausted = False
+        try:
+            while True:
+                limit = 1 if suspects else self.jobs * 2
+                while len(inflight) < limit:
+                    if suspects:
+                        task = suspects.popleft()
+                    elif waiting:
+                        task = waiting.popleft()
+                    elif not exhausted:
+                        task = next(tasks, None)
+                        if task is None:
+                            exhausted = True
+                            break
+                    else:
+                        break
+                    try:
+                        fut = pool.submit(_work, self.score_fn, task.data, self.rules,
+                                          self.bonuses, self.keep_photos)
+                    except BrokenProcessPool:
+                        # the pool broke since the last look: this task never ran
+                        (suspects if task in suspects_seen else waiting).appendleft(task)
+                        if not inflight:
+                            pool.shutdown(wait=False, cancel_futures=True)
+                            pool = self._new_pool()
+                            continue
+                        break
+                    inflight[fut] = task
+                if not inflight:
+                    if exhausted and not suspects and not waiting:
+                        return
+                    continue
+                alone = len(inflight) == 1
+                done, _ = wait(list(inflight), return_when=FIRST_COMPLETED)
+                broken = []
+                for fut in done:
+                    task = inflight.pop(fut)
+                    try:
+                        result = fut.result()
+                    except BrokenProcessPool:
+                        broken.append(task)
+                        continue
+                    except Exception as exc:  # e.g. a result that cannot come back
+                        result = ("error", unexpected_error(exc), None,
+                                  traceback.format_exc())
+                    self._record(outcomes, task, *result)
+                if not broken:
+                    continue
+                # A worker died (crash, out of memory, killed). Results already done are kept;
+                # the photos that were in flight are re-read one at a time to find the culprit.
+                wait(list(inflight), timeout=30)
+                for fut, task in list(inflight.items()):
+                    try:
+                        result = fut.result(timeout=0)
+                        self._record(outcomes, task, *result)
+                    except Exception:
+                        broken.append(task)
+                inflight.clear()
+                pool.shutdown(wait=False, cancel_futures=True)
+                pool = self._new_pool()
+                if alone and len(broken) == 1:
+                    self._record(outcomes, broken[0], "error",
+                                 "the reader crashed while reading this photo (out of memory?)")
+                else:
+                    suspects.extend(broken)
+                    suspects_seen.extend(broken)
+        except KeyboardInterrupt:
+            # keep what the workers already finished, then stop
+            for fut, task in list(inflight.items()):
+                if fut.done() and not fut.cancelled() and fut.exception() is None:
+                    self._record(outcomes, task, *fut.result())
+            raise
+        finally:
+            _stop_pool(pool)
+
+
+class _Pool:
+    """A ``ProcessPoolExecutor`` whose workers say their process ids (so that they can be
+    stopped without the executor's private attributes) and watch their parent."""
+
+    def __init__(self, jobs: int, mp_context=None):
+        ctx = mp_context or multiprocessing.get_context()
+        self._pids = ctx.SimpleQueue()
+        self._known: set[int] = set()
+        # started by fork or spawn, a worker's parent is this process; under forkserver it is
+        # the fork server, which itself ends when this process does
+        parent = os.getpid() if ctx.get_start_method() in ("fork", "spawn") else None
+        self.executor = ProcessPoolExecutor(max_workers=jobs, mp_context=ctx,
+                                            initializer=_worker_init,
+                                            initargs=(self._pids, parent))
+
+    def submit(self, *args, **kwargs):
+        return self.executor.submit(*args, **kwargs)
+
+    def shutdown(self, **kwargs) -> None:
+        self.executor.shutdown(**kwargs)
+
+    def worker_pids(self) -> set[int]:
+        while not self._pids.empty():
+            self._known.add(self._pids.get())
+        return set(self._known)
+
+
+def _stop_pool(pool: _Pool) -> None:
+    pids = pool.worker_pids()
+    pool.shutdown(wait=False, cancel_futures=True)
+    procs = [p for p in multiprocessing.active_children() if p.pid in pids]
+    for proc in procs:
+        if proc.is_alive():
+            proc.terminate()
+    for proc in procs:
+        proc.join(timeout=5)
