@@ -130,7 +130,8 @@ def cmd_serve(args) -> int:
     from kingdomino.store import default_store_path
     from webapp import serve
 
-    return serve(host=args.host, port=args.port, db=args.db or default_store_path())
+    return serve(host=args.host, port=args.port, db=args.db or default_store_path(),
+                 trusted_hosts=args.trusted_host)
 
 
 def cmd_evaluate(args) -> int:
@@ -212,6 +213,11 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--host", default="127.0.0.1")
     p.add_argument("--port", type=int, default=5000)
     p.add_argument("--store", "--db", dest="db", default=None, metavar="PATH", help=STORE_HELP)
+    p.add_argument("--trusted-host", action="append", default=[], metavar="NAME",
+                   help="another host name the app answers to (repeatable; e.g. the name of a "
+                        "reverse proxy); requests naming any other host get 400. The --host "
+                        "address and the localhost names are always trusted; "
+                        "$KINGDOMINO_TRUSTED_HOSTS (commas) adds more")
     p.set_defaults(func=cmd_serve)
 
     p = sub.add_parser("evaluate", help="kingdom-grouped cross-validation of the reader on the dev photos")

@@ -23,6 +23,8 @@ import sys
 import time
 from pathlib import Path
 
+PHOTO_COPY_SIDE = 1600  # the stored copy of a photo is at most this many pixels on its long side
+
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS readings (
     id TEXT PRIMARY KEY,

@@ -271,6 +271,25 @@ def _kind_of(mode: int) -> str | None:
     return "a device, not a photo file: give a photo file"
 
 
+def file_problem(path) -> str | None:
+    """Why ``path`` cannot be read as a photo file, in words (a folder, a named pipe, a symbolic
+    link loop, a broken link, no such file), or None for a regular file. Opens nothing."""
+    name = os.fspath(path)
+    try:
+        st = os.stat(name)
+    except OSError as exc:
+        if exc.errno == errno.ELOOP:
+            return (f"{name} is a symbolic link loop (it leads back to itself), not a photo: "
+                    "point it at the photo file")
+        if os.path.islink(name):
+            return f"{name} is a broken symbolic link (what it points to does not exist): check the path"
+        if isinstance(exc, FileNotFoundError):
+            return f"no such photo file: {name}; check the path"
+        return f"{name} cannot be read: {exc.strerror or exc}"
+    kind = _kind_of(st.st_mode)
+    return None if kind is None else f"{name} is {kind}"
+
+
 def read_photo_file(path, cfg=None) -> bytes:
     """A regular file's bytes (at most ``[io] max_bytes``); ``PhotoError`` naming what the path
     is otherwise. Never blocks on a named pipe: it is opened non-blocking and refused."""

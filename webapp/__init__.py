@@ -6,8 +6,9 @@
 - ``DATABASE``: SQLite file (default: ``kingdomino.sqlite3`` in the instance folder).
 - ``READER``: ``callable(photo_bytes, rules, bonuses) -> dict`` (the contract's scored JSON of
   a photo, with ``corners``/``homography`` when known); tests swap in a fake one.
-- ``MAX_CONTENT_LENGTH`` (bytes, default 25 MB), ``MAX_PIXELS`` (default 60 megapixels):
-  larger uploads are refused before any decoding.
+- ``MAX_CONTENT_LENGTH`` (bytes, default 25 MB): larger uploads are refused before any decoding.
+- ``MAX_PIXELS`` (default None): the photo limits are ``vision/config.toml`` ``[io]``, the same
+  for the CLI, the batch and the web app; a number here may only tighten the pixel limit.
 - ``SECRET_KEY``: when not given, a random key is made once and kept in the instance folder.
 - ``TRUSTED_HOSTS``: the host names the app answers to (any other ``Host`` header is a 400;
   permalinks only ever name these). ``None`` (the default of ``create_app``) answers any;
@@ -24,13 +25,13 @@ from pathlib import Path
 from flask import Flask, Response, g, jsonify, render_template, request
 from werkzeug.exceptions import HTTPException
 
-from kingdomino.store import DEFAULT_DB, Store
+from kingdomino.store import Store, default_store_path
 
 from . import security
 from .reading import default_reader
 
 MAX_UPLOAD_BYTES = 25 * 1024 * 1024
-MAX_PIXELS = 60_000_000
+MAX_PIXELS = None  # vision/config.toml [io] decides; a server may tighten it
 
 # waitress settings of `kingdomino serve` (docs/webapp.md, "Public deployment"): a connection
 # that sends nothing for CHANNEL_TIMEOUT seconds is closed (checked every CLEANUP_INTERVAL), so
@@ -201,8 +202,11 @@ def serve(host: str = "127.0.0.1", port: int = 5000, db: str | None = None,
     """
     import waitress
 
-    config = {"DEBUG": False, "INSTANCE_PATH": os.path.join(os.getcwd(), "instance")}
-    config["DATABASE"] = os.path.abspath(db or DEFAULT_DB)
+    database = os.path.abspath(db or default_store_path())
+    # the secret key and the web batches' uploads live beside the store (private to its user),
+    # not in whatever folder the command was started from
+    config = {"DEBUG": False, "DATABASE": database,
+              "INSTANCE_PATH": os.path.join(os.path.dirname(database), "web")}
     config["TRUSTED_HOSTS"] = trusted_hosts_for(host, trusted_hosts)
     app = create_app(config)
     print(f"kingdomino: serving on http://{host}:{port}/  (store: {app.config['DATABASE']}; "

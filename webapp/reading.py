@@ -11,9 +11,9 @@ import threading
 import numpy as np
 
 from kingdomino import csvsafe
+from kingdomino.store import PHOTO_COPY_SIDE as PHOTO_MAX_SIDE
 
 LOW_CONFIDENCE = 0.8  # a square read with less confidence than this may explain a dispute
-PHOTO_MAX_SIDE = 1600  # the stored copy of a photo is at most this many pixels on its long side
 
 
 _READ_LOCK = threading.Lock()

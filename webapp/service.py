@@ -10,11 +10,12 @@ never a 500, and nothing that cannot be shown again is ever stored.
 from __future__ import annotations
 
 from flask import current_app, request, url_for
-from werkzeug.exceptions import BadRequest, NotFound, UnprocessableEntity
+from werkzeug.exceptions import BadRequest, NotFound, ServiceUnavailable, UnprocessableEntity
 
 import engine
 from kingdomino import service
 from kingdomino.store import content_hash
+from vision.io import PhotoBusy
 
 from . import get_store
 from .reading import breakdown_csv, dispute, grid_points, scale_points, shrink_photo
@@ -274,6 +275,8 @@ def read_photo(upload, rules: str, bonuses, player: str | None = None,
     try:
         check_image(data, current_app.config["MAX_PIXELS"])
         small, (width, height) = shrink_photo(data)
+    except PhotoBusy as exc:  # every decoding turn taken: the photo is fine, the server busy
+        raise ServiceUnavailable(str(exc))
     except ImageRejected as exc:
         raise BadRequest(str(exc))
     except ValueError as exc:  # undecodable after all (vision.PhotoError is a ValueError)
@@ -291,6 +294,8 @@ def read_photo(upload, rules: str, bonuses, player: str | None = None,
     store = get_store()
     try:
         obj = reader(data, rules, bonuses)
+    except PhotoBusy as exc:
+        raise ServiceUnavailable(str(exc))
     except Exception as exc:
         if isinstance(exc, ValueError):
             message = str(exc) or "no kingdom could be read in this photo"

@@ -54,7 +54,7 @@ def _file_head(path: str) -> bytes:
         return b""
     try:
         with open(path, "rb") as fh:
-            return fh.read(16)
+            return fh.read(32)
     except OSError:
         return b""
 

@@ -90,7 +90,8 @@ def test_bad_inputs_are_error_rows_and_exit_1(tmp_path, calls):
     (folder / "corrupt.jpg").write_bytes(b"\xff\xd8\xff\xe0" + os.urandom(200))
     (folder / "notes.jpg").write_text("these are not the photos you are looking for")
     (folder / "empty.png").write_bytes(b"")
-    (folder / "table.png").write_bytes(fk.PNG + b"a photo of an empty table")
+    (folder / "table.png").write_bytes(fk.TINY_PNG)  # a real photo, but no kingdom in it
+    (folder / "cut.png").write_bytes(fk.PNG + b"a PNG signature and then nothing of a PNG")
     (folder / "README.txt").write_text("skipped: not a photo by name or content")
     (folder / ".hidden.png").write_bytes(fk.scored(99))
     out = tmp_path / "r.csv"
@@ -98,14 +99,16 @@ def test_bad_inputs_are_error_rows_and_exit_1(tmp_path, calls):
     assert code == 1
     rows = read_csv(out)
     by_name = {Path(r["source"]).name: r for r in rows}
-    assert set(by_name) == {"p00.png", "p01.png", "corrupt.jpg", "notes.jpg", "empty.png", "table.png"}
-    for name in ("corrupt.jpg", "notes.jpg", "empty.png", "table.png"):
+    assert set(by_name) == {"p00.png", "p01.png", "corrupt.jpg", "notes.jpg", "empty.png",
+                            "table.png", "cut.png"}
+    for name in ("corrupt.jpg", "notes.jpg", "empty.png", "table.png", "cut.png"):
         assert by_name[name]["status"].startswith("error: "), name
         assert by_name[name]["total"] == ""
     assert "not a photo" in by_name["notes.jpg"]["status"]
     assert "empty" in by_name["empty.png"]["status"]
     assert "no kingdom" in by_name["table.png"]["status"]
-    assert [r["status"].startswith("error") for r in rows] == [True] * 4 + [False] * 2
+    assert "damaged" in by_name["cut.png"]["status"]  # vision.io's header check, before any read
+    assert [r["status"].startswith("error") for r in rows] == [True] * 5 + [False] * 2
     assert by_name["p01.png"]["status"] == "ok"
 
 
@@ -276,7 +279,7 @@ def test_manifest_standings_written(tmp_path, calls, capsys):
     # round 2: ann 20, bob 18, cat unreadable
     (folder / "r2-ann.png").write_bytes(fk.scored(20, largest=3, crowns=2))
     (folder / "r2-bob.png").write_bytes(fk.scored(18, largest=3, crowns=2))
-    (folder / "r2-cat.png").write_bytes(fk.PNG + b"nothing")
+    (folder / "r2-cat.png").write_bytes(fk.TINY_PNG + b"nothing")
     (tmp_path / "m.csv").write_text(
         "photo,player,table,round\n"
         "r1-ann.png,ann,A,1\nr1-bob.png,bob,A,1\nr1-cat.png,cat,A,1\n"
@@ -300,7 +303,7 @@ def test_manifest_standings_written(tmp_path, calls, capsys):
 
 def test_json_lines_output(tmp_path, calls, capsys):
     make_photos(tmp_path / "in", 2)
-    (tmp_path / "in" / "bad.png").write_bytes(fk.PNG)
+    (tmp_path / "in" / "bad.png").write_bytes(fk.TINY_PNG)
     assert run_batch([tmp_path / "in", "--out", tmp_path / "r.csv", "--db", tmp_path / "db",
                       "--json"]) == 1
     lines = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
@@ -312,7 +315,7 @@ def test_json_lines_output(tmp_path, calls, capsys):
 def test_cached_errors_kept_unless_retry(tmp_path, calls):
     folder = tmp_path / "in"
     folder.mkdir()
-    (folder / "bad.png").write_bytes(fk.PNG + b"no kingdom here")
+    (folder / "bad.png").write_bytes(fk.TINY_PNG + b"no kingdom here")
     args = [folder, "--out", tmp_path / "r.csv", "--db", tmp_path / "db"]
     assert run_batch(args) == 1 and fk.calls(calls) == 1
     assert run_batch(args) == 1 and fk.calls(calls) == 1
@@ -504,7 +507,7 @@ def test_fifo_and_symlink_loop_are_error_rows_not_a_hang(tmp_path, calls):
     assert proc.returncode == 1, proc.stderr
     rows = {Path(r["source"]).name: r["status"] for r in read_csv(out)}
     assert "FIFO" in rows["pipe.jpg"] and "FIFO" in rows["direct.png"]
-    assert "symlink loop" in rows["loop.jpg"]
+    assert "symbolic link loop" in rows["loop.jpg"]
     assert rows["p00.png"] == rows["p01.png"] == "ok"
     assert "pipe-no-ext" not in rows
     assert "Traceback" not in proc.stderr

@@ -461,3 +461,23 @@ def test_fuzz_form_endpoints_never_500(tmp_path_factory):
             _assert_no_500(client.get(job["page"]), False)
 
     check()
+
+
+def test_busy_decoder_is_503_json_and_nothing_is_stored(app, client, monkeypatch):
+    """Every decoding turn taken (vision.io.PhotoBusy): the photo is fine, the server is busy:
+    503 with a JSON error saying to try again, and no error reading is stored for the photo."""
+    from vision import io as photo_io
+
+    import webapp.service
+
+    def busy(*args, **kwargs):
+        raise photo_io.PhotoBusy("too many photos are being read at once: try again in a minute")
+
+    monkeypatch.setattr(webapp.service, "shrink_photo", busy)
+    resp = post_photo(client, png_bytes())
+    assert resp.status_code == 503
+    assert "try again" in resp.get_json()["error"]
+    import sqlite3
+
+    with sqlite3.connect(app.config["DATABASE"]) as db:
+        assert db.execute("SELECT COUNT(*) FROM readings").fetchone()[0] == 0

@@ -230,7 +230,33 @@ def test_serve_runs_waitress_on_localhost_with_the_given_db(monkeypatch, tmp_pat
     assert seen["host"] == "127.0.0.1" and seen["port"] == 5123
     assert seen["app"].config["DATABASE"] == str(tmp_path / "my.sqlite3")
     assert not seen["app"].debug
-    assert (tmp_path / "my.sqlite3").exists() and (tmp_path / "instance" / "secret_key").exists()
+    # the secret key sits beside the store, not in the folder the command ran from
+    assert (tmp_path / "my.sqlite3").exists() and (tmp_path / "web" / "secret_key").exists()
+
+
+def test_serve_without_a_store_uses_the_per_user_one(monkeypatch, tmp_path):
+    import waitress
+
+    import webapp
+
+    seen = {}
+    monkeypatch.setattr(waitress, "serve", lambda app, **kw: seen.update(kw, app=app))
+    monkeypatch.setenv("KINGDOMINO_STORE", str(tmp_path / "data" / "k.sqlite3"))
+    monkeypatch.chdir(tmp_path)
+    assert webapp.serve(port=5124) == 0
+    assert seen["app"].config["DATABASE"] == str(tmp_path / "data" / "k.sqlite3")
+    assert not (tmp_path / "kingdomino.sqlite3").exists() and not (tmp_path / "instance").exists()
+
+
+def test_serve_command_passes_trusted_hosts(monkeypatch, tmp_path):
+    import webapp
+    from kingdomino.cli import main
+
+    seen = {}
+    monkeypatch.setattr(webapp, "serve", lambda **kw: seen.update(kw) or 0)
+    assert main(["serve", "--store", str(tmp_path / "s.sqlite3"), "--trusted-host", "a.example",
+                 "--trusted-host", "b.example"]) == 0
+    assert seen["trusted_hosts"] == ["a.example", "b.example"]
 
 
 def test_stored_kingdom_that_no_longer_scores_still_opens(app, client):
