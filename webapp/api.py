@@ -11,7 +11,7 @@ from werkzeug.exceptions import BadRequest, NotFound, UnprocessableEntity
 from kingdomino import service
 from kingdomino.store import content_hash
 
-from . import get_store
+from . import get_store, outline
 from .reading import breakdown_csv, dispute, grid_points, scale_points, shrink_photo
 from .security import ImageRejected, check_image
 
@@ -152,7 +152,7 @@ def score_grid():
 
 
 def read_photo(upload, rules: str, bonuses, player: str | None = None,
-               claimed: int | None = None) -> tuple[str, dict]:
+               claimed: int | None = None, corners=None, size=None) -> tuple[str, dict]:
     """Check, read, score and store an uploaded photo. Returns ``(id, scored JSON)``.
 
     Refusals (``BadRequest`` 400 for a bad file, 422 for a photo with no readable kingdom)
@@ -164,6 +164,7 @@ def read_photo(upload, rules: str, bonuses, player: str | None = None,
     try:
         check_image(data, current_app.config["MAX_PIXELS"])
         small, (width, height) = shrink_photo(data)
+        outline.fits_photo(data, corners)
     except ImageRejected as exc:
         raise BadRequest(str(exc))
     except ValueError as exc:  # undecodable after all (vision.PhotoError is a ValueError)
@@ -174,13 +175,15 @@ def read_photo(upload, rules: str, bonuses, player: str | None = None,
     reader = current_app.config["READER"]
     store = get_store()
     try:
-        obj = reader(data, rules, bonuses)
+        obj = reader(data, rules, bonuses, **outline.reader_options(corners, size))
     except ValueError as exc:
         message = str(exc) or "no kingdom could be read in this photo"
-        store.add_reading(rules=rules, bonuses=bonuses, error=message, source=name,
-                          content_hash=content_hash(data), player=player, claimed=claimed,
-                          photo=small)
-        raise UnprocessableEntity(message)
+        rid = store.add_reading(rules=rules, bonuses=bonuses, error=message, source=name,
+                                content_hash=content_hash(data), player=player, claimed=claimed,
+                                photo=small)
+        refused = UnprocessableEntity(message)
+        refused.reading_id = rid  # the upload page offers the outline by hand on it
+        raise refused
     machine = dict(obj)
     machine["photo_size"] = [width, height]
     rid = store.add_reading(rules=rules, bonuses=bonuses, machine=machine, source=name,
@@ -215,9 +218,11 @@ def score():
     if "photo" not in request.files:
         raise BadRequest("no photo: send the image in a multipart form field named \"photo\"")
     rules, bonuses = form_choice(request.form)
+    corners, size = outline.form_outline(request.form)
     rid, obj = read_photo(request.files["photo"], rules, bonuses,
                           player=parse_player(request.form.get("player")),
-                          claimed=parse_claimed(request.form.get("claimed")))
+                          claimed=parse_claimed(request.form.get("claimed")),
+                          corners=corners, size=size)
     source = get_store().get(rid)["source"]
     out = {"source": source, **obj}  # as `kingdomino score --json`
     out["id"] = rid
