@@ -62,6 +62,23 @@ def _error_line(source, message: str, as_json: bool) -> None:
         print(f"kingdomino: error: {where}{message}", file=sys.stderr, flush=True)
 
 
+def _check_corners(args):
+    """The ``--corners`` outline as 4 points, or None; ``UsageError`` for bad text or for
+    several photos (one outline belongs to one photo)."""
+    text = getattr(args, "corners", None)
+    if text is None:
+        return None
+    if len(args.photos) != 1:
+        raise UsageError(f"--corners gives the outline of one photo, but {len(args.photos)} "
+                         "photos were given: score each photo with its own --corners")
+    from vision.outline_hand import OutlineError, parse_corners
+
+    try:
+        return parse_corners(text)
+    except OutlineError as exc:
+        raise UsageError(f"--corners: {exc}") from None
+
+
 def cmd_score(args) -> int:
     import logging
     import traceback
@@ -69,11 +86,13 @@ def cmd_score(args) -> int:
     from kingdomino import service
 
     _check_rules(args)
+    corners = _check_corners(args)
     log = logging.getLogger("kingdomino.score")
     status = EXIT_OK
     for path in args.photos:
         try:
-            obj = service.score_photo(path, rules=args.rules, bonuses=args.bonus, size=args.size)
+            obj = service.score_photo(path, rules=args.rules, bonuses=args.bonus, size=args.size,
+                                      corners=corners)
         except Exception as exc:  # one photo's failure never stops the others (contract)
             log.debug("reading %s failed", path, exc_info=True)
             if getattr(args, "verbose", False):
@@ -183,6 +202,10 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("photos", nargs="+", metavar="PHOTO")
     p.add_argument("--size", type=int, choices=(5, 7), default=None,
                    help="kingdom frame size (default: decided from the photo)")
+    p.add_argument("--corners", metavar="X1,Y1,...,X4,Y4", default=None,
+                   help="the kingdom's four outer corners in the photo's stored pixels (any "
+                        "corner first, either direction): read inside this outline instead of "
+                        "searching the photo (one photo only)")
     p.add_argument("--verbose", action="store_true",
                    help="print the traceback of a photo that fails inside the reader")
     _add_scoring_options(p)

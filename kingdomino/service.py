@@ -41,7 +41,11 @@ def score_image(image, rules: str | None = None, bonuses=(), size: int | None = 
 
     Raises ``vision.PhotoError`` when no kingdom can be read.
     """
-    reading = reader().read(image, size=size)
+    return score_reading(reader().read(image, size=size), rules=rules, bonuses=bonuses)
+
+
+def score_reading(reading, rules: str | None = None, bonuses=()) -> dict:
+    """Score a ``vision.Reading``: the contract's JSON (without ``source``)."""
     obj = reading.to_json()
     obj["rules"] = rules or "kingdomino"
     kingdom = engine.Kingdom.from_json({k: obj[k] for k in ("rules", "size", "cells")})
@@ -55,11 +59,46 @@ def score_image(image, rules: str | None = None, bonuses=(), size: int | None = 
     return ordered
 
 
-def score_photo(path_or_bytes, rules: str | None = None, bonuses=(), size: int | None = None) -> dict:
-    """Decode a photo (path or bytes) and score it. Raises ``vision.PhotoError`` (a ValueError)."""
+def score_photo(path_or_bytes, rules: str | None = None, bonuses=(), size: int | None = None,
+                corners=None) -> dict:
+    """Decode a photo (path or bytes) and score it. Raises ``vision.PhotoError`` (a ValueError).
+
+    ``corners``: the kingdom's outline given by hand (4 points in the photo's stored pixels, any
+    order; see ``vision.outline_hand``) instead of the detector's search; the result then has
+    ``"outline": {"by": "hand", "corners": [...]}`` (the given points, ordered tl, tr, br, bl,
+    stored pixels) next to ``corners`` (the same outline in the upright photo's pixels).
+    """
     import vision
 
+    if corners is not None:
+        return score_outline(path_or_bytes, corners, rules=rules, bonuses=bonuses, size=size)
     return score_image(vision.load_image(path_or_bytes), rules=rules, bonuses=bonuses, size=size)
+
+
+def score_outline(path_or_bytes, corners, rules: str | None = None, bonuses=(),
+                  size: int | None = None) -> dict:
+    """Read and score the kingdom inside an outline given by hand (see ``score_photo``)."""
+    from vision import io as photo_io
+    from vision import outline_hand
+
+    data = path_or_bytes if isinstance(path_or_bytes, (bytes, bytearray)) else \
+        photo_io.read_photo_file(path_or_bytes)
+    reading, upright = outline_hand.read_photo_outline(reader(), bytes(data), corners, size=size)
+    obj = score_reading(reading, rules=rules, bonuses=bonuses)
+    stored = [[round(float(x), 2), round(float(y), 2)]
+              for x, y in _stored_order(corners, upright, reading.corners)]
+    obj["outline"] = {"by": "hand", "corners": stored}
+    return obj
+
+
+def _stored_order(given, upright, used):
+    """The given (stored-pixel) points in the order the reader used them (tl, tr, br, bl)."""
+    import numpy as np
+
+    given = np.asarray(given, float).reshape(4, 2)
+    upright = np.asarray(upright, float).reshape(4, 2)
+    order = [int(np.argmin(np.linalg.norm(upright - np.asarray(p, float), axis=1))) for p in used]
+    return given[order]
 
 
 def failure_message(exc: BaseException, details: str = "the details are in the log") -> str:

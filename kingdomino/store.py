@@ -56,7 +56,21 @@ CREATE TABLE IF NOT EXISTS claims (
     created REAL NOT NULL,
     PRIMARY KEY (content_hash, rules, bonuses)
 );
+CREATE TABLE IF NOT EXISTS rereadings (
+    reading_id TEXT NOT NULL REFERENCES readings (id),
+    created REAL NOT NULL,
+    previous TEXT,
+    previous_error TEXT,
+    corrections_upto INTEGER NOT NULL
+);
+CREATE INDEX IF NOT EXISTS rereadings_reading ON rereadings (reading_id);
 """
+
+# corrections made on a machine reading that was since replaced (a new outline puts the squares
+# elsewhere): kept in the table, never applied to the new reading
+_SET_ASIDE = ("EXISTS (SELECT 1 FROM rereadings x WHERE x.reading_id = c.reading_id"
+              " AND x.corrections_upto >= c.rowid)")
+
 
 DEFAULT_DB = "kingdomino.sqlite3"  # the file name inside the store folder
 STORE_ENV = "KINGDOMINO_STORE"
@@ -176,7 +190,8 @@ class Store:
         d["bonuses"] = json.loads(d["bonuses"])
         d["machine"] = json.loads(d["machine"]) if d["machine"] else None
         last = self._db.execute(
-            "SELECT kingdom FROM corrections WHERE reading_id=? ORDER BY rowid DESC LIMIT 1",
+            f"SELECT kingdom FROM corrections c WHERE reading_id=? AND NOT {_SET_ASIDE}"
+            " ORDER BY rowid DESC LIMIT 1",
             (d["id"],),
         ).fetchone()
         d["corrected"] = json.loads(last[0]) if last else None
@@ -234,14 +249,16 @@ class Store:
 
     def correction_of(self, reading_id: str) -> dict | None:
         """The latest correction of this reading, or of the reading it was derived from (a
-        batch re-scoring the same reading for other bonuses); never another reading's."""
+        batch re-scoring the same reading for other bonuses); never another reading's, and
+        never one set aside when the photo was read again (``replace_machine``)."""
         seen = set()
         rid = reading_id
         while rid and rid not in seen:
             seen.add(rid)
             row = self._db.execute(
                 "SELECT c.kingdom, r.derived_from FROM readings r LEFT JOIN corrections c"
-                " ON c.reading_id = r.id WHERE r.id=? ORDER BY c.rowid DESC LIMIT 1", (rid,),
+                f" ON c.reading_id = r.id AND NOT {_SET_ASIDE}"
+                " WHERE r.id=? ORDER BY c.rowid DESC LIMIT 1", (rid,),
             ).fetchone()
             if row is None:
                 return None
@@ -292,3 +309,38 @@ class Store:
     def release_all(self, owner: str) -> None:
         with self._db:
             self._db.execute("DELETE FROM claims WHERE owner=?", (owner,))
+
+    # -- added for the outline given by hand (additive): a new machine reading of a result
+
+    def replace_machine(self, reading_id: str, machine: dict) -> int:
+        """Make ``machine`` the reading's machine reading (the photo read again, e.g. inside an
+        outline given by hand); the previous one is kept in ``rereadings``. Corrections made so
+        far were made on squares of the previous reading: they stay in the table but no longer
+        apply (``get``'s ``corrected`` is None until a new correction). Returns how many
+        corrections were set aside."""
+        if self.get(reading_id) is None:
+            raise KeyError(reading_id)
+        with self._db:
+            row = self._db.execute("SELECT machine, error FROM readings WHERE id=?",
+                                   (reading_id,)).fetchone()
+            upto = self._db.execute("SELECT COALESCE(MAX(rowid), 0) FROM corrections"
+                                    ).fetchone()[0]
+            live = self._db.execute(
+                f"SELECT COUNT(*) FROM corrections c WHERE reading_id=? AND NOT {_SET_ASIDE}",
+                (reading_id,)).fetchone()[0]
+            self._db.execute(
+                "INSERT INTO rereadings (reading_id, created, previous, previous_error,"
+                " corrections_upto) VALUES (?,?,?,?,?)",
+                (reading_id, time.time(), row[0], row[1], upto))
+            self._db.execute("UPDATE readings SET machine=?, error=NULL WHERE id=?",
+                             (json.dumps(machine), reading_id))
+        return int(live)
+
+    def rereadings(self, reading_id: str) -> list[dict]:
+        """The machine readings a result had before, oldest first (``previous`` None: the
+        photo had not been read then, ``previous_error`` says why)."""
+        rows = self._db.execute(
+            "SELECT created, previous, previous_error FROM rereadings WHERE reading_id=?"
+            " ORDER BY rowid", (reading_id,)).fetchall()
+        return [{"created": r[0], "previous": json.loads(r[1]) if r[1] else None,
+                 "previous_error": r[2]} for r in rows]

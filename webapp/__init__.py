@@ -107,10 +107,11 @@ def create_app(test_config: dict | None = None) -> Flask:
         app.config["DATABASE"] = str(instance / "kingdomino.sqlite3")
     Store(app.config["DATABASE"]).close()  # create the tables now: fail early on a bad path
 
-    from . import api, pages
+    from . import api, outline, pages
 
     app.register_blueprint(pages.bp)
     app.register_blueprint(api.bp)
+    app.register_blueprint(outline.bp)  # the outline given by hand
     try:
         from . import batch
     except ImportError:  # the batch page is optional: the rest works without it

@@ -9,7 +9,7 @@ from __future__ import annotations
 from flask import Blueprint, jsonify, request, url_for
 from werkzeug.exceptions import BadRequest
 
-from . import get_store, service
+from . import get_store, outline, service
 
 bp = Blueprint("api", __name__, url_prefix="/api")
 
@@ -33,9 +33,11 @@ def score():
     if "photo" not in request.files:
         raise BadRequest("no photo: send the image in a multipart form field named \"photo\"")
     rules, bonuses = service.form_choice(request.form)
+    corners, size = outline.form_outline(request.form)
     rid, obj = service.read_photo(request.files["photo"], rules, bonuses,
                                   player=service.parse_player(request.form.get("player")),
-                                  claimed=service.parse_claimed(request.form.get("claimed")))
+                                  claimed=service.parse_claimed(request.form.get("claimed")),
+                                  corners=corners, size=size)
     source = get_store().get(rid)["source"]
     out = {"source": source, **obj}  # as `kingdomino score --json`
     out["id"] = rid

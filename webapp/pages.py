@@ -34,6 +34,8 @@ def upload():
         rid, _ = service.read_photo(upload, rules, bonuses, player=service.parse_player(form.get("player")),
                                 claimed=claimed)
     except (BadRequest, UnprocessableEntity) as exc:
+        if getattr(exc, "reading_id", None):  # no kingdom found: place its outline by hand
+            return redirect(url_for("pages.result", rid=exc.reading_id), code=303)
         return render_template("index.html", choices=_choices(), error=exc.description,
                                form=form, chosen=form.getlist("bonus")), exc.code
     return redirect(url_for("pages.result", rid=rid), code=303)

@@ -19,8 +19,9 @@ LOW_CONFIDENCE = 0.8  # a square read with less confidence than this may explain
 _READ_LOCK = threading.Lock()
 
 
-def default_reader(photo: bytes, rules: str, bonuses=()) -> dict:
-    """The real reader: the contract's scored JSON of a photo (``kingdomino.service``).
+def default_reader(photo: bytes, rules: str, bonuses=(), corners=None, size=None) -> dict:
+    """The real reader: the contract's scored JSON of a photo (``kingdomino.service``);
+    ``corners`` (stored pixels) and ``size``: the outline given by hand.
 
     One photo at a time: the server runs requests in threads and the models' networks are not
     safe to run concurrently (and each read already uses every core).
@@ -28,7 +29,8 @@ def default_reader(photo: bytes, rules: str, bonuses=()) -> dict:
     from kingdomino import service
 
     with _READ_LOCK:
-        return service.score_photo(photo, rules=rules, bonuses=bonuses)
+        return service.score_photo(photo, rules=rules, bonuses=bonuses, size=size,
+                                   corners=corners)
 
 
 def decode(photo: bytes):

@@ -17,7 +17,7 @@ from kingdomino import service
 from kingdomino.store import content_hash
 from vision.io import PhotoBusy
 
-from . import get_store
+from . import get_store, outline
 from .reading import breakdown_csv, dispute, grid_points, scale_points, shrink_photo
 from .security import ImageRejected, check_image
 
@@ -262,7 +262,7 @@ def parse_player(value) -> str | None:
 
 
 def read_photo(upload, rules: str, bonuses, player: str | None = None,
-               claimed: int | None = None) -> tuple[str, dict]:
+               claimed: int | None = None, corners=None, size=None) -> tuple[str, dict]:
     """Check, read, score and store an uploaded photo. Returns ``(id, scored JSON)``.
 
     Refusals (``BadRequest`` 400 for a bad file, 422 for a photo with no readable kingdom)
@@ -287,13 +287,14 @@ def read_photo(upload, rules: str, bonuses, player: str | None = None,
         current_app.logger.exception("decoding an upload failed")
         raise BadRequest("the image cannot be decoded: it is damaged or in a form this server "
                          "does not read; send it again as a JPEG or PNG")
+    outline.fits_photo(data, corners)  # 400 when the outline given lies outside the photo
     # the file name is a label only (base name, printable); never a path we open
     name = (upload.filename or "").replace("\\", "/").rsplit("/", 1)[-1]
     name = "".join(ch for ch in name if ch.isprintable()).strip()[-200:] or "photo"
     reader = current_app.config["READER"]
     store = get_store()
     try:
-        obj = reader(data, rules, bonuses)
+        obj = reader(data, rules, bonuses, **outline.reader_options(corners, size))
     except PhotoBusy as exc:
         raise ServiceUnavailable(str(exc))
     except Exception as exc:
@@ -303,10 +304,12 @@ def read_photo(upload, rules: str, bonuses, player: str | None = None,
             current_app.logger.exception("reading upload %r failed", name)
             message = ("this photo could not be read: the reader failed on it (the fault was "
                        "logged); try another photo, taken from above in even light")
-        store.add_reading(rules=rules, bonuses=bonuses, error=message, source=name,
-                          content_hash=content_hash(data), player=player, claimed=claimed,
-                          photo=small)
-        raise UnprocessableEntity(message)
+        rid = store.add_reading(rules=rules, bonuses=bonuses, error=message, source=name,
+                                content_hash=content_hash(data), player=player,
+                                claimed=claimed, photo=small)
+        refused = UnprocessableEntity(message)
+        refused.reading_id = rid  # the upload page offers the outline by hand on it
+        raise refused
     machine = dict(obj)
     machine["photo_size"] = [width, height]
     rid = store.add_reading(rules=rules, bonuses=bonuses, machine=machine, source=name,

@@ -1,0 +1,152 @@
+"""The outline given by hand: corner text, order, checks, EXIF turns, 5x5/7x7, the reading."""
+import struct
+from pathlib import Path
+
+import cv2
+import numpy as np
+import pytest
+
+from vision import outline_hand as oh
+from vision.classify import MODELS_DIR
+
+SAMPLES = Path(__file__).resolve().parent.parent.parent / "samples"
+needs_model = pytest.mark.skipif(not (MODELS_DIR / "squares.onnx").exists(),
+                                 reason="no trained model in models/ (run `kingdomino train`)")
+
+
+def with_orientation(jpeg: bytes, orientation: int) -> bytes:
+    """The JPEG with an EXIF block (APP1) holding only the orientation tag."""
+    tiff = b"II*\x00" + struct.pack("<I", 8) + struct.pack("<H", 1)
+    tiff += struct.pack("<HHIHH", 0x0112, 3, 1, orientation, 0) + struct.pack("<I", 0)
+    body = b"Exif\x00\x00" + tiff
+    return jpeg[:2] + b"\xff\xe1" + struct.pack(">H", len(body) + 2) + body + jpeg[2:]
+
+
+@pytest.fixture(scope="module")
+def samples():
+    """The bundled sample photos with their true outlines, from the generator's fixed seeds."""
+    from vision import synth
+
+    out = {}
+    for name in ("kingdom-5x5", "kingdom-7x7"):
+        _, truth, corners = synth.make_sample(name)
+        out[name] = ((SAMPLES / f"{name}.jpg").read_bytes(), truth, np.asarray(corners, float))
+    return out
+
+
+@pytest.fixture(scope="module")
+def reader():
+    from vision import Reader
+
+    return Reader()
+
+
+def right_squares(reading, truth) -> int:
+    return sum((a["terrain"], a["crowns"]) == (b["terrain"], b["crowns"])
+               for ra, rb in zip(reading.cells, truth["cells"]) for a, b in zip(ra, rb))
+
+
+# ---------------------------------------------------------------- text and checks
+
+SQUARE = [[100, 100], [500, 110], [490, 520], [90, 500]]
+
+
+def test_parse_corners_reads_eight_numbers_with_spaces():
+    pts = oh.parse_corners(" 100,100, 500,110,490.5,520 ,90,500")
+    assert pts.shape == (4, 2) and pts[2].tolist() == [490.5, 520.0]
+
+
+@pytest.mark.parametrize("text, says", [
+    ("", "eight numbers"),
+    ("1,2,3,4,5,6,7", "got 7"),
+    ("1,2,3,4,5,6,7,8,9", "got 9"),
+    ("100,100,500,x,490,520,90,500", "'x'"),
+    ("100,100,500,nan,490,520,90,500", "finite"),
+    ("100,100,100,101,490,520,90,500", "same point"),
+    ("100,100,500,100,300,150,300,500", "convex"),
+    ("0,0,400,0,800,2,400,300", "flat"),
+])
+def test_bad_corner_text_says_how_to_fix_it(text, says):
+    with pytest.raises(oh.OutlineError) as err:
+        oh.parse_corners(text)
+    assert says in str(err.value)
+    assert isinstance(err.value, ValueError)
+
+
+@pytest.mark.parametrize("turn", range(4))
+@pytest.mark.parametrize("backwards", [False, True])
+def test_any_first_corner_either_direction_gives_the_same_order(turn, backwards):
+    pts = np.array(SQUARE, float)
+    given = np.roll(pts[::-1] if backwards else pts, turn, axis=0)
+    assert oh.order_outline(given).tolist() == oh.order_outline(pts).tolist()
+    assert oh.order_outline(given)[0].tolist() == [100, 100]  # tl: the top side's left end
+
+
+def test_outline_far_outside_the_photo_is_refused():
+    with pytest.raises(oh.OutlineError, match="outside the photo"):
+        oh.check_outline([[100, 100], [5000, 110], [4900, 520], [90, 500]], (600, 800))
+    # a corner a little beyond the edge (a kingdom cut by the frame) is fine
+    assert oh.check_outline([[-20, 10], [820, 0], [800, 590], [0, 610]], (600, 800)).shape == (4, 2)
+
+
+# ---------------------------------------------------------------- EXIF
+
+
+@pytest.mark.parametrize("orientation", range(1, 9))
+def test_stored_points_land_where_the_decoder_puts_them(orientation):
+    from vision.io import load_image
+
+    stored = np.full((120, 200, 3), 40, np.uint8)
+    stored[18:23, 28:33] = 255  # a bright mark centred on stored (30.5, 20.5)
+    ok, enc = cv2.imencode(".jpg", stored, [cv2.IMWRITE_JPEG_QUALITY, 95])
+    data = with_orientation(enc.tobytes(), orientation)
+    assert oh.exif_orientation(data) == orientation
+    upright = load_image(data)
+    ys, xs = np.nonzero(upright[:, :, 1] > 150)
+    seen = [xs.mean() + 0.5, ys.mean() + 0.5]
+    mapped = oh.stored_to_upright([[30.5, 20.5]], orientation, 200, 120)[0]
+    assert np.allclose(mapped, seen, atol=1.0), (mapped, seen)
+
+
+def test_no_exif_is_orientation_1():
+    ok, enc = cv2.imencode(".jpg", np.zeros((8, 8, 3), np.uint8))
+    assert oh.exif_orientation(enc.tobytes()) == 1
+    assert oh.exif_orientation(b"\x89PNG\r\n\x1a\n") == 1
+
+
+# ---------------------------------------------------------------- size and reading
+
+
+def test_decide_size_counts_the_squares_inside_the_outline(samples):
+    from vision.io import load_image
+
+    for name, n in (("kingdom-5x5", 5), ("kingdom-7x7", 7)):
+        data, _, corners = samples[name]
+        assert oh.decide_size(load_image(data), oh.order_outline(corners)) == n
+
+
+@needs_model
+@pytest.mark.parametrize("name", ["kingdom-5x5", "kingdom-7x7"])
+def test_reads_the_sample_inside_its_true_outline_from_any_corner(reader, samples, name):
+    data, truth, corners = samples[name]
+    given = np.roll(corners[::-1], 1, axis=0)  # another first corner, the other direction
+    reading, _ = oh.read_photo_outline(reader, data, given)
+    assert reading.size == truth["size"]
+    assert right_squares(reading, truth) == truth["size"] ** 2
+    assert np.allclose(reading.corners, corners, atol=0.5)  # tl, tr, br, bl as the truth's
+
+
+@needs_model
+def test_corners_in_stored_pixels_of_a_photo_turned_by_exif(reader, samples):
+    data, truth, corners = samples["kingdom-5x5"]
+    upright = cv2.imdecode(np.frombuffer(data, np.uint8), cv2.IMREAD_COLOR)
+    h, w = upright.shape[:2]
+    # stored a quarter turn anticlockwise; EXIF 6 tells the decoder to turn it back clockwise
+    stored = cv2.rotate(upright, cv2.ROTATE_90_COUNTERCLOCKWISE)
+    ok, enc = cv2.imencode(".jpg", stored, [cv2.IMWRITE_JPEG_QUALITY, 95])
+    turned = with_orientation(enc.tobytes(), 6)
+    # an upright (x, y) was stored at (y, w - x)
+    given = np.stack([corners[:, 1], w - corners[:, 0]], axis=1)
+    reading, up = oh.read_photo_outline(reader, turned, given, size=5)
+    assert np.allclose(np.sort(up, axis=0), np.sort(corners, axis=0), atol=1.0)
+    assert right_squares(reading, truth) == 25

@@ -1,0 +1,133 @@
+// The outline given by hand on the result page: four draggable corners on the photo, a size,
+// "Read again" -> POST /api/readings/<id>/outline (webapp/outline.py), then the page reloads
+// to show the new reading. Corners are kept in the stored photo's own pixels.
+(function () {
+  "use strict";
+  var SVGNS = "http://www.w3.org/2000/svg";
+  var data = JSON.parse(document.getElementById("reading-data").textContent);
+  var csrf = document.querySelector('meta[name="csrf-token"]').getAttribute("content");
+  var img = document.getElementById("outline-photo");
+  var svg = document.getElementById("outline-svg");
+  var sizeSel = document.getElementById("outline-size");
+  var button = document.getElementById("outline-read");
+  var status = document.getElementById("outline-status");
+  if (!img || !svg || !data.id) { return; }
+
+  var W = 0, H = 0, pts = [], handles = [], poly = null, drag = -1;
+
+  function startCorners() {
+    var g = data.grid;
+    if (g && g.length > 1 && data.photo_size) {
+      var k = W / data.photo_size[0], last = g.length - 1, lastc = g[0].length - 1;
+      return [g[0][0], g[0][lastc], g[last][lastc], g[last][0]].map(function (p) {
+        return [p[0] * k, p[1] * k];
+      });
+    }
+    var mx = W * 0.25, my = H * 0.25;  // nothing found: a rectangle in the middle to start from
+    return [[mx, my], [W - mx, my], [W - mx, H - my], [mx, H - my]];
+  }
+
+  function clamp(v, lo, hi) { return Math.max(lo, Math.min(hi, v)); }
+
+  function draw() {
+    poly.setAttribute("points", pts.map(function (p) { return p[0] + "," + p[1]; }).join(" "));
+    pts.forEach(function (p, i) {
+      handles[i].setAttribute("cx", p[0]);
+      handles[i].setAttribute("cy", p[1]);
+      handles[i].setAttribute("aria-label", "Outline corner " + (i + 1) + " of 4 at " +
+        Math.round(p[0]) + ", " + Math.round(p[1]) + ": arrows move it");
+    });
+  }
+
+  function toPhoto(ev) {
+    var r = svg.getBoundingClientRect();
+    return [clamp((ev.clientX - r.left) * W / r.width, 0, W),
+            clamp((ev.clientY - r.top) * H / r.height, 0, H)];
+  }
+
+  function build() {
+    W = img.naturalWidth; H = img.naturalHeight;
+    if (!W || !H) { return; }
+    svg.setAttribute("viewBox", "0 0 " + W + " " + H);
+    svg.innerHTML = "";
+    svg.style.touchAction = "none";  // a finger drags the corner, not the page
+    var stroke = Math.max(1.5, W / 400), radius = Math.max(8, W / 60);
+    pts = startCorners();
+    poly = document.createElementNS(SVGNS, "polygon");
+    poly.setAttribute("fill", "rgba(255,140,0,0.12)");
+    poly.setAttribute("stroke", "#ff8c00");
+    poly.setAttribute("stroke-width", stroke);
+    svg.appendChild(poly);
+    handles = pts.map(function (p, i) {
+      var c = document.createElementNS(SVGNS, "circle");
+      c.setAttribute("r", radius);
+      c.setAttribute("fill", "rgba(255,140,0,0.55)");
+      c.setAttribute("stroke", "#fff");
+      c.setAttribute("stroke-width", stroke);
+      c.setAttribute("tabindex", "0");
+      c.setAttribute("role", "button");
+      c.setAttribute("class", "outline-corner");
+      c.setAttribute("data-corner", String(i));
+      c.addEventListener("pointerdown", function (ev) {
+        drag = i;
+        c.setPointerCapture(ev.pointerId);
+        ev.preventDefault();
+      });
+      c.addEventListener("pointermove", function (ev) {
+        if (drag !== i) { return; }
+        pts[i] = toPhoto(ev);
+        draw();
+      });
+      c.addEventListener("pointerup", function () { drag = -1; });
+      c.addEventListener("keydown", function (ev) {
+        var step = ev.shiftKey ? Math.max(10, W / 50) : 1;
+        var d = { ArrowLeft: [-step, 0], ArrowRight: [step, 0], ArrowUp: [0, -step], ArrowDown: [0, step] }[ev.key];
+        if (!d) { return; }
+        ev.preventDefault();
+        pts[i] = [clamp(pts[i][0] + d[0], 0, W), clamp(pts[i][1] + d[1], 0, H)];
+        draw();
+      });
+      svg.appendChild(c);
+      return c;
+    });
+    draw();
+  }
+
+  function say(text, isError) {
+    status.textContent = text;
+    status.classList.toggle("error", !!isError);
+  }
+
+  button.addEventListener("click", function () {
+    var body = { corners: pts.map(function (p) { return [Math.round(p[0] * 10) / 10, Math.round(p[1] * 10) / 10]; }) };
+    if (sizeSel.value) { body.size = parseInt(sizeSel.value, 10); }
+    button.disabled = true;
+    say("Reading the kingdom inside the outline...");
+    fetch("/api/readings/" + encodeURIComponent(data.id) + "/outline", {
+      method: "POST",
+      credentials: "same-origin",
+      headers: { "Content-Type": "application/json", "X-CSRF-Token": csrf },
+      body: JSON.stringify(body)
+    }).then(function (resp) {
+      return resp.json().then(function (j) { return { ok: resp.ok, body: j }; });
+    }).then(function (res) {
+      if (!res.ok) {
+        button.disabled = false;
+        say(res.body.error || "the photo could not be read again", true);
+        return;
+      }
+      var aside = res.body.set_aside ? " (" + res.body.set_aside + " earlier correction" +
+        (res.body.set_aside === 1 ? "" : "s") + " set aside)" : "";
+      say("Read again: total " + res.body.score.total + aside + ".");
+      window.location.reload();
+    }).catch(function () {
+      button.disabled = false;
+      say("the server could not be reached: try again", true);
+    });
+  });
+
+  if (data.machine && data.machine.cells && (data.machine.cells.length === 5 || data.machine.cells.length === 7)) {
+    sizeSel.value = String(data.machine.cells.length);
+  }
+  if (img.complete && img.naturalWidth) { build(); } else { img.addEventListener("load", build); }
+})();
