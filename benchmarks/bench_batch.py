@@ -33,7 +33,7 @@ def make_photos(folder: Path, photos: int, distinct: int, width: int, seed: int)
     import cv2
     import numpy as np
 
-    from vision import synth
+    from vision.lab import synth
 
     rng = np.random.default_rng(seed)
     scenes = []

@@ -32,7 +32,7 @@ if str(ROOT) not in sys.path:
 
 import engine  # noqa: E402
 import vision  # noqa: E402
-from vision import synth  # noqa: E402
+from vision.lab import synth  # noqa: E402
 
 STAGES = ("decode", "detect", "classify", "score", "total")
 
@@ -61,7 +61,7 @@ def make_scenes(n: int, seed: int, folder: Path) -> list[Path]:
 
 def phone_photos() -> list[Path]:
     try:
-        from vision.datasets import load_phone
+        from vision.lab.datasets import load_phone
 
         return [p.path for p in load_phone() if p.path.exists()]
     except (OSError, FileNotFoundError):

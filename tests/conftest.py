@@ -1,13 +1,14 @@
 """Shared fixtures: where ``../shared`` is (tests that need it skip with a reason when absent)."""
 from __future__ import annotations
 
-import os
 from pathlib import Path
 
 import pytest
 
+from vision.lab.datasets import shared_dir
+
 ROOT = Path(__file__).resolve().parent.parent
-SHARED = Path(os.environ.get("KINGDOMINO_SHARED", ROOT.parent / "shared"))
+SHARED = shared_dir()   # $KINGDOMINO_SHARED, else ../shared: the same folder the loaders read
 
 
 def shared_path(*parts: str) -> Path:

@@ -11,9 +11,10 @@ import cv2
 import numpy as np
 
 from vision import config as _config
+from vision import detect
 from vision.classify import SquareClassifier, SquareReading
 from vision.errors import NO_KINGDOM, PhotoError
-from vision.squares import cell_crops, image_corners, rectify
+from vision.squares import cell_crops, rectify
 
 
 @dataclass
@@ -61,24 +62,16 @@ class Reader:
         self.ccfg = self.cfg["classify"]
         self.rcfg = self.cfg.get("review", {})
         self.classifier = SquareClassifier(model_path, self.ccfg)
-        try:
-            from vision import detect
-        except ImportError:  # detection not available: photos must be rectified boards
-            detect = None
-        self._detect = detect
 
     # ------------------------------------------------------------------ board
     def find(self, image: np.ndarray, size: int | None = None) -> _Found:
         cell = self.ccfg["cell"]
-        if self._detect is not None:
-            board = self._detect.find_board(image, self.cfg, size=size)
-            offsets = None
-            if getattr(board, "offsets", None) is not None and board.cell:
-                offsets = np.asarray(board.offsets, dtype=np.float64) * (cell / board.cell)
-            return _Found(np.asarray(board.corners, np.float32), board.rows, board.cols,
-                          board.size, offsets, list(board.warnings))
-        return _Found(image_corners(image), 5, 5, 5, None,
-                      ["no board detector available: the photo was read as a rectified 5x5 board"])
+        board = detect.find_board(image, self.cfg, size=size)
+        offsets = None
+        if getattr(board, "offsets", None) is not None and board.cell:
+            offsets = np.asarray(board.offsets, dtype=np.float64) * (cell / board.cell)
+        return _Found(np.asarray(board.corners, np.float32), board.rows, board.cols,
+                      board.size, offsets, list(board.warnings))
 
     # ------------------------------------------------------------------ read
     def read(self, image: np.ndarray, size: int | None = None, *, corners=None,

@@ -5,10 +5,6 @@ import numpy as np
 import pytest
 
 from tests.conftest import shared_path
-from vision.classify import MODELS_DIR
-
-pytestmark = pytest.mark.skipif(not (MODELS_DIR / "squares.onnx").exists(),
-                                reason="no trained model in models/ (run `kingdomino train`)")
 
 
 @pytest.fixture(scope="module")
@@ -19,7 +15,7 @@ def reader():
 
 
 def aau_photo(n=1):
-    from vision.datasets import load_aau
+    from vision.lab.datasets import load_aau
 
     root = shared_path("datasets")
     photo = [p for p in load_aau(root) if p.name == f"aau-{n}"][0]
@@ -137,7 +133,8 @@ def test_a_find_holding_no_domino_is_no_kingdom(reader, monkeypatch):
 def test_generated_tables_without_a_kingdom(reader):
     """Tables with clutter, loose dominoes and cutting mats but no kingdom: 'no kingdom found'
     for nearly all: before the two-domino-halves rule, 3 of these 12 gave a small "kingdom"."""
-    from vision import PhotoError, synth
+    from vision import PhotoError
+    from vision.lab import synth
 
     board, mask = np.full((500, 500, 3), 128, np.uint8), np.zeros((500, 500), np.uint8)
     found = []

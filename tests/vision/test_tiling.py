@@ -74,7 +74,7 @@ def test_repair_keeps_within_the_game_supply_and_fixed_squares():
     probs = _probs([{"field0": 1.0}, {"mine3": 1.0},
                     {"empty0": 0.5, "mine3": 0.4, "field0": 0.1}, {"field0": 1.0}])
     best = probs.argmax(axis=1)
-    cap = supply_capacity(square_supply(shared_path("rules", "kingdomino-dominoes.csv")))
+    cap = supply_capacity(square_supply())
     assert repair(probs, best, 1, 4, PARTNERS, 4.0) == {2: idx("mine3")[0]}
     assert repair(probs, best, 1, 4, PARTNERS, 4.0, capacity=cap) == {2: idx("field0")[0]}
     assert repair(probs, best, 1, 4, PARTNERS, 4.0, fixed={2}) is None
@@ -123,7 +123,7 @@ def test_a_kingdom_that_cannot_be_laid_out_is_flagged():
 def test_every_labelled_dev_kingdom_lays_out():
     """The rule the repair rests on: no true kingdom (dev labels of both datasets) fails it."""
     shared_path("datasets")
-    from vision.train import dev_photos
+    from vision.lab.train import dev_photos
 
     photos = dev_photos()
     assert len(photos) > 50

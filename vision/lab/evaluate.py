@@ -6,7 +6,7 @@ For each fold the classifier is retrained on the other folds' dev photos (no kin
 - ``aau``: the rectified AAU boards (whole image = board);
 - ``phone``: phone photos rectified from their labelled corners (reading accuracy alone);
 - ``phone-detected``: phone photos read end to end with ``vision.detect`` (when present);
-- ``synth``: held-out AAU boards put into generated photo scenes (``vision.synth``) and read
+- ``synth``: held-out AAU boards put into generated photo scenes (``vision.lab.synth``) and read
   end to end (detect + read).
 
 Temperatures for the confidences are fitted on the out-of-fold outputs and, after a full run,
@@ -113,14 +113,9 @@ class Case:
 def build_cases(photos, cfg: dict, log, with_detect: bool = True, with_synth: bool = True):
     ccfg, rcfg = cfg["classify"], cfg.get("review", {})
     cell, bm, cm = ccfg["cell"], ccfg["board_margin"], ccfg["crop_margin"]
-    try:
-        from vision import detect
-    except ImportError:
-        detect = None
-    try:
-        from vision import synth
-    except ImportError:
-        synth = None
+    from vision import detect
+    from vision.lab import synth
+
     cases = []
     for i, p in enumerate(photos):
         image = cv2.imread(str(p.path), cv2.IMREAD_COLOR)
@@ -130,10 +125,10 @@ def build_cases(photos, cfg: dict, log, with_detect: bool = True, with_synth: bo
         cases.append(Case(p.dataset, i, p.name, crops, p.rows, p.cols, p.terrain, p.crowns,
                           outside_cells(image.shape, corners, p.rows, p.cols, rcfg),
                           occluded=p.occluded))
-        if p.dataset == "phone" and detect is not None and with_detect:
+        if p.dataset == "phone" and with_detect:
             cases.append(_detected_case("phone-detected", i, p.name, image, p.terrain, p.crowns,
                                         detect, cfg))
-        if p.dataset == "aau" and synth is not None and with_synth:
+        if p.dataset == "aau" and with_synth:
             rng = np.random.default_rng(1000 + i)
             try:
                 scene, _sc, info = synth.make_scene(image, rng, return_info=True)
@@ -151,7 +146,7 @@ def _detected_case(kind, i, name, image, terrain, crowns, detect, cfg) -> Case:
     cell, bm, cm = ccfg["cell"], ccfg["board_margin"], ccfg["crop_margin"]
     rows, cols = len(terrain), len(terrain[0])
     try:
-        b = detect.find_board(image, cfg) if detect is not None else None
+        b = detect.find_board(image, cfg)
     except ValueError:
         b = None
     if b is None or (b.rows, b.cols) not in ((rows, cols), (cols, rows)):
@@ -175,7 +170,7 @@ def aligned_truth(terrain, crowns, grid):
     it. The labels are compared with the reading in the turn (among those giving the
     reading's shape) where most squares agree; the first such turn on a tie.
     """
-    from vision.synth import scene_grid       # the one quarter-turn of label grids
+    from vision.lab.synth import scene_grid       # the one quarter-turn of label grids
 
     rows, cols = len(grid), len(grid[0]) if grid else 0
     read = [[(sq.terrain, sq.crowns) for sq in row] for row in grid]
@@ -287,7 +282,7 @@ def format_summary(kind: str, s: dict) -> str:
 
 # ----------------------------------------------------------------------------- run
 def _fit_temperatures(logits_list, cases):
-    from vision.train import fit_temperature
+    from vision.lab.train import fit_temperature
 
     L, T, C = [], [], []
     for lg, cs in zip(logits_list, cases):
@@ -317,7 +312,7 @@ def run(photos, folds: int, quick: bool, log=print, epochs: int | None = None,
                 logits[j] = clf.logits(cs.crops)
         temps = (clf.t_terrain, clf.t_crowns)
     else:
-        from vision.train import DEFAULT_EPOCHS, export_onnx, fit
+        from vision.lab.train import DEFAULT_EPOCHS, export_onnx, fit
 
         fold_of = assign_folds(photos, folds)
         with tempfile.TemporaryDirectory() as tmp:
@@ -399,7 +394,7 @@ def record_figures(res: dict, folds: int) -> str | None:
 
 
 def main(args) -> int:
-    from vision.train import dev_photos
+    from vision.lab.train import dev_photos
 
     quick = bool(getattr(args, "quick", False))
     folds = int(getattr(args, "folds", 5) or 5)
