@@ -7,7 +7,6 @@ castle/empty none), a calibrated confidence, and flags for squares a person shou
 """
 from __future__ import annotations
 
-import csv
 import json
 from collections import Counter
 from dataclasses import dataclass, field
@@ -16,44 +15,10 @@ from pathlib import Path
 import cv2
 import numpy as np
 
-TERRAINS = ("field", "forest", "lake", "grassland", "swamp", "mine", "castle", "empty")
-MAX_CROWNS = {"field": 1, "forest": 1, "lake": 1, "grassland": 2, "swamp": 2, "mine": 3,
-              "castle": 0, "empty": 0}
-N_CROWNS = 4
+from vision.labels import (MAX_CROWNS, N_CROWNS, TERRAINS, VALID, domino_partners,  # noqa: F401
+                           game_crown_prior, square_supply, supply_capacity)
+
 MODELS_DIR = Path(__file__).resolve().parent.parent / "models"
-DOMINOES_CSV = Path(__file__).resolve().parent.parent / "engine" / "data" / "kingdomino-dominoes.csv"
-
-# valid[t, c]: the game has a square of terrain t with c crowns
-VALID = np.zeros((len(TERRAINS), N_CROWNS), dtype=bool)
-for _i, _t in enumerate(TERRAINS):
-    VALID[_i, :MAX_CROWNS[_t] + 1] = True
-
-
-def domino_halves(path: Path | None = None) -> list[tuple[tuple[str, int], tuple[str, int]]]:
-    """The game's dominoes as ``((terrain, crowns), (terrain, crowns))`` pairs, from the CSV."""
-    with open(path or DOMINOES_CSV, newline="", encoding="utf-8") as fh:
-        return [((row["terrain_a"], int(row["crowns_a"])), (row["terrain_b"], int(row["crowns_b"])))
-                for row in csv.DictReader(fh)]
-
-
-def square_supply(path: Path | None = None) -> Counter:
-    """How many squares of each ``(terrain, crowns)`` the 48 dominoes hold (castle: one each)."""
-    return Counter(half for domino in domino_halves(path) for half in domino)
-
-
-def domino_partners(path: Path | None = None) -> np.ndarray:
-    """``partners[a, b]``: some domino has a half reading ``a`` and the other half reading ``b``.
-
-    Readings are flattened ``(terrain, crowns)`` indices ``terrain * 4 + crowns``. Castle and
-    empty squares belong to no domino: their rows and columns stay False.
-    """
-    n = len(TERRAINS) * N_CROWNS
-    partners = np.zeros((n, n), dtype=bool)
-    for (ta, ca), (tb, cb) in domino_halves(path):
-        a = TERRAINS.index(ta) * N_CROWNS + ca
-        b = TERRAINS.index(tb) * N_CROWNS + cb
-        partners[a, b] = partners[b, a] = True
-    return partners
 
 
 def partner_support(joint: np.ndarray, rows: int, cols: int, partners: np.ndarray) -> np.ndarray:
@@ -89,17 +54,6 @@ def _softmax(x: np.ndarray, axis: int = -1) -> np.ndarray:
     z = x - x.max(axis=axis, keepdims=True)
     e = np.exp(z)
     return e / e.sum(axis=axis, keepdims=True)
-
-
-def game_crown_prior(supply: Counter) -> np.ndarray:
-    """P(crowns | terrain) over the game's squares, ``(terrains, 4)``; castle/empty: no crowns."""
-    prior = np.zeros((len(TERRAINS), N_CROWNS))
-    for i, t in enumerate(TERRAINS):
-        counts = [supply.get((t, k), 0) for k in range(N_CROWNS)]
-        if sum(counts) == 0:
-            counts = [1] + [0] * (N_CROWNS - 1)
-        prior[i] = np.asarray(counts, float) / sum(counts)
-    return prior
 
 
 def _normalised(joint: np.ndarray) -> np.ndarray:
@@ -228,15 +182,6 @@ def _retile(flat, denom, best, conf, shape, partners, max_cost, capacity, king, 
     return best, conf
 
 
-def supply_capacity(supply: Counter) -> np.ndarray:
-    """Most squares of each flattened reading one kingdom can hold (castle, empty: no limit)."""
-    cap = np.zeros(len(TERRAINS) * N_CROWNS)
-    for i, t in enumerate(TERRAINS):
-        for k in range(N_CROWNS):
-            cap[i * N_CROWNS + k] = np.inf if t in ("castle", "empty") else supply.get((t, k), 0)
-    return cap
-
-
 def _within_supply(flat, total, best, conf, capacity, fixed: int = -1):
     """Move the least confident squares of over-used readings to their next best reading with
     room left (one square at a time); a square with no such reading keeps its own (flagged)."""
@@ -316,9 +261,9 @@ class SquareClassifier:
         # the margin dimming is part of the model: read it from what the model was trained with
         self.margin = int(self.meta.get("crop_margin", self.cfg["crop_margin"]))
         self.margin_weight = float(self.meta.get("margin_weight", self.cfg.get("margin_weight", 1.0)))
-        self.supply = square_supply() if DOMINOES_CSV.exists() else Counter()
-        self.partners = domino_partners() if DOMINOES_CSV.exists() else None
-        self.capacity = supply_capacity(self.supply) if self.supply else None
+        self.supply = square_supply()
+        self.partners = domino_partners()
+        self.capacity = supply_capacity(self.supply)
         self.prior = None
         self.set_crown_prior(self.meta.get("crown_train_prior"), self.meta.get("crown_label_prior"))
 

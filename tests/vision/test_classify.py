@@ -1,8 +1,7 @@
 import numpy as np
 import pytest
 
-from tests.conftest import shared_path
-from vision.classify import (MAX_CROWNS, MODELS_DIR, N_CROWNS, TERRAINS, VALID, SquareClassifier,
+from vision.classify import (MAX_CROWNS, N_CROWNS, TERRAINS, VALID, SquareClassifier,
                              SquareReading, decode, domino_partners, partner_support,
                              supply_capacity, preprocess,
                              square_supply, supply_flags)
@@ -23,10 +22,21 @@ def test_prior_matches_the_rules():
 
 
 def test_prior_matches_the_domino_set():
-    supply = square_supply(shared_path("rules", "kingdomino-dominoes.csv"))
+    supply = square_supply()
     for (terrain, crowns), n in supply.items():
         assert VALID[TERRAINS.index(terrain), crowns], (terrain, crowns)
     assert supply[("mine", 3)] == 1 and supply[("mine", 0)] == 1
+
+
+def test_labels_from_the_engine_are_in_the_shipped_network_order():
+    # TERRAINS is built from the engine's domino set; the network's outputs are fixed by training
+    import json
+
+    from vision.classify import MODELS_DIR
+
+    outputs = json.loads((MODELS_DIR / "squares.json").read_text())["outputs"]
+    assert list(TERRAINS) == outputs["terrain"]
+    assert list(range(N_CROWNS)) == outputs["crowns"]
 
 
 def test_valid_reading_kept_with_high_confidence():
@@ -63,8 +73,6 @@ def test_two_three_crown_mines_are_flagged():
 
 
 def test_shipped_model_loads_in_cv2_dnn():
-    if not (MODELS_DIR / "squares.onnx").exists():
-        pytest.skip("no trained model in models/ (run `kingdomino train`)")
     clf = SquareClassifier()
     crops = np.random.default_rng(0).integers(0, 255, size=(3, clf.input_size, clf.input_size, 3),
                                               dtype=np.uint8)
@@ -125,7 +133,7 @@ def reading(terrain: str, crowns: int) -> int:
 
 
 def test_domino_partners_follow_the_domino_set():
-    partners = domino_partners(shared_path("rules", "kingdomino-dominoes.csv"))
+    partners = domino_partners()
     assert (partners == partners.T).all()
     # the one crownless mine (domino 23) lies beside a one-crown field, nothing else
     assert np.flatnonzero(partners[reading("mine", 0)]).tolist() == [reading("field", 1)]
@@ -200,7 +208,7 @@ def test_within_supply_moves_the_least_sure_extra_reading():
                   logits_for("field", 0)])
     z[1, len(TERRAINS) + 1] = z[1, len(TERRAINS) + 2] - 0.5      # unsure between 2 and 1 crowns
     z[2, len(TERRAINS) + 1] = z[2, len(TERRAINS) + 2] - 2.0
-    cap = supply_capacity(square_supply(shared_path("rules", "kingdomino-dominoes.csv")))
+    cap = supply_capacity(square_supply())
     t, c, conf, _ = decode(z, capacity=cap)
     assert [(TERRAINS[a], int(b)) for a, b in zip(t, c)] == \
         [("swamp", 2), ("swamp", 1), ("swamp", 2), ("field", 0)]
