@@ -245,7 +245,7 @@ class SquareClassifier:
         from vision import config
 
         self.cfg = cfg if cfg is not None else config.load()["classify"]
-        path = Path(model_path) if model_path else MODELS_DIR / self.cfg.get("model", "squares.onnx")
+        path = Path(model_path) if model_path else MODELS_DIR / self.cfg["model"]
         if not path.exists():
             raise FileNotFoundError(
                 f"square classifier model {path} is missing: run `kingdomino train` to build it")
@@ -260,7 +260,7 @@ class SquareClassifier:
         self.input_size = int(self.meta.get("input_size", self.cfg["cell"] + 2 * self.cfg["crop_margin"]))
         # the margin dimming is part of the model: read it from what the model was trained with
         self.margin = int(self.meta.get("crop_margin", self.cfg["crop_margin"]))
-        self.margin_weight = float(self.meta.get("margin_weight", self.cfg.get("margin_weight", 1.0)))
+        self.margin_weight = float(self.meta.get("margin_weight", self.cfg["margin_weight"]))
         self.supply = square_supply()
         self.partners = domino_partners()
         self.capacity = supply_capacity(self.supply)
@@ -274,7 +274,7 @@ class SquareClassifier:
         ``labelled``: its share among real squares. ``"marginal"`` swaps one for the other;
         ``"dominoes"`` uses the game's crowns-given-terrain odds instead of ``labelled``.
         """
-        mode = self.cfg.get("crown_prior", "none")
+        mode = self.cfg["crown_prior"]
         if mode not in ("none", "marginal", "dominoes"):
             raise ValueError(f"[classify] crown_prior must be none, marginal or dominoes, not {mode!r}")
         self.prior = None
@@ -294,12 +294,12 @@ class SquareClassifier:
         if crops.shape[1] != self.input_size or crops.shape[2] != self.input_size:
             crops = np.stack([cv2.resize(c, (self.input_size, self.input_size),
                                          interpolation=cv2.INTER_AREA) for c in crops])
-        turns = tta_turns(self.cfg.get("tta", 4))
+        turns = tta_turns(self.cfg["tta"])
         total = None
         for k in turns:                 # a square reads the same turned by 90 degrees: average
             view = np.rot90(crops, k, axes=(1, 2)) if k else crops
             out = []
-            bs = int(self.cfg.get("batch", 64))
+            bs = int(self.cfg["batch"])
             for i in range(0, len(view), bs):
                 blob = preprocess(view[i:i + bs], self.margin, self.margin_weight)
                 self.net.setInput(blob)
@@ -314,14 +314,14 @@ class SquareClassifier:
 
     def read_logits(self, logits: np.ndarray, rows: int, cols: int) -> list[list[SquareReading]]:
         """Network outputs of a ``rows x cols`` board -> readings with flags."""
-        max_cost = self.cfg.get("tiling_max_cost")
+        max_cost = self.cfg["tiling_max_cost"]
         report: dict = {}
         t, c, conf, raw_invalid = decode(logits, self.t_terrain, self.t_crowns, self.prior,
                                          shape=(rows, cols), partners=self.partners,
-                                         partner_floor=float(self.cfg.get("partner_floor", 1.0)),
-                                         one_castle=bool(self.cfg.get("one_castle", False)),
-                                         capacity=self.capacity if self.cfg.get("within_supply") else None,
-                                         tiling_max_cost=None if max_cost is None else float(max_cost),
+                                         partner_floor=float(self.cfg["partner_floor"]),
+                                         one_castle=bool(self.cfg["one_castle"]),
+                                         capacity=self.capacity if self.cfg["within_supply"] else None,
+                                         tiling_max_cost=None if max_cost is False else float(max_cost),
                                          report=report)
         grid = []
         for r in range(rows):
@@ -340,7 +340,7 @@ class SquareClassifier:
             grid.append(row)
         if self.supply:
             supply_flags(grid, self.supply)
-        castle_flags(grid, logits, self.t_terrain, int(self.cfg.get("no_castle_candidates", 1)))
+        castle_flags(grid, logits, self.t_terrain, int(self.cfg["no_castle_candidates"]))
         return grid
 
 

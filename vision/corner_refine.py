@@ -67,7 +67,7 @@ def refine_corners(edges, quad: np.ndarray, rows: int, cols: int, det: dict,
             sides.append(_bilinear(tile_prob, q * prob_scale))
         weights = np.clip(np.maximum(*sides), 0.0, 1.0).astype(np.float64) + 1e-3
     wsum = np.bincount(line_id, weights, n_lines)
-    keep = wsum > det.get("refine_min_line", 0.5) * per_cell
+    keep = wsum > det["refine_min_line"] * per_cell
     # the image direction across each grid line (from the first guess): only edges running
     # along the line count
     gx, gy = edges
@@ -90,9 +90,9 @@ def refine_corners(edges, quad: np.ndarray, rows: int, cols: int, det: dict,
 
     q = quad.astype(np.float64).copy()
     best = score(q)
-    max_move = det.get("refine_max_move", 0.2) * cell_px
-    step = det.get("refine_step", 0.08) * cell_px
-    min_step = det.get("refine_min_step", 0.01) * cell_px
+    max_move = det["refine_max_move"] * cell_px
+    step = det["refine_step"] * cell_px
+    min_step = det["refine_min_step"] * cell_px
     while step >= min_step:
         improved = False
         for i in range(4):

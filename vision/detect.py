@@ -53,7 +53,7 @@ class Board:
 def _section(cfg, name: str) -> dict:
     if cfg is None:
         cfg = _config.load()
-    return cfg.get(name, {})
+    return cfg[name]
 
 def _frame_size(rows: int, cols: int) -> int:
     return 7 if max(rows, cols) > 5 else 5
@@ -73,8 +73,8 @@ def locate(image: np.ndarray, cfg=None, size: int | None = None):
     det = _section(cfg, "detect")
     if image is None or image.ndim != 3 or image.shape[0] < 16 or image.shape[1] < 16:
         raise PhotoError("the image is too small to hold a kingdom")
-    mid, s_mid = downscale(image, int(det.get("refine_long_side", 800)))
-    small, s = downscale(mid, int(det.get("mask_long_side", 400)))
+    mid, s_mid = downscale(image, int(det["refine_long_side"]))
+    small, s = downscale(mid, int(det["mask_long_side"]))
     s *= s_mid
     h, w = image.shape[:2]
     pixel = pixel_map(small, det)
@@ -83,17 +83,17 @@ def locate(image: np.ndarray, cfg=None, size: int | None = None):
         n = size or 5
         return corners, n, n, 0.9, []
     maps = [pixel]
-    if det.get("tile_net"):
-        mix = float(det.get("tile_net_weight", 1.0))
+    if det["tile_net"]:
+        mix = float(det["tile_net_weight"])
         maps.insert(0, mix * tile_net(det).probability(small) + (1.0 - mix) * pixel)
     gray_mid = cv2.cvtColor(mid, cv2.COLOR_BGR2GRAY)
-    edges = edge_map(gray_mid) if det.get("refine", True) else None
+    edges = edge_map(gray_mid) if det["refine"] else None
     found = [f for f in (_outline(prob, mid, gray_mid, edges, s, s_mid, image.shape, det)
                          for prob in maps) if f is not None]
     if not found:
         raise PhotoError(NO_KINGDOM)
     if len(found) == 2 and found[0][1:3] == found[1][1:3] and corner_error(
-            found[0][0], found[1][0], any_first=True) <= det.get("outline_agree", 0.1):
+            found[0][0], found[1][0], any_first=True) <= det["outline_agree"]:
         return found[1]  # the same grid in the same place: the per-pixel map's sharper outline
     return max(found, key=lambda f: f[3])  # the surer count; ties: the network's
 
@@ -108,7 +108,7 @@ def _outline(prob, mid, gray_mid, edges, s, s_mid, shape, det):
     if blob is None:
         return None
     core = blob
-    r_open = int(round(det.get("tangent_open", 0.0)
+    r_open = int(round(det["tangent_open"]
                        * float(cv2.distanceTransform(blob, cv2.DIST_L2, 3).max())))
     if r_open > 0:  # thin appendages (a table edge, a light strip) must not hold a side
         opened = largest(cv2.morphologyEx(blob, cv2.MORPH_OPEN, disk(r_open)))
@@ -118,24 +118,24 @@ def _outline(prob, mid, gray_mid, edges, s, s_mid, shape, det):
     cnt = max(contours, key=cv2.contourArea)
     ys, xs = np.nonzero(core)
     xs, ys = xs + 0.5, ys + 0.5
-    pick = np.random.default_rng(0).choice(len(xs), min(int(det.get("inside_points", 300)), len(xs)), replace=False)
+    pick = np.random.default_rng(0).choice(len(xs), min(int(det["inside_points"]), len(xs)), replace=False)
     quad = fit_quad(cnt, det, np.stack([xs[pick], ys[pick]], 1).astype(np.float64))
     if quad is None:
         quad = cv2.boxPoints(cv2.minAreaRect(cnt)).astype(np.float32)
     quad = order_top_first(quad)
     zoom = s_mid / s
-    if det.get("use_vanishing_points", True):
+    if det["use_vanishing_points"]:
         region = cv2.dilate(core, np.ones((5, 5), np.uint8))
         region = cv2.resize(region, (mid.shape[1], mid.shape[0]), interpolation=cv2.INTER_NEAREST)
-        segs = edge_segments(gray_mid, region, int(det.get("segment_side", 600))) / zoom
+        segs = edge_segments(gray_mid, region, int(det["segment_side"])) / zoom
         blob_pts = np.stack([xs, ys], 1).astype(np.float64)
-        for _ in range(int(det.get("vp_rounds", 2))):
+        for _ in range(int(det["vp_rounds"])):
             new = vp_quad(segs, quad, blob_pts, det)
             if new is None:
                 break
             quad = new
     # rectify at a working resolution and count the cells
-    work = int(det.get("count_side", 280))
+    work = int(det["count_side"])
     Hq = cv2.getPerspectiveTransform(quad, np.array([[0, 0], [work, 0], [work, work], [0, work]],
                                                     np.float32))
     rect = cv2.warpPerspective(mid, Hq @ np.diag([1 / zoom, 1 / zoom, 1.0]), (work, work), flags=cv2.INTER_LINEAR)
@@ -153,7 +153,7 @@ def _outline(prob, mid, gray_mid, edges, s, s_mid, shape, det):
     if outside or xs.min() == 0 or ys.min() == 0 or xs.max() == hx or ys.max() == hy:
         warnings.append("part of the kingdom may be outside the photo: keep the whole "
                         "kingdom in the frame")
-    if conf < det.get("warn_confidence", 0.3):
+    if conf < det["warn_confidence"]:
         warnings.append(f"the grid size ({rows} x {cols}) is uncertain; check it")
     return corners, rows, cols, conf, warnings
 
@@ -170,7 +170,7 @@ def find_board(image: np.ndarray, cfg=None, size: int | None = None) -> Board:
     det = _section(cfg, "detect")
     corners, rows, cols, conf, warnings = locate(image, cfg, size)
     frame = size or _frame_size(rows, cols)
-    cell = int(det.get("cell", 100))
+    cell = int(det["cell"])
     board_img, H = warp_board(image, corners, rows, cols, cell)
     from . import grid
 

@@ -55,12 +55,12 @@ def _count_scores(profile: np.ndarray, det: dict) -> list:
     ``seam_valid`` (also among the lines it adds to any count dividing it: twice the true
     count puts every other line through tile middles) scores ``-seam_invalid``, otherwise
     the sum of its boundaries."""
-    bias = np.log(det.get("seam_bias", 1.2))
-    cap = det.get("seam_cap", 1.5)
-    invalid = det.get("seam_invalid", 1.0)
-    valid = det.get("seam_valid", 1.5)
+    bias = np.log(det["seam_bias"])
+    cap = det["seam_cap"]
+    invalid = det["seam_invalid"]
+    valid = det["seam_valid"]
     scores = [0.0]
-    for n in range(2, int(det.get("max_cells", 7)) + 1):
+    for n in range(2, int(det["max_cells"]) + 1):
         raw = line_strengths(profile, n)
         s = np.clip(np.log(np.maximum(raw, 1e-3)) - bias, -cap, cap)
         ok = np.median(raw) >= valid
@@ -78,7 +78,7 @@ def count_cells(gray, tiles, aspect, det) -> tuple[int, int, float]:
     ratio (square tiles); also a 0..1 confidence from the margin over the runner-up."""
     px, py = _edge_profiles(gray, tiles)
     sx, sy = _count_scores(px, det), _count_scores(py, det)
-    wa = det.get("aspect_weight", 4.0)
+    wa = det["aspect_weight"]
     pairs = []
     for r in range(1, len(sy) + 1):
         for c in range(1, len(sx) + 1):

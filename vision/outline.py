@@ -39,7 +39,7 @@ def _inside_fraction(quad: np.ndarray, pts: np.ndarray, tol: float) -> float:
     return float(ok.mean())
 
 
-def fit_quad(contour: np.ndarray, det: dict | None = None, blob_pts: np.ndarray | None = None
+def fit_quad(contour: np.ndarray, det: dict, blob_pts: np.ndarray | None = None
              ) -> np.ndarray | None:
     """Bounding quadrilateral of a blob of square tiles, robust to missing corners.
 
@@ -48,18 +48,17 @@ def fit_quad(contour: np.ndarray, det: dict | None = None, blob_pts: np.ndarray 
     blob's outline lies on it (a hull edge bridging a missing corner has no outline on it).
     The best quad's sides are then refitted to the outline points near them.
     """
-    det = det or {}
     cnt = contour.reshape(-1, 2).astype(np.float64)
     if len(cnt) < 8:
         return None
-    step = max(1, len(cnt) // int(det.get("support_points", 240)))
+    step = max(1, len(cnt) // int(det["support_points"]))
     cnt_s = cnt[::step]
     hull = cv2.convexHull(contour.astype(np.float32)).reshape(-1, 2)
     perim = cv2.arcLength(hull.reshape(-1, 1, 2), True)
     poly = hull
     for eps in (0.005, 0.01, 0.015, 0.02, 0.03, 0.04, 0.06):
         poly = cv2.approxPolyDP(hull.reshape(-1, 1, 2), eps * perim, True).reshape(-1, 2)
-        if len(poly) <= int(det.get("max_hull_sides", 8)):
+        if len(poly) <= int(det["max_hull_sides"]):
             break
     poly = poly.astype(np.float64)
     # candidate sides: simplified hull edges plus the longest straight runs of the outline
@@ -69,7 +68,7 @@ def fit_quad(contour: np.ndarray, det: dict | None = None, blob_pts: np.ndarray 
     cands = [(poly[i], poly[(i + 1) % len(poly)]) for i in range(len(poly))]
     run_edges = [(runs[i], runs[(i + 1) % len(runs)]) for i in range(len(runs))]
     run_edges.sort(key=lambda e: -np.hypot(*(e[1] - e[0])))
-    for a, b in run_edges[:int(det.get("max_outline_sides", 6))]:
+    for a, b in run_edges[:int(det["max_outline_sides"])]:
         if np.hypot(*(b - a)) > 0.1 * perim / 4:
             cands.append((a, b))
     centre = cnt.mean(0)
@@ -80,7 +79,7 @@ def fit_quad(contour: np.ndarray, det: dict | None = None, blob_pts: np.ndarray 
     if m < 4:
         return None
     scale = np.sqrt(max(cv2.contourArea(contour), 1.0))
-    tol = det.get("side_tolerance", 0.03) * scale
+    tol = det["side_tolerance"] * scale
     best, best_key = None, None
     from itertools import combinations
 
@@ -88,7 +87,7 @@ def fit_quad(contour: np.ndarray, det: dict | None = None, blob_pts: np.ndarray 
         blob_pts = cnt
     hull_area = abs(cv2.contourArea(hull.reshape(-1, 1, 2)))
     span = max(np.ptp(cnt[:, 0]), np.ptp(cnt[:, 1]))
-    margin = det.get("max_corner_out", 0.25) * span
+    margin = det["max_corner_out"] * span
     lo, hi = cnt.min(0) - margin, cnt.max(0) + margin
     for combo in combinations(range(m), 4):
         quad = []
@@ -106,9 +105,9 @@ def fit_quad(contour: np.ndarray, det: dict | None = None, blob_pts: np.ndarray 
         if not cv2.isContourConvex(q32):
             continue
         area = abs(cv2.contourArea(q32))
-        if area > det.get("max_quad_area_ratio", 2.5) * hull_area:
+        if area > det["max_quad_area_ratio"] * hull_area:
             continue
-        if _inside_fraction(quad, blob_pts, tol) < det.get("min_inside", 0.97):
+        if _inside_fraction(quad, blob_pts, tol) < det["min_inside"]:
             continue
         dist = np.min([_seg_dist(cnt_s, quad[k], quad[(k + 1) % 4]) for k in range(4)], axis=0)
         support = int((dist <= tol).sum())
@@ -224,9 +223,9 @@ def vp_quad(segments: np.ndarray, quad: np.ndarray, pts: np.ndarray, det: dict):
     ends = cv2.perspectiveTransform(segments.reshape(-1, 1, 2).astype(np.float32), H).reshape(-1, 4)
     d = ends[:, 2:] - ends[:, :2]
     ang = np.degrees(np.arctan2(np.abs(d[:, 1]), np.abs(d[:, 0])))
-    tol = det.get("vp_family_deg", 20.0)
+    tol = det["vp_family_deg"]
     length = np.hypot(segments[:, 2] - segments[:, 0], segments[:, 3] - segments[:, 1])
-    long_enough = length >= det.get("vp_min_segment", 8.0)
+    long_enough = length >= det["vp_min_segment"]
     horiz = segments[(ang < tol) & long_enough]
     vert = segments[(ang > 90 - tol) & long_enough]
     if len(horiz) < 3 or len(vert) < 3:
@@ -234,7 +233,7 @@ def vp_quad(segments: np.ndarray, quad: np.ndarray, pts: np.ndarray, det: dict):
     vh, vv = _vanishing_point(horiz), _vanishing_point(vert)
     if vh is None or vv is None:
         return None
-    q = det.get("tangent_quantile", 0.002)
+    q = det["tangent_quantile"]
     top, bottom = _tangent_lines(vh, pts, q)
     left, right = _tangent_lines(vv, pts, q)
     corners = []
@@ -248,6 +247,6 @@ def vp_quad(segments: np.ndarray, quad: np.ndarray, pts: np.ndarray, det: dict):
         return None
     # the refit must stay near the first guess (a wrong split of the segments flies away)
     side = float(np.mean(np.linalg.norm(np.roll(quad, -1, 0) - quad, axis=1)))
-    if np.max(np.linalg.norm(new - order_top_first(quad), axis=1)) > det.get("vp_max_move", 0.5) * side:
+    if np.max(np.linalg.norm(new - order_top_first(quad), axis=1)) > det["vp_max_move"] * side:
         return None
     return new

@@ -7,6 +7,8 @@ with ``[detect] tile_net`` set, a small convolutional network (``vision.tilenet`
 """
 from __future__ import annotations
 
+import json
+
 import cv2
 import numpy as np
 
@@ -63,12 +65,25 @@ def tile_net(det: dict):
     return _TILE_NETS[path]
 
 
+_PIXEL_MODELS: dict = {}
+
+
+def pixel_model(det: dict) -> dict:
+    """The per-pixel model named by ``[detect] pixel_model`` (a JSON file in models/: its
+    weights and a ``record`` of how they were fitted), loaded once."""
+    from models import model_path
+
+    path = model_path(det["pixel_model"])
+    if path not in _PIXEL_MODELS:
+        if not path.exists():
+            raise FileNotFoundError(f"pixel model {path} is missing: run python3 -m "
+                                    "vision.lab.pixel_model --fit --out models/pixel_model.json")
+        _PIXEL_MODELS[path] = json.loads(path.read_text(encoding="utf-8"))
+    return _PIXEL_MODELS[path]
+
+
 def pixel_map(small: np.ndarray, det: dict) -> np.ndarray:
-    model = det.get("pixel_model")
-    if not model:
-        raise RuntimeError("config [detect.pixel_model] is missing; run "
-                           "python3 -m vision.detect --fit-pixel-model")
-    return tile_probability(small, model)
+    return tile_probability(small, pixel_model(det))
 
 
 def downscale(image: np.ndarray, long_side: int, integer: bool = False
@@ -117,27 +132,27 @@ def tile_blob(prob: np.ndarray, det: dict) -> np.ndarray | None:
     hysteresis into weaker tile evidence close to it (dark or brown tiles).
     """
     soft = cv2.GaussianBlur(prob, (0, 0), 1.0)
-    mask = (soft > det.get("prob_threshold", 0.5)).astype(np.uint8)
-    k = max(3, int(round(det.get("close_frac", 0.012) * max(mask.shape))) | 1)
-    speck = int(round(det.get("speck_frac", 0.0) * max(mask.shape)))
+    mask = (soft > det["prob_threshold"]).astype(np.uint8)
+    k = max(3, int(round(det["close_frac"] * max(mask.shape))) | 1)
+    speck = int(round(det["speck_frac"] * max(mask.shape)))
     if speck > 0:  # remove specks (light dots, glints) before closing can join them to tiles
         mask = cv2.morphologyEx(mask, cv2.MORPH_OPEN, disk(speck))
     closed = cv2.morphologyEx(mask, cv2.MORPH_CLOSE, np.ones((k, k), np.uint8))
-    ko = max(1, int(round(det.get("open_frac", 0.01) * max(mask.shape))))
+    ko = max(1, int(round(det["open_frac"] * max(mask.shape))))
     main = largest(cv2.morphologyEx(closed, cv2.MORPH_OPEN, disk(ko)))
-    if main is None or main.sum() < det.get("min_area_frac", 0.01) * mask.size:
+    if main is None or main.sum() < det["min_area_frac"] * mask.size:
         return None
     # open again in proportion to the blob's thickness (half-width of its thickest part)
     thick = float(cv2.distanceTransform(main, cv2.DIST_L2, 3).max())
-    r = int(round(det.get("open_thickness", 0.25) * thick))
+    r = int(round(det["open_thickness"] * thick))
     if r > ko:
         opened = largest(cv2.morphologyEx(main, cv2.MORPH_OPEN, disk(r)))
         if opened is not None:
             main = opened
     # hysteresis: take weaker tile evidence connected to the blob, within a short reach
-    weak = (soft > det.get("prob_weak", 0.3)).astype(np.uint8)
+    weak = (soft > det["prob_weak"]).astype(np.uint8)
     weak = cv2.morphologyEx(weak, cv2.MORPH_CLOSE, np.ones((k, k), np.uint8))
-    reach = max(1, int(round(det.get("grow_reach", 0.15) * thick)))
+    reach = max(1, int(round(det["grow_reach"] * thick)))
     grown = weak & cv2.dilate(main, disk(reach)) | main
     grown = cv2.morphologyEx(grown, cv2.MORPH_OPEN, disk(max(1, r // 2)))
     out = largest(grown)
@@ -151,6 +166,6 @@ def is_rectified_board(prob: np.ndarray, det: dict) -> bool:
     b = max(2, int(0.04 * min(h, w)))
     border = np.concatenate([prob[:b].ravel(), prob[-b:].ravel(), prob[:, :b].ravel(),
                              prob[:, -b:].ravel()])
-    return (frac > det.get("rectified_tile_frac", 0.8)
-            and float((border > 0.5).mean()) > det.get("rectified_border_frac", 0.6)
+    return (frac > det["rectified_tile_frac"]
+            and float((border > 0.5).mean()) > det["rectified_border_frac"]
             and 0.8 < w / h < 1.25)

@@ -1,6 +1,8 @@
 import numpy as np
 import pytest
 
+from tests.conftest import plain_classify_cfg
+
 from vision.classify import (MAX_CROWNS, N_CROWNS, TERRAINS, VALID, SquareClassifier,
                              SquareReading, decode, domino_partners, partner_support,
                              supply_capacity, preprocess,
@@ -96,7 +98,7 @@ def test_marginal_crown_prior_undoes_training_oversampling():
 
 
 def test_crown_prior_mode_comes_from_the_config():
-    clf = SquareClassifier(None, {"cell": 64, "crop_margin": 12, "crown_prior": "marginal"},
+    clf = SquareClassifier(None, plain_classify_cfg(crown_prior="marginal"),
                            load_network=False)
     clf.set_crown_prior([0.5, 0.2, 0.2, 0.1], [0.7, 0.2, 0.05, 0.05])
     assert clf.prior is not None and clf.prior[0, 2] == pytest.approx(0.25)
@@ -116,14 +118,14 @@ def test_a_kingdom_without_a_castle_flags_its_most_castle_like_square():
     cells = [("field", 0)] * 4
     lg = _grid_logits(cells)
     lg[2, TERRAINS.index("castle")] = 6.0   # still read as field, but the castle is next best
-    clf = SquareClassifier(None, {"cell": 64, "crop_margin": 12}, load_network=False)
+    clf = SquareClassifier(None, plain_classify_cfg(), load_network=False)
     grid = clf.read_logits(lg, 2, 2)
     flagged = [(r, c) for r in range(2) for c in range(2) if grid[r][c].flags]
     assert flagged == [(1, 0)]
 
 
 def test_two_castles_are_both_flagged():
-    clf = SquareClassifier(None, {"cell": 64, "crop_margin": 12}, load_network=False)
+    clf = SquareClassifier(None, plain_classify_cfg(), load_network=False)
     grid = clf.read_logits(_grid_logits([("castle", 0), ("field", 0), ("castle", 0), ("lake", 0)]), 2, 2)
     assert [bool(sq.flags) for row in grid for sq in row] == [True, False, True, False]
 
@@ -195,8 +197,7 @@ def test_one_castle_places_a_missing_castle_and_flags_it():
     lg = _grid_logits(cells)
     lg[1, TERRAINS.index("castle")] = lg[1, TERRAINS.index("swamp")] - 1.0   # swamp, castle next
     lg[3, TERRAINS.index("castle")] = lg[3, TERRAINS.index("lake")] - 3.0
-    clf = SquareClassifier(None, {"cell": 64, "crop_margin": 12, "one_castle": True,
-                                  "no_castle_candidates": 2}, load_network=False)
+    clf = SquareClassifier(None, plain_classify_cfg(one_castle=True, no_castle_candidates=2), load_network=False)
     grid = clf.read_logits(lg, 2, 2)
     assert grid[0][1].terrain == "castle" and grid[0][1].confidence < 0.5
     assert [bool(sq.flags) for row in grid for sq in row] == [False, True, False, True]
@@ -248,7 +249,7 @@ class _OrientationNet:
 
 
 def _stub_classifier(tta):
-    clf = SquareClassifier(None, {"cell": 64, "crop_margin": 12, "tta": tta}, load_network=False)
+    clf = SquareClassifier(None, plain_classify_cfg(tta=tta), load_network=False)
     clf.net, clf.margin, clf.margin_weight = _OrientationNet(), 0, 1.0
     return clf
 
@@ -268,7 +269,7 @@ def test_tta_averages_the_quarter_turns_asked_for(tta, turns):
 
 
 def test_tta_setting_is_checked():
-    clf = SquareClassifier(None, {"cell": 64, "crop_margin": 12, "tta": 3}, load_network=False)
+    clf = SquareClassifier(None, plain_classify_cfg(tta=3), load_network=False)
     clf.net = _OrientationNet()
     with pytest.raises(ValueError, match="tta must be 1, 2 or 4"):
         clf.logits(np.zeros((1, 88, 88, 3), np.uint8))

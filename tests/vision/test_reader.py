@@ -92,12 +92,14 @@ def test_review_is_stricter_for_squares_with_many_crowns():
 
     grid = [[SquareReading("mine", 3, 0.93), SquareReading("mine", 1, 0.93),
              SquareReading("swamp", 2, 0.99), SquareReading("field", 0, 0.5)]]
-    rcfg = {"min_confidence": 0.9, "rich_crowns": 2, "flag_rich_below": 0.97}
+    from vision import config
+
+    rcfg = dict(config.load()["review"], min_confidence=0.9, rich_crowns=2, flag_rich_below=0.97)
     reasons = review_reasons(grid, rcfg)
     assert sorted(reasons) == [(0, 0), (0, 3)]
     assert "3 crowns" in reasons[(0, 0)][0] and "low confidence" in reasons[(0, 3)][0]
-    # without the setting only the plain threshold applies
-    assert sorted(review_reasons(grid, {"min_confidence": 0.9})) == [(0, 3)]
+    # with the rich-square threshold at the plain one only the plain threshold applies
+    assert sorted(review_reasons(grid, dict(rcfg, flag_rich_below=0.9))) == [(0, 3)]
 
 
 def test_a_find_holding_no_domino_is_no_kingdom(reader, monkeypatch):

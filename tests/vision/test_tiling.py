@@ -2,7 +2,7 @@
 import numpy as np
 import pytest
 
-from tests.conftest import shared_path
+from tests.conftest import plain_classify_cfg, shared_path
 from vision.classify import (N_CROWNS, TERRAINS, SquareClassifier, decode, domino_partners,
                              square_supply, supply_capacity)
 from vision.tiling import max_domino_matching, repair, tileable, unpaired
@@ -102,7 +102,7 @@ def test_decode_lays_the_kingdom_out_and_says_so():
     report = {}
     t, _, conf, _ = decode(z, shape=(2, 3), partners=PARTNERS, tiling_max_cost=4.0, report=report)
     assert TERRAINS[t[2]] == "field" and conf[2] < 0.5 and report == {"retiled": [2], "unpaired": []}
-    clf = SquareClassifier(None, {"cell": 64, "crop_margin": 12, "tiling_max_cost": 4.0},
+    clf = SquareClassifier(None, plain_classify_cfg(tiling_max_cost=4.0),
                            load_network=False)
     grid = clf.read_logits(z, 2, 3)
     assert grid[0][2].terrain == "field"
@@ -113,7 +113,7 @@ def test_decode_lays_the_kingdom_out_and_says_so():
 def test_a_kingdom_that_cannot_be_laid_out_is_flagged():
     # a crownless mine read sure beside a crownless field: no domino has them together
     z = _logits("castle0 field0 mine0".split())
-    clf = SquareClassifier(None, {"cell": 64, "crop_margin": 12, "tiling_max_cost": 1.0},
+    clf = SquareClassifier(None, plain_classify_cfg(tiling_max_cost=1.0),
                            load_network=False)
     grid = clf.read_logits(z, 1, 3)
     lone = [c for c in range(3) if any("no neighbour" in f for f in grid[0][c].flags)]

@@ -111,7 +111,7 @@ class Case:
 
 
 def build_cases(photos, cfg: dict, log, with_detect: bool = True, with_synth: bool = True):
-    ccfg, rcfg = cfg["classify"], cfg.get("review", {})
+    ccfg, rcfg = cfg["classify"], cfg["review"]
     cell, bm, cm = ccfg["cell"], ccfg["board_margin"], ccfg["crop_margin"]
     from vision import detect
     from vision.lab import synth
@@ -142,7 +142,7 @@ def build_cases(photos, cfg: dict, log, with_detect: bool = True, with_synth: bo
 
 
 def _detected_case(kind, i, name, image, terrain, crowns, detect, cfg) -> Case:
-    ccfg, rcfg = cfg["classify"], cfg.get("review", {})
+    ccfg, rcfg = cfg["classify"], cfg["review"]
     cell, bm, cm = ccfg["cell"], ccfg["board_margin"], ccfg["crop_margin"]
     rows, cols = len(terrain), len(terrain[0])
     try:
@@ -355,7 +355,7 @@ def rerun_saved(path) -> dict:
 def _summarise_outputs(cases, logits, temps, quick, folds, seconds, cfg) -> dict:
     clf = SquareClassifier(None, cfg["classify"], load_network=False)
     clf.t_terrain, clf.t_crowns = temps
-    rcfg = cfg.get("review", {})
+    rcfg = cfg["review"]
     readings = []
     for lg, cs in zip(logits, cases):
         if lg is None:
@@ -380,7 +380,7 @@ def record_figures(res: dict, folds: int) -> str | None:
     """Write the CV temperatures and figures (and the review settings they were read with)
     into the shipped model's ``squares.json``; returns its file name (None: no model)."""
     cfg = _config.load()
-    meta_path = (MODELS_DIR / cfg["classify"].get("model", "squares.onnx")).with_suffix(".json")
+    meta_path = (MODELS_DIR / cfg["classify"]["model"]).with_suffix(".json")
     if not meta_path.exists():
         return None
     meta = json.loads(meta_path.read_text())
@@ -388,7 +388,7 @@ def record_figures(res: dict, folds: int) -> str | None:
     meta["cv"] = {k: ({kk: vv for kk, vv in v.items() if "confusion" not in kk and kk != "per_board"}
                       if isinstance(v, dict) and "boards" in v else v)
                   for k, v in res.items()}
-    meta["cv"]["review"] = dict(cfg.get("review", {}))
+    meta["cv"]["review"] = dict(cfg["review"])
     meta_path.write_text(json.dumps(meta, indent=1) + "\n")
     return meta_path.name
 

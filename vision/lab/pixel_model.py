@@ -8,8 +8,11 @@ refits the shipped model; without ``--fit`` it reports detection on the dev phot
 from __future__ import annotations
 
 import argparse
+import datetime
+import json
 import sys
 import time
+from pathlib import Path
 
 import cv2
 import numpy as np
@@ -144,32 +147,48 @@ def evaluate_detection(photos, cfg=None, threshold: float = 0.05) -> dict:
             "median_ms": float(np.median([r["ms"] for r in rows_out])) if rows_out else 0.0}
 
 
-def _toml_model(model: dict) -> str:
-    fmt = lambda v: "[" + ", ".join(f"{x:.6g}" for x in v) + "]"  # noqa: E731
-    lines = ["[detect.pixel_model]"]
-    for k, v in model.items():
-        lines.append(f"{k} = {fmt(v)}" if isinstance(v, list) else f"{k} = {v:.6g}")
-    return "\n".join(lines) + "\n"
+def model_file(model: dict, record: dict) -> str:
+    """The JSON of a fitted model for models/ (``[detect] pixel_model`` names it): its weights,
+    to 6 significant digits, and ``record``, how it was fitted."""
+    rounded = {k: [float(f"{x:.6g}") for x in v] if isinstance(v, list) else float(f"{v:.6g}")
+               for k, v in model.items()}
+    return json.dumps({"record": record, **rounded}, indent=1) + "\n"
 
 
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(prog="python3 -m vision.lab.pixel_model",
                                  description="Evaluate kingdom detection on the dev photos.")
-    ap.add_argument("--fit-pixel-model", action="store_true",
-                    help="fit the tile-likelihood model on the dev phone photos; print TOML")
+    ap.add_argument("--fit", action="store_true",
+                    help="fit the tile-likelihood model on the dev phone photos (needs scikit-learn)")
+    ap.add_argument("--out", type=Path, default=None,
+                    help="with --fit: the JSON file to write (default: print it)")
     ap.add_argument("--with-synth", type=int, default=0, metavar="N",
-                    help="with --fit-pixel-model: also fit on N generated scenes (vision.lab.synth)")
+                    help="with --fit: also fit on N generated scenes (vision.lab.synth)")
     ap.add_argument("--hidden", type=int, default=0,
-                    help="with --fit-pixel-model: a one-hidden-layer network of this width")
+                    help="with --fit: a one-hidden-layer network of this width")
     ap.add_argument("--aau", action="store_true", help="also evaluate the AAU dev photos")
     ap.add_argument("--only", default=None, help="only photos whose name contains this")
     args = ap.parse_args(argv)
     from .datasets import load_aau, load_phone
 
     photos = load_phone()
-    if args.fit_pixel_model:
+    if args.fit:
+        try:
+            import sklearn  # noqa: F401
+        except ImportError:
+            print("error: fitting the pixel model needs scikit-learn: pip install '.[fit]'",
+                  file=sys.stderr)
+            return 1
         extra = synth_training_scenes(args.with_synth) if args.with_synth else ()
-        print(_toml_model(fit_pixel_model(photos, extra=extra, hidden=args.hidden)))
+        record = {"fitted_on": f"{len(photos)} dev phone photos and {args.with_synth} generated "
+                               "scenes (vision.lab.synth)",
+                  "command": "python3 -m vision.lab.pixel_model " + " ".join(argv or sys.argv[1:]),
+                  "fitted": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds")}
+        text = model_file(fit_pixel_model(photos, extra=extra, hidden=args.hidden), record)
+        if args.out:
+            args.out.write_text(text, encoding="utf-8")
+        else:
+            print(text, end="")
         return 0
     if args.aau:
         photos = photos + load_aau()

@@ -415,7 +415,7 @@ def fit(photos, cfg: dict, epochs: int, seed: int = 0, log=None, rendered: int |
         log(f"training on {len(x)} squares from {len(photos)} photos")
     model = train_model(x, t, c, epochs=epochs, out=crop_size(cfg["cell"], cfg["crop_margin"]),
                         seed=seed, log=log, boost=boost, margin=cfg["crop_margin"],
-                        margin_weight=float(cfg.get("margin_weight", 1.0)))
+                        margin_weight=float(cfg["margin_weight"]))
     model.crown_train_prior = crown_sampling_prior(t, c, boost)
     model.crown_label_prior = crown_label_prior(c)
     return model
@@ -430,12 +430,12 @@ def main(args) -> int:
     t0 = time.time()
     model = fit(photos, cfg, epochs, log=lambda m: print(m, flush=True),
                 rendered=0 if getattr(args, "limit", None) else None)
-    onnx_path = out_dir / cfg.get("model", "squares.onnx")
+    onnx_path = out_dir / cfg["model"]
     export_onnx(model, onnx_path, size)
     # check cv2.dnn reads the file and agrees with torch
     x, _, _, _ = load_examples(photos[:1], cfg, pad=0)
     net = cv2.dnn.readNetFromONNX(str(onnx_path))
-    mw = float(cfg.get("margin_weight", 1.0))
+    mw = float(cfg["margin_weight"])
     net.setInput(preprocess(x, cfg["crop_margin"], mw))
     diff = float(np.abs(np.array(net.forward()).reshape(len(x), -1)
                         - torch_logits(model, x, cfg["crop_margin"], mw)).max())
