@@ -31,7 +31,8 @@ from .errors import NO_KINGDOM, PhotoError
 from .geometry import as_corners, warp_board
 from .gridcount import count_cells, focal_aspect
 from .outline import edge_segments, fit_quad, order_top_first, vp_quad
-from .tilemap import disk, downscale, is_rectified_board, largest, pixel_map, tile_blob, tile_net
+from .tilemap import (disk, downscale, half_thickness, is_rectified_board, largest, pixel_map,
+                      tile_blob, tile_net)
 
 
 @dataclass(frozen=True)
@@ -71,7 +72,11 @@ def locate(image: np.ndarray, cfg=None, size: int | None = None):
     squares wrong).
     """
     det = _section(cfg, "detect")
-    if image is None or image.ndim != 3 or image.shape[0] < 16 or image.shape[1] < 16:
+    if not isinstance(image, np.ndarray) or image.dtype != np.uint8 or image.ndim != 3 \
+            or image.shape[2] != 3:
+        raise PhotoError("expected an 8-bit colour (BGR) image: decode the photo with "
+                         "vision.load_image")
+    if image.shape[0] < 16 or image.shape[1] < 16:
         raise PhotoError("the image is too small to hold a kingdom")
     mid, s_mid = downscale(image, int(det["refine_long_side"]))
     small, s = downscale(mid, int(det["mask_long_side"]))
@@ -108,8 +113,7 @@ def _outline(prob, mid, gray_mid, edges, s, s_mid, shape, det):
     if blob is None:
         return None
     core = blob
-    r_open = int(round(det["tangent_open"]
-                       * float(cv2.distanceTransform(blob, cv2.DIST_L2, 3).max())))
+    r_open = int(round(det["tangent_open"] * half_thickness(blob)))
     if r_open > 0:  # thin appendages (a table edge, a light strip) must not hold a side
         opened = largest(cv2.morphologyEx(blob, cv2.MORPH_OPEN, disk(r_open)))
         if opened is not None:

@@ -120,6 +120,14 @@ def largest(mask: np.ndarray):
     return (labels == best).astype(np.uint8)
 
 
+def half_thickness(mask: np.ndarray) -> float:
+    """Half-width of the thickest part of a blob (px): the largest distance to a pixel off
+    it, bounded by the map's diagonal. A blob that fills the whole map has no pixel off it,
+    and OpenCV then gives a huge distance (a kernel sized from it once overflowed)."""
+    far = float(cv2.distanceTransform(mask, cv2.DIST_L2, 3).max())
+    return min(far, float(np.hypot(*mask.shape[:2])))
+
+
 def disk(r: int) -> np.ndarray:
     return cv2.getStructuringElement(cv2.MORPH_ELLIPSE, (2 * r + 1, 2 * r + 1))
 
@@ -143,7 +151,7 @@ def tile_blob(prob: np.ndarray, det: dict) -> np.ndarray | None:
     if main is None or main.sum() < det["min_area_frac"] * mask.size:
         return None
     # open again in proportion to the blob's thickness (half-width of its thickest part)
-    thick = float(cv2.distanceTransform(main, cv2.DIST_L2, 3).max())
+    thick = half_thickness(main)
     r = int(round(det["open_thickness"] * thick))
     if r > ko:
         opened = largest(cv2.morphologyEx(main, cv2.MORPH_OPEN, disk(r)))
