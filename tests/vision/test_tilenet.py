@@ -39,8 +39,8 @@ def test_augment_keeps_image_and_labels_aligned():
 
 
 def test_training_a_few_steps_exports_a_network_opencv_runs_alike(tmp_path):
-    pytest.importorskip("torch")
-    pytest.importorskip("onnx")
+    pytest.importorskip("torch", reason="training needs torch (pip install '.[train]')")
+    pytest.importorskip("onnx", reason="exporting needs onnx (pip install '.[train]')")
     pairs = synth_training_scenes(2, seed=3, long_side=200)
     model = training.fit(pairs, [], steps=3, batch=2)
     path = tmp_path / "tiles.onnx"
@@ -69,7 +69,7 @@ def test_shipped_network_tells_the_kingdom_from_the_table():
 
 def test_train_tiles_command_rebuilds_the_network_from_the_dev_photos(tmp_path):
     pytest.importorskip("torch", reason="training needs torch (pip install '.[train]')")
-    pytest.importorskip("onnx")
+    pytest.importorskip("onnx", reason="exporting needs onnx (pip install '.[train]')")
     import json
 
     from kingdomino.cli import main
