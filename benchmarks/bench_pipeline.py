@@ -38,13 +38,7 @@ STAGES = ("decode", "detect", "classify", "score", "total")
 
 
 def _one_thread():
-    cv2.setNumThreads(1)
-    try:
-        import torch
-
-        torch.set_num_threads(1)
-    except ImportError:
-        pass
+    cv2.setNumThreads(1)   # reading runs in OpenCV only (no torch): one thread is one core
 
 
 def make_scenes(n: int, seed: int, folder: Path) -> list[Path]:

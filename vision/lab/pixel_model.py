@@ -171,7 +171,11 @@ def main(argv=None) -> int:
     args = ap.parse_args(argv)
     from .datasets import load_aau, load_phone
 
-    photos = load_phone()
+    try:
+        photos = load_phone()
+    except (FileNotFoundError, OSError) as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 1
     if args.fit:
         try:
             import sklearn  # noqa: F401
