@@ -393,7 +393,7 @@ def test_known_kingdoms_real_engine_totals_and_correction(tmp_path, calls):
 @pytest.mark.slow
 def test_real_pipeline_generated_photos(tmp_path):
     """Generated photos of known kingdoms through the real reader, two worker processes."""
-    if not (ROOT / "vision" / "synth.py").exists():
+    if not (ROOT / "vision" / "lab" / "synth.py").exists():
         pytest.skip("needs vision/synth.py (the scene generator), not written yet")
     if not (ROOT / "models" / "squares.onnx").exists():
         pytest.skip("needs models/squares.onnx (the trained reader), not trained yet")
