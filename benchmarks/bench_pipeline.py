@@ -2,7 +2,7 @@
 
     python3 benchmarks/bench_pipeline.py [--n 10] [--seed 0] [--no-phone] [--json out.json]
 
-Photos: ``--n`` generated 4000x3000 scenes (``vision.synth``, rendered kingdoms, written as JPEG
+Photos: ``--n`` generated 4000x3000 scenes (``vision.lab.synth``, rendered kingdoms, written as JPEG
 quality 90 like a phone's file) and, when ``../shared`` is present, the dev phone photos at their
 own size. Each stage is timed separately on one thread (OpenCV, OpenMP, BLAS and torch all held
 to 1); the table gives the median and 90th percentile per stage in milliseconds. The target is
@@ -32,19 +32,13 @@ if str(ROOT) not in sys.path:
 
 import engine  # noqa: E402
 import vision  # noqa: E402
-from vision import synth  # noqa: E402
+from vision.lab import synth  # noqa: E402
 
 STAGES = ("decode", "detect", "classify", "score", "total")
 
 
 def _one_thread():
-    cv2.setNumThreads(1)
-    try:
-        import torch
-
-        torch.set_num_threads(1)
-    except ImportError:
-        pass
+    cv2.setNumThreads(1)   # reading runs in OpenCV only (no torch): one thread is one core
 
 
 def make_scenes(n: int, seed: int, folder: Path) -> list[Path]:
@@ -61,7 +55,7 @@ def make_scenes(n: int, seed: int, folder: Path) -> list[Path]:
 
 def phone_photos() -> list[Path]:
     try:
-        from vision.datasets import load_phone
+        from vision.lab.datasets import load_phone
 
         return [p.path for p in load_phone() if p.path.exists()]
     except (OSError, FileNotFoundError):

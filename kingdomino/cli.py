@@ -154,7 +154,7 @@ def cmd_serve(args) -> int:
 
 
 def cmd_evaluate(args) -> int:
-    from vision import evaluate
+    from vision.lab import evaluate
 
     return evaluate.main(args)
 
@@ -164,7 +164,7 @@ def cmd_train(args) -> int:
         from pathlib import Path
 
         from models import MODELS_DIR
-        from vision import tilenet
+        from vision.lab import tilenet
 
         out = Path(args.out) if args.out else MODELS_DIR
         argv = ["--out", str(out / "tiles.onnx")]
@@ -173,7 +173,7 @@ def cmd_train(args) -> int:
         if args.limit:  # smoke test: a few scenes, a few steps
             argv += ["--scenes", str(args.limit), "--steps", str(10 * args.limit)]
         return tilenet.main(argv)
-    from vision import train
+    from vision.lab import train
 
     return train.main(args)
 

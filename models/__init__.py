@@ -1,4 +1,5 @@
-"""Trained classifier files shipped with the package; see vision/train.py to rebuild them."""
+"""Trained model files shipped with the package, each with a JSON record of how it was made;
+vision/lab/ rebuilds them (kingdomino train, python3 -m vision.lab.pixel_model --fit)."""
 from pathlib import Path
 
 MODELS_DIR = Path(__file__).resolve().parent

@@ -1,13 +1,14 @@
 """Shared fixtures: where ``../shared`` is (tests that need it skip with a reason when absent)."""
 from __future__ import annotations
 
-import os
 from pathlib import Path
 
 import pytest
 
+from vision.lab.datasets import shared_dir
+
 ROOT = Path(__file__).resolve().parent.parent
-SHARED = Path(os.environ.get("KINGDOMINO_SHARED", ROOT.parent / "shared"))
+SHARED = shared_dir()   # $KINGDOMINO_SHARED, else ../shared: the same folder the loaders read
 
 
 def shared_path(*parts: str) -> Path:
@@ -27,3 +28,17 @@ def shared_dir() -> Path:
 def datasets_dir() -> Path:
     return shared_path("datasets")
 
+
+
+def plain_classify_cfg(**overrides) -> dict:
+    """The shipped ``[classify]`` section with every decoding extra off (no crown prior, no
+    one-castle rule, no supply or tiling repair, 4 turns): unit tests of one extra turn on only
+    the one they test. Every key is there, as the reader requires."""
+    from vision import config
+
+    cfg = config.load()["classify"]
+    cfg.update({"cell": 64, "crop_margin": 12, "crown_prior": "none", "one_castle": False,
+                "within_supply": False, "tiling_max_cost": False, "partner_floor": 1.0,
+                "no_castle_candidates": 1, "tta": 4})
+    cfg.update(overrides)
+    return cfg

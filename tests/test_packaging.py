@@ -33,6 +33,7 @@ def test_wheel_ships_every_runtime_file(wheel_names):
     needed = [
         path.relative_to(ROOT).as_posix()
         for pattern in ("models/*.onnx", "models/*.json", "engine/data/*.csv", "vision/*.toml",
+                        "vision/lab/*.py",
                         "webapp/templates/*", "webapp/static/*")
         for path in ROOT.glob(pattern)
     ]
@@ -46,3 +47,37 @@ def test_wheel_has_console_script_and_no_bytecode(wheel_names):
     entry = [n for n in wheel_names if n.endswith("entry_points.txt")]
     assert entry, "the wheel declares no entry points"
     assert not [n for n in wheel_names if "__pycache__" in n]
+
+
+def _pyproject() -> dict:
+    import tomllib
+
+    return tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))
+
+
+# distribution name -> the module it is imported as
+IMPORT_NAMES = {"opencv-python-headless": "cv2", "scikit-learn": "sklearn", "scikit-image": "skimage"}
+
+
+def _dist(requirement: str) -> str:
+    import re
+
+    return re.split(r"[<>=!~\[; ]", requirement, maxsplit=1)[0].lower()
+
+
+def test_every_runtime_dependency_is_imported_somewhere():
+    sources = "\n".join(p.read_text(encoding="utf-8")
+                        for pkg in ("engine", "vision", "webapp", "kingdomino", "models")
+                        for p in (ROOT / pkg).rglob("*.py"))
+    unused = []
+    for req in _pyproject()["project"]["dependencies"]:
+        name = IMPORT_NAMES.get(_dist(req), _dist(req).replace("-", "_"))
+        if f"import {name}" not in sources and f"from {name}" not in sources:
+            unused.append(_dist(req))
+    assert not unused, f"declared but never imported: {unused} (drop them from pyproject.toml)"
+
+
+def test_the_test_extra_needs_no_deep_learning_framework():
+    extras = _pyproject()["project"]["optional-dependencies"]
+    assert not {_dist(r) for r in extras["test"]} & {"torch", "onnx", "onnxruntime", "tensorflow"}
+    assert "torch" in {_dist(r) for r in extras["train"]}

@@ -7,7 +7,6 @@ castle/empty none), a calibrated confidence, and flags for squares a person shou
 """
 from __future__ import annotations
 
-import csv
 import json
 from collections import Counter
 from dataclasses import dataclass, field
@@ -16,44 +15,10 @@ from pathlib import Path
 import cv2
 import numpy as np
 
-TERRAINS = ("field", "forest", "lake", "grassland", "swamp", "mine", "castle", "empty")
-MAX_CROWNS = {"field": 1, "forest": 1, "lake": 1, "grassland": 2, "swamp": 2, "mine": 3,
-              "castle": 0, "empty": 0}
-N_CROWNS = 4
+from vision.labels import (MAX_CROWNS, N_CROWNS, TERRAINS, VALID, domino_partners,  # noqa: F401
+                           game_crown_prior, square_supply, supply_capacity)
+
 MODELS_DIR = Path(__file__).resolve().parent.parent / "models"
-DOMINOES_CSV = Path(__file__).resolve().parent.parent / "engine" / "data" / "kingdomino-dominoes.csv"
-
-# valid[t, c]: the game has a square of terrain t with c crowns
-VALID = np.zeros((len(TERRAINS), N_CROWNS), dtype=bool)
-for _i, _t in enumerate(TERRAINS):
-    VALID[_i, :MAX_CROWNS[_t] + 1] = True
-
-
-def domino_halves(path: Path | None = None) -> list[tuple[tuple[str, int], tuple[str, int]]]:
-    """The game's dominoes as ``((terrain, crowns), (terrain, crowns))`` pairs, from the CSV."""
-    with open(path or DOMINOES_CSV, newline="", encoding="utf-8") as fh:
-        return [((row["terrain_a"], int(row["crowns_a"])), (row["terrain_b"], int(row["crowns_b"])))
-                for row in csv.DictReader(fh)]
-
-
-def square_supply(path: Path | None = None) -> Counter:
-    """How many squares of each ``(terrain, crowns)`` the 48 dominoes hold (castle: one each)."""
-    return Counter(half for domino in domino_halves(path) for half in domino)
-
-
-def domino_partners(path: Path | None = None) -> np.ndarray:
-    """``partners[a, b]``: some domino has a half reading ``a`` and the other half reading ``b``.
-
-    Readings are flattened ``(terrain, crowns)`` indices ``terrain * 4 + crowns``. Castle and
-    empty squares belong to no domino: their rows and columns stay False.
-    """
-    n = len(TERRAINS) * N_CROWNS
-    partners = np.zeros((n, n), dtype=bool)
-    for (ta, ca), (tb, cb) in domino_halves(path):
-        a = TERRAINS.index(ta) * N_CROWNS + ca
-        b = TERRAINS.index(tb) * N_CROWNS + cb
-        partners[a, b] = partners[b, a] = True
-    return partners
 
 
 def partner_support(joint: np.ndarray, rows: int, cols: int, partners: np.ndarray) -> np.ndarray:
@@ -89,17 +54,6 @@ def _softmax(x: np.ndarray, axis: int = -1) -> np.ndarray:
     z = x - x.max(axis=axis, keepdims=True)
     e = np.exp(z)
     return e / e.sum(axis=axis, keepdims=True)
-
-
-def game_crown_prior(supply: Counter) -> np.ndarray:
-    """P(crowns | terrain) over the game's squares, ``(terrains, 4)``; castle/empty: no crowns."""
-    prior = np.zeros((len(TERRAINS), N_CROWNS))
-    for i, t in enumerate(TERRAINS):
-        counts = [supply.get((t, k), 0) for k in range(N_CROWNS)]
-        if sum(counts) == 0:
-            counts = [1] + [0] * (N_CROWNS - 1)
-        prior[i] = np.asarray(counts, float) / sum(counts)
-    return prior
 
 
 def _normalised(joint: np.ndarray) -> np.ndarray:
@@ -228,15 +182,6 @@ def _retile(flat, denom, best, conf, shape, partners, max_cost, capacity, king, 
     return best, conf
 
 
-def supply_capacity(supply: Counter) -> np.ndarray:
-    """Most squares of each flattened reading one kingdom can hold (castle, empty: no limit)."""
-    cap = np.zeros(len(TERRAINS) * N_CROWNS)
-    for i, t in enumerate(TERRAINS):
-        for k in range(N_CROWNS):
-            cap[i * N_CROWNS + k] = np.inf if t in ("castle", "empty") else supply.get((t, k), 0)
-    return cap
-
-
 def _within_supply(flat, total, best, conf, capacity, fixed: int = -1):
     """Move the least confident squares of over-used readings to their next best reading with
     room left (one square at a time); a square with no such reading keeps its own (flagged)."""
@@ -300,7 +245,7 @@ class SquareClassifier:
         from vision import config
 
         self.cfg = cfg if cfg is not None else config.load()["classify"]
-        path = Path(model_path) if model_path else MODELS_DIR / self.cfg.get("model", "squares.onnx")
+        path = Path(model_path) if model_path else MODELS_DIR / self.cfg["model"]
         if not path.exists():
             raise FileNotFoundError(
                 f"square classifier model {path} is missing: run `kingdomino train` to build it")
@@ -315,10 +260,10 @@ class SquareClassifier:
         self.input_size = int(self.meta.get("input_size", self.cfg["cell"] + 2 * self.cfg["crop_margin"]))
         # the margin dimming is part of the model: read it from what the model was trained with
         self.margin = int(self.meta.get("crop_margin", self.cfg["crop_margin"]))
-        self.margin_weight = float(self.meta.get("margin_weight", self.cfg.get("margin_weight", 1.0)))
-        self.supply = square_supply() if DOMINOES_CSV.exists() else Counter()
-        self.partners = domino_partners() if DOMINOES_CSV.exists() else None
-        self.capacity = supply_capacity(self.supply) if self.supply else None
+        self.margin_weight = float(self.meta.get("margin_weight", self.cfg["margin_weight"]))
+        self.supply = square_supply()
+        self.partners = domino_partners()
+        self.capacity = supply_capacity(self.supply)
         self.prior = None
         self.set_crown_prior(self.meta.get("crown_train_prior"), self.meta.get("crown_label_prior"))
 
@@ -329,7 +274,7 @@ class SquareClassifier:
         ``labelled``: its share among real squares. ``"marginal"`` swaps one for the other;
         ``"dominoes"`` uses the game's crowns-given-terrain odds instead of ``labelled``.
         """
-        mode = self.cfg.get("crown_prior", "none")
+        mode = self.cfg["crown_prior"]
         if mode not in ("none", "marginal", "dominoes"):
             raise ValueError(f"[classify] crown_prior must be none, marginal or dominoes, not {mode!r}")
         self.prior = None
@@ -349,12 +294,12 @@ class SquareClassifier:
         if crops.shape[1] != self.input_size or crops.shape[2] != self.input_size:
             crops = np.stack([cv2.resize(c, (self.input_size, self.input_size),
                                          interpolation=cv2.INTER_AREA) for c in crops])
-        turns = tta_turns(self.cfg.get("tta", 4))
+        turns = tta_turns(self.cfg["tta"])
         total = None
         for k in turns:                 # a square reads the same turned by 90 degrees: average
             view = np.rot90(crops, k, axes=(1, 2)) if k else crops
             out = []
-            bs = int(self.cfg.get("batch", 64))
+            bs = int(self.cfg["batch"])
             for i in range(0, len(view), bs):
                 blob = preprocess(view[i:i + bs], self.margin, self.margin_weight)
                 self.net.setInput(blob)
@@ -369,14 +314,14 @@ class SquareClassifier:
 
     def read_logits(self, logits: np.ndarray, rows: int, cols: int) -> list[list[SquareReading]]:
         """Network outputs of a ``rows x cols`` board -> readings with flags."""
-        max_cost = self.cfg.get("tiling_max_cost")
+        max_cost = self.cfg["tiling_max_cost"]
         report: dict = {}
         t, c, conf, raw_invalid = decode(logits, self.t_terrain, self.t_crowns, self.prior,
                                          shape=(rows, cols), partners=self.partners,
-                                         partner_floor=float(self.cfg.get("partner_floor", 1.0)),
-                                         one_castle=bool(self.cfg.get("one_castle", False)),
-                                         capacity=self.capacity if self.cfg.get("within_supply") else None,
-                                         tiling_max_cost=None if max_cost is None else float(max_cost),
+                                         partner_floor=float(self.cfg["partner_floor"]),
+                                         one_castle=bool(self.cfg["one_castle"]),
+                                         capacity=self.capacity if self.cfg["within_supply"] else None,
+                                         tiling_max_cost=None if max_cost is False else float(max_cost),
                                          report=report)
         grid = []
         for r in range(rows):
@@ -395,7 +340,7 @@ class SquareClassifier:
             grid.append(row)
         if self.supply:
             supply_flags(grid, self.supply)
-        castle_flags(grid, logits, self.t_terrain, int(self.cfg.get("no_castle_candidates", 1)))
+        castle_flags(grid, logits, self.t_terrain, int(self.cfg["no_castle_candidates"]))
         return grid
 
 

@@ -45,15 +45,3 @@ def warp_board(image: np.ndarray, corners, rows: int, cols: int, cell: int,
                                 borderMode=cv2.BORDER_REPLICATE)
     return board, H
 
-
-def order_corners(points) -> np.ndarray:
-    """Order 4 points as tl, tr, br, bl around their centre, starting from the top-left one.
-
-    'Top-left' is the point with the smallest x + y; the rest follow clockwise in the image.
-    """
-    pts = np.asarray(points, dtype=np.float32).reshape(4, 2)
-    centre = pts.mean(axis=0)
-    angles = np.arctan2(pts[:, 1] - centre[1], pts[:, 0] - centre[0])
-    pts = pts[np.argsort(angles)]  # clockwise in image coordinates (y down)
-    start = int(np.argmin(pts.sum(axis=1)))
-    return np.roll(pts, -start, axis=0)

@@ -17,7 +17,7 @@ from . import config as _config
 def _section(cfg) -> dict:
     if cfg is None:
         cfg = _config.load()
-    return cfg.get("grid", {})
+    return cfg["grid"]
 
 
 def _best_shift(profile: np.ndarray, lo: int, hi: int, max_shift: int, gain: float,
@@ -47,22 +47,22 @@ def refine(board_image: np.ndarray, rows: int, cols: int, cell: int, cfg=None) -
     """
     g = _section(cfg)
     offsets = np.zeros((rows, cols, 2), np.float32)
-    if not g.get("enabled", True) or board_image is None or board_image.size == 0 or cell < 8:
+    if not g["enabled"] or board_image is None or board_image.size == 0 or cell < 8:
         return offsets
     gray = board_image if board_image.ndim == 2 else cv2.cvtColor(board_image, cv2.COLOR_BGR2GRAY)
     gray = cv2.GaussianBlur(gray.astype(np.float32), (0, 0), 1.0)
     gx = np.abs(cv2.Sobel(gray, cv2.CV_32F, 1, 0, ksize=3))
     gy = np.abs(cv2.Sobel(gray, cv2.CV_32F, 0, 1, ksize=3))
-    max_shift = int(round(g.get("max_shift", 0.2) * cell))
-    inner = g.get("inner", 0.6)  # part of the square's length the edge profile is averaged over
-    gain = g.get("min_gain", 1.15)
+    max_shift = int(round(g["max_shift"] * cell))
+    inner = g["inner"]  # part of the square's length the edge profile is averaged over
+    gain = g["min_gain"]
     H, W = gray.shape
     pad = int(round((1 - inner) / 2 * cell))
-    k = max(3, int(round(g.get("seam_width", 0.12) * cell)) | 1)
+    k = max(3, int(round(g["seam_width"] * cell)) | 1)
     box = np.ones(k, np.float32) / k
     # a border counts as found only if its edge is as strong as a typical seam of this board
-    q = g.get("seam_percentile", 90)
-    rel = g.get("min_edge", 0.5)
+    q = g["seam_percentile"]
+    rel = g["min_edge"]
     prof_x = np.convolve(gx.mean(axis=0), box, mode="same")
     prof_y = np.convolve(gy.mean(axis=1), box, mode="same")
     floor_x = rel * float(np.percentile(prof_x, q))

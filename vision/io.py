@@ -297,20 +297,10 @@ def read_photo_file(path, cfg=None) -> bytes:
     name = os.fspath(path)
     try:
         fd = os.open(name, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
-    except FileNotFoundError:
-        if os.path.islink(name):
-            raise PhotoError(f"{name} is a broken symbolic link (what it points to does not "
-                             "exist): check the path") from None
-        raise PhotoError(f"no such photo file: {name}; check the path") from None
-    except IsADirectoryError:
-        raise PhotoError(f"{name} is {_kind_of(stat.S_IFDIR)}") from None
-    except PermissionError:
-        raise PhotoError(f"{name} cannot be read: permission denied; check who may read it") from None
-    except OSError as exc:
-        if exc.errno == errno.ELOOP:
-            raise PhotoError(f"{name} is a symbolic link loop (it leads back to itself), not a "
-                             "photo: point it at the photo file") from None
-        raise PhotoError(f"{name} cannot be read: {exc.strerror or exc}") from None
+    except OSError as exc:  # what the path is (a folder, a link loop, ...), else the OS's reason
+        why = None if isinstance(exc, PermissionError) else file_problem(name)
+        raise PhotoError(why or f"{name} cannot be read: {exc.strerror or exc}; check the path "
+                         "and who may read it") from None
     try:
         st = os.fstat(fd)
         kind = _kind_of(st.st_mode)

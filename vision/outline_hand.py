@@ -27,7 +27,8 @@ import cv2
 import numpy as np
 
 from vision import config as _config
-from vision.detect import line_strengths, order_top_first
+from vision.gridcount import line_strengths
+from vision.outline import order_top_first
 
 FORMAT = "X1,Y1,X2,Y2,X3,Y3,X4,Y4"
 _ORIENTATION_TAG = 0x0112
@@ -39,7 +40,7 @@ class OutlineError(ValueError):
 
 def _settings(cfg=None) -> dict:
     cfg = cfg if cfg is not None else _config.load()
-    return cfg.get("outline", {})
+    return cfg["outline"]
 
 
 # ---------------------------------------------------------------- text
@@ -87,7 +88,7 @@ def check_shape(points, cfg=None) -> None:
     degrees (any order); ``OutlineError`` saying what to change otherwise."""
     oc = _settings(cfg)
     pts = np.asarray(points, np.float64).reshape(4, 2)
-    min_side = float(oc.get("min_side_px", 16))
+    min_side = float(oc["min_side_px"])
     for i in range(4):
         for j in range(i + 1, 4):
             if np.linalg.norm(pts[i] - pts[j]) < min_side:
@@ -100,7 +101,7 @@ def check_shape(points, cfg=None) -> None:
     if not (np.all(cross > 0) or np.all(cross < 0)):
         raise OutlineError("the four corners do not make a convex outline (one lies inside the "
                            "others' triangle): give the kingdom's four outer corners")
-    min_angle = float(oc.get("min_angle_deg", 20))
+    min_angle = float(oc["min_angle_deg"])
     for k in range(4):
         a, b = -edges[k - 1], edges[k]
         cos = float(a @ b) / (np.linalg.norm(a) * np.linalg.norm(b))
@@ -118,7 +119,7 @@ def check_outline(points, shape, cfg=None) -> np.ndarray:
     check_shape(points, cfg)
     pts = np.asarray(points, np.float64).reshape(4, 2)
     h, w = shape[:2]
-    tol = float(_settings(cfg).get("outside_tolerance", 0.25)) * max(h, w)
+    tol = float(_settings(cfg)["outside_tolerance"]) * max(h, w)
     for k, (x, y) in enumerate(pts):
         if x < -tol or y < -tol or x > w + tol or y > h + tol:
             raise OutlineError(
@@ -195,8 +196,8 @@ def decide_size(image: np.ndarray, corners, cfg=None) -> int:
     profile's median (``detect.line_strengths``).
     """
     oc = _settings(cfg)
-    side = int(oc.get("count_side", 280))
-    window = float(oc.get("seam_window", 0.012))
+    side = int(oc["count_side"])
+    window = float(oc["seam_window"])
     src = np.asarray(corners, np.float32).reshape(4, 2)
     dst = np.array([[0, 0], [side, 0], [side, side], [0, side]], np.float32)
     rect = cv2.warpPerspective(image, cv2.getPerspectiveTransform(src, dst), (side, side),
@@ -206,7 +207,7 @@ def decide_size(image: np.ndarray, corners, cfg=None) -> int:
     gy = np.abs(cv2.Sobel(lab, cv2.CV_32F, 0, 1, ksize=3)).sum(2)
     px, py = gx.mean(0), gy.mean(1)
     score = {n: _seam_evidence(px, n, window) + _seam_evidence(py, n, window) for n in (5, 7)}
-    return 7 if score[7] > score[5] + float(oc.get("size_margin", 0.0)) else 5
+    return 7 if score[7] > score[5] + float(oc["size_margin"]) else 5
 
 
 # ---------------------------------------------------------------- reading

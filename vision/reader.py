@@ -11,9 +11,10 @@ import cv2
 import numpy as np
 
 from vision import config as _config
+from vision import detect
 from vision.classify import SquareClassifier, SquareReading
 from vision.errors import NO_KINGDOM, PhotoError
-from vision.squares import cell_crops, image_corners, rectify
+from vision.squares import cell_crops, rectify
 
 
 @dataclass
@@ -59,26 +60,18 @@ class Reader:
     def __init__(self, config: dict | None = None, model_path=None):
         self.cfg = config if config is not None else _config.load()
         self.ccfg = self.cfg["classify"]
-        self.rcfg = self.cfg.get("review", {})
+        self.rcfg = self.cfg["review"]
         self.classifier = SquareClassifier(model_path, self.ccfg)
-        try:
-            from vision import detect
-        except ImportError:  # detection not available: photos must be rectified boards
-            detect = None
-        self._detect = detect
 
     # ------------------------------------------------------------------ board
     def find(self, image: np.ndarray, size: int | None = None) -> _Found:
         cell = self.ccfg["cell"]
-        if self._detect is not None:
-            board = self._detect.find_board(image, self.cfg, size=size)
-            offsets = None
-            if getattr(board, "offsets", None) is not None and board.cell:
-                offsets = np.asarray(board.offsets, dtype=np.float64) * (cell / board.cell)
-            return _Found(np.asarray(board.corners, np.float32), board.rows, board.cols,
-                          board.size, offsets, list(board.warnings))
-        return _Found(image_corners(image), 5, 5, 5, None,
-                      ["no board detector available: the photo was read as a rectified 5x5 board"])
+        board = detect.find_board(image, self.cfg, size=size)
+        offsets = None
+        if getattr(board, "offsets", None) is not None and board.cell:
+            offsets = np.asarray(board.offsets, dtype=np.float64) * (cell / board.cell)
+        return _Found(np.asarray(board.corners, np.float32), board.rows, board.cols,
+                      board.size, offsets, list(board.warnings))
 
     # ------------------------------------------------------------------ read
     def read(self, image: np.ndarray, size: int | None = None, *, corners=None,
@@ -138,7 +131,7 @@ def too_few_tiles(terrains, cfg: dict) -> bool:
     """Whether squares read with these terrains hold fewer domino halves (neither the castle
     nor empty) than ``[reader] min_tiles``: then a found "kingdom" is not one."""
     tiles = sum(t not in ("castle", "empty") for t in terrains)
-    return tiles < int(cfg.get("reader", {}).get("min_tiles", 0))
+    return tiles < int(cfg["reader"]["min_tiles"])
 
 
 def outside_cells(shape, corners, rows: int, cols: int, rcfg: dict) -> set:
@@ -147,7 +140,7 @@ def outside_cells(shape, corners, rows: int, cols: int, rcfg: dict) -> set:
 
     h, w = shape[:2]
     Hinv = np.linalg.inv(board_homography(corners, rows, cols, 1))
-    tol = float(rcfg.get("outside_tolerance", 0.25))
+    tol = float(rcfg["outside_tolerance"])
     out = set()
     side = max(np.linalg.norm(np.asarray(corners[1]) - corners[0]) / cols, 1.0)
     for r in range(rows):
@@ -161,10 +154,10 @@ def outside_cells(shape, corners, rows: int, cols: int, rcfg: dict) -> set:
 
 def review_reasons(grid: list[list[SquareReading]], rcfg: dict, outside=frozenset()) -> dict:
     """(row, col) -> list of reasons a person should check that square."""
-    low = float(rcfg.get("min_confidence", 0.9))
-    near_castle = float(rcfg.get("flag_castle_neighbours_below", low))
-    rich_from = int(rcfg.get("rich_crowns", 99))
-    rich_low = float(rcfg.get("flag_rich_below", low))
+    low = float(rcfg["min_confidence"])
+    near_castle = float(rcfg["flag_castle_neighbours_below"])
+    rich_from = int(rcfg["rich_crowns"])
+    rich_low = float(rcfg["flag_rich_below"])
     rows, cols = len(grid), len(grid[0]) if grid else 0
     castles = {(r, c) for r in range(rows) for c in range(cols) if grid[r][c].terrain == "castle"}
     reasons: dict = {}

@@ -1,35 +1,21 @@
-"""Tile likelihood from a small fully convolutional network (``models/tiles.onnx``).
+"""Tile likelihood from a small fully convolutional network (``models/tiles.onnx``), at reading time.
 
-The per-pixel model of ``vision.detect`` sees colour and texture within 11 px of a pixel, so a
+The per-pixel model of ``vision.tilemap`` sees colour and texture within 11 px of a pixel, so a
 blue cutting mat or cloth and a lake tile look alike to it. This network sees about two squares
 around each pixel (dilated convolutions on a quarter-resolution map): a lake square is framed by
 tile seams and other terrain, a mat is not.
 
-- ``TileNet(path).probability(small_bgr) -> H x W float32``: run by OpenCV's dnn module.
-- ``fit(...)``: trained with torch on generated scenes of procedurally drawn kingdoms
-  (``vision.detect.synth_training_scenes``) and the dev phone photos' labelled squares;
-  ``python3 -m vision.tilenet --out models/tiles.onnx`` rebuilds the shipped file.
+``TileNet(path).probability(small_bgr) -> H x W float32``: run by OpenCV's dnn module (no torch).
+Its training lives in ``vision.lab.tilenet`` (``python3 -m vision.lab.tilenet --out models/tiles.onnx``).
 """
 from __future__ import annotations
 
-import argparse
-import json
-import sys
-import time
 from pathlib import Path
 
 import cv2
 import numpy as np
 
 STRIDE = 4          # input sides must be multiples of this (two 2x poolings); the output is half size
-CROP = 176          # training crop side (px of the downscaled photo)
-EDGE_BAND = 11      # px: tile pixels and table pixels this close together are "near an outline"
-# the shipped recipe (models/tiles.json records it)
-SCENES = 2000       # generated scenes of drawn kingdoms
-STEPS = 4000        # optimiser steps
-BATCH = 16          # crops per step
-PHONE_SHARE = 0.5   # share of the crops cut from the dev phone photos
-EDGE_WEIGHT = 4.0   # loss weight of pixels near a tile outline
 
 
 def preprocess(bgr: np.ndarray) -> np.ndarray:
@@ -59,174 +45,3 @@ class TileNet:
     def probability(self, small: np.ndarray) -> np.ndarray:
         z = self.logits(small)
         return (1.0 / (1.0 + np.exp(-np.clip(z, -30, 30)))).astype(np.float32)
-
-
-def build_model():
-    """Encoder to 1/4 resolution with dilated convolutions (about two squares of context),
-    decoded to 1/2 resolution with the 1/2-resolution features (sharp tile outlines)."""
-    import torch
-    import torch.nn as nn
-
-    def conv(cin, cout, dil=1):
-        return [nn.Conv2d(cin, cout, 3, padding=dil, dilation=dil, bias=False),
-                nn.BatchNorm2d(cout), nn.ReLU(inplace=True)]
-
-    class Net(nn.Module):
-        def __init__(self):
-            super().__init__()
-            self.enc_half = nn.Sequential(*conv(3, 16), nn.MaxPool2d(2), *conv(16, 16))
-            self.quarter = nn.Sequential(nn.MaxPool2d(2), *conv(16, 32), *conv(32, 32, 2),
-                                         *conv(32, 32, 4), *conv(32, 32, 8))
-            self.up = nn.ConvTranspose2d(32, 16, 2, stride=2)
-            self.head = nn.Sequential(*conv(32, 16), nn.Conv2d(16, 1, 1))
-
-        def forward(self, x):
-            h = self.enc_half(x)
-            return self.head(torch.cat([h, self.up(self.quarter(h))], 1))
-
-    return Net()
-
-
-def training_pairs(phone_photos, n_scenes: int, seed: int = 0, long_side: int = 400):
-    """``(small_bgr, labels)`` pairs (labels 1 tile / 0 not / -1 undecided): generated scenes of
-    drawn kingdoms and the labelled phone photos, downscaled as the detector sees them."""
-    from . import detect
-
-    pairs = detect.synth_training_scenes(n_scenes, seed=seed, long_side=long_side)
-    phone = []
-    for p in phone_photos:
-        small, s = detect._downscale(cv2.imread(str(p.path)), long_side)
-        phone.append((small, detect._label_mask(p, small.shape[:2], s)))
-    return pairs, phone
-
-
-def _augment(img: np.ndarray, y: np.ndarray, rng: np.random.Generator):
-    """A random CROP x CROP window (padded where the photo is smaller), turned and flipped,
-    with colour, brightness and white-balance changes."""
-    h, w = y.shape
-    ph, pw = max(0, CROP - h), max(0, CROP - w)
-    if ph or pw:
-        img = cv2.copyMakeBorder(img, 0, ph, 0, pw, cv2.BORDER_REFLECT)
-        y = cv2.copyMakeBorder(y, 0, ph, 0, pw, cv2.BORDER_CONSTANT, value=-1)
-        h, w = y.shape
-    y0, x0 = rng.integers(0, h - CROP + 1), rng.integers(0, w - CROP + 1)
-    img, y = img[y0:y0 + CROP, x0:x0 + CROP], y[y0:y0 + CROP, x0:x0 + CROP]
-    k = int(rng.integers(4))
-    img, y = np.rot90(img, k), np.rot90(y, k)
-    if rng.random() < 0.5:
-        img, y = img[:, ::-1], y[:, ::-1]
-    x = img.astype(np.float32)
-    x = x * rng.uniform(0.85, 1.15, 3)[None, None, :] * rng.uniform(0.6, 1.3) + rng.uniform(-20, 20)
-    if rng.random() < 0.3:
-        x = cv2.GaussianBlur(x, (0, 0), rng.uniform(0.5, 1.5))
-    x += rng.normal(0, rng.uniform(0, 6), x.shape)
-    return np.clip(x, 0, 255).astype(np.uint8), np.ascontiguousarray(y)
-
-
-def _pixel_weights(y: np.ndarray, edge_weight: float) -> np.ndarray:
-    """Loss weight of each pixel: 0 where undecided, ``edge_weight`` near a tile outline (the
-    outline is what the quadrilateral is fitted to), 1 elsewhere."""
-    w = (y >= 0).astype(np.float32)
-    k = np.ones((EDGE_BAND, EDGE_BAND), np.uint8)
-    near = (cv2.dilate((y == 1).astype(np.uint8), k) > 0) & (cv2.dilate((y == 0).astype(np.uint8), k) > 0)
-    w[near & (y >= 0)] = edge_weight
-    return w
-
-
-def fit(pairs, phone, *, steps: int = STEPS, batch: int = BATCH, phone_share: float = PHONE_SHARE,
-        edge_weight: float = EDGE_WEIGHT, seed: int = 0, log=None):
-    """Train the network; returns the torch model in eval mode."""
-    import torch
-    import torch.nn.functional as F
-
-    torch.set_num_threads(2)
-    torch.manual_seed(seed)
-    rng = np.random.default_rng(seed)
-    model = build_model()
-    opt = torch.optim.AdamW(model.parameters(), lr=3e-3, weight_decay=1e-4)
-    sched = torch.optim.lr_scheduler.OneCycleLR(opt, max_lr=3e-3, total_steps=steps)
-    t0, tot = time.time(), 0.0
-    model.train()
-    for step in range(steps):
-        xs, ys = [], []
-        for _ in range(batch):
-            src = phone if phone and rng.random() < phone_share else pairs
-            img, y = src[int(rng.integers(len(src)))]
-            a, b = _augment(img, y, rng)
-            xs.append(a)
-            ys.append(b)
-        x = torch.from_numpy(preprocess(np.stack(xs)))
-        y = torch.from_numpy(np.stack(ys).astype(np.float32))[:, None]
-        z = F.interpolate(model(x), size=y.shape[-2:], mode="bilinear", align_corners=False)
-        weight = torch.from_numpy(np.stack([_pixel_weights(b, edge_weight) for b in ys]))[:, None]
-        loss = (F.binary_cross_entropy_with_logits(z, y.clamp(min=0), reduction="none") * weight
-                ).sum() / weight.sum().clamp(min=1)
-        opt.zero_grad()
-        loss.backward()
-        opt.step()
-        sched.step()
-        tot += float(loss.detach())
-        if log and (step + 1) % 100 == 0:
-            log(f"step {step + 1}/{steps}: loss {tot / 100:.4f} ({time.time() - t0:.0f} s)")
-            tot = 0.0
-    model.eval()
-    return model
-
-
-def export(model, path: Path) -> float:
-    """Write the ONNX file; returns the largest difference between torch and OpenCV outputs."""
-    import torch
-
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    dummy = torch.zeros(1, 3, 96, 128)
-    torch.onnx.export(model, dummy, str(path), input_names=["image"], output_names=["logits"],
-                      dynamic_axes={"image": {2: "h", 3: "w"}, "logits": {2: "h4", 3: "w4"}},
-                      opset_version=13, dynamo=False)
-    x = np.random.default_rng(0).integers(0, 255, (1, 300, 400, 3)).astype(np.uint8)
-    with torch.no_grad():
-        ref = model(torch.from_numpy(preprocess(x))).numpy()
-    net = cv2.dnn.readNetFromONNX(str(path))
-    net.setInput(preprocess(x))
-    return float(np.abs(net.forward() - ref).max())
-
-
-def main(argv=None) -> int:
-    ap = argparse.ArgumentParser(prog="python3 -m vision.tilenet",
-                                 description="Train the tile-likelihood network of the detector.")
-    ap.add_argument("--out", type=Path, required=True, help="ONNX file to write")
-    ap.add_argument("--datasets", type=Path, default=None,
-                    help="datasets folder (default: ../shared/datasets)")
-    ap.add_argument("--scenes", type=int, default=SCENES, help="generated scenes to train on")
-    ap.add_argument("--steps", type=int, default=STEPS)
-    ap.add_argument("--seed", type=int, default=0)
-    ap.add_argument("--exclude", default="",
-                    help="comma-separated phone kingdom groups to leave out (e.g. phone:KT1), "
-                         "for cross-validation")
-    args = ap.parse_args(argv)
-    from .datasets import load_phone
-
-    try:
-        photos = load_phone(args.datasets)
-    except (FileNotFoundError, OSError) as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return 1
-    skip = {k for k in args.exclude.split(",") if k}
-    photos = [p for p in photos if p.group not in skip]
-    t0 = time.time()
-    pairs, phone = training_pairs(photos, args.scenes, seed=args.seed)
-    print(f"{len(pairs)} scenes, {len(phone)} phone photos ({time.time() - t0:.0f} s)", flush=True)
-    model = fit(pairs, phone, steps=args.steps, seed=args.seed,
-                log=lambda m: print(m, flush=True))
-    diff = export(model, args.out)
-    meta = {"scenes": args.scenes, "scene_seed": args.seed, "steps": args.steps,
-            "batch": BATCH, "crop": CROP, "phone_share": PHONE_SHARE, "edge_weight": EDGE_WEIGHT,
-            "edge_band": EDGE_BAND,
-            "phone_photos": sorted(p.name for p in photos), "onnx_vs_torch_max_abs_diff": diff}
-    args.out.with_suffix(".json").write_text(json.dumps(meta, indent=1) + "\n")
-    print(f"wrote {args.out} ({args.out.stat().st_size / 1e3:.0f} kB); opencv vs torch {diff:.2e}")
-    return 0
-
-
-if __name__ == "__main__":
-    sys.exit(main())

@@ -389,7 +389,7 @@ def test_real_pipeline_generated_photos(tmp_path):
     import numpy as np
 
     from kingdomino import service
-    from vision import render, synth
+    from vision.lab import render, synth
 
     rng = np.random.default_rng(7)
     folder = tmp_path / "in"

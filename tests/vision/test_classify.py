@@ -1,8 +1,9 @@
 import numpy as np
 import pytest
 
-from tests.conftest import shared_path
-from vision.classify import (MAX_CROWNS, MODELS_DIR, N_CROWNS, TERRAINS, VALID, SquareClassifier,
+from tests.conftest import plain_classify_cfg
+
+from vision.classify import (MAX_CROWNS, N_CROWNS, TERRAINS, VALID, SquareClassifier,
                              SquareReading, decode, domino_partners, partner_support,
                              supply_capacity, preprocess,
                              square_supply, supply_flags)
@@ -23,10 +24,21 @@ def test_prior_matches_the_rules():
 
 
 def test_prior_matches_the_domino_set():
-    supply = square_supply(shared_path("rules", "kingdomino-dominoes.csv"))
+    supply = square_supply()
     for (terrain, crowns), n in supply.items():
         assert VALID[TERRAINS.index(terrain), crowns], (terrain, crowns)
     assert supply[("mine", 3)] == 1 and supply[("mine", 0)] == 1
+
+
+def test_labels_from_the_engine_are_in_the_shipped_network_order():
+    # TERRAINS is built from the engine's domino set; the network's outputs are fixed by training
+    import json
+
+    from vision.classify import MODELS_DIR
+
+    outputs = json.loads((MODELS_DIR / "squares.json").read_text())["outputs"]
+    assert list(TERRAINS) == outputs["terrain"]
+    assert list(range(N_CROWNS)) == outputs["crowns"]
 
 
 def test_valid_reading_kept_with_high_confidence():
@@ -63,8 +75,6 @@ def test_two_three_crown_mines_are_flagged():
 
 
 def test_shipped_model_loads_in_cv2_dnn():
-    if not (MODELS_DIR / "squares.onnx").exists():
-        pytest.skip("no trained model in models/ (run `kingdomino train`)")
     clf = SquareClassifier()
     crops = np.random.default_rng(0).integers(0, 255, size=(3, clf.input_size, clf.input_size, 3),
                                               dtype=np.uint8)
@@ -88,7 +98,7 @@ def test_marginal_crown_prior_undoes_training_oversampling():
 
 
 def test_crown_prior_mode_comes_from_the_config():
-    clf = SquareClassifier(None, {"cell": 64, "crop_margin": 12, "crown_prior": "marginal"},
+    clf = SquareClassifier(None, plain_classify_cfg(crown_prior="marginal"),
                            load_network=False)
     clf.set_crown_prior([0.5, 0.2, 0.2, 0.1], [0.7, 0.2, 0.05, 0.05])
     assert clf.prior is not None and clf.prior[0, 2] == pytest.approx(0.25)
@@ -108,14 +118,14 @@ def test_a_kingdom_without_a_castle_flags_its_most_castle_like_square():
     cells = [("field", 0)] * 4
     lg = _grid_logits(cells)
     lg[2, TERRAINS.index("castle")] = 6.0   # still read as field, but the castle is next best
-    clf = SquareClassifier(None, {"cell": 64, "crop_margin": 12}, load_network=False)
+    clf = SquareClassifier(None, plain_classify_cfg(), load_network=False)
     grid = clf.read_logits(lg, 2, 2)
     flagged = [(r, c) for r in range(2) for c in range(2) if grid[r][c].flags]
     assert flagged == [(1, 0)]
 
 
 def test_two_castles_are_both_flagged():
-    clf = SquareClassifier(None, {"cell": 64, "crop_margin": 12}, load_network=False)
+    clf = SquareClassifier(None, plain_classify_cfg(), load_network=False)
     grid = clf.read_logits(_grid_logits([("castle", 0), ("field", 0), ("castle", 0), ("lake", 0)]), 2, 2)
     assert [bool(sq.flags) for row in grid for sq in row] == [True, False, True, False]
 
@@ -125,7 +135,7 @@ def reading(terrain: str, crowns: int) -> int:
 
 
 def test_domino_partners_follow_the_domino_set():
-    partners = domino_partners(shared_path("rules", "kingdomino-dominoes.csv"))
+    partners = domino_partners()
     assert (partners == partners.T).all()
     # the one crownless mine (domino 23) lies beside a one-crown field, nothing else
     assert np.flatnonzero(partners[reading("mine", 0)]).tolist() == [reading("field", 1)]
@@ -187,8 +197,7 @@ def test_one_castle_places_a_missing_castle_and_flags_it():
     lg = _grid_logits(cells)
     lg[1, TERRAINS.index("castle")] = lg[1, TERRAINS.index("swamp")] - 1.0   # swamp, castle next
     lg[3, TERRAINS.index("castle")] = lg[3, TERRAINS.index("lake")] - 3.0
-    clf = SquareClassifier(None, {"cell": 64, "crop_margin": 12, "one_castle": True,
-                                  "no_castle_candidates": 2}, load_network=False)
+    clf = SquareClassifier(None, plain_classify_cfg(one_castle=True, no_castle_candidates=2), load_network=False)
     grid = clf.read_logits(lg, 2, 2)
     assert grid[0][1].terrain == "castle" and grid[0][1].confidence < 0.5
     assert [bool(sq.flags) for row in grid for sq in row] == [False, True, False, True]
@@ -200,7 +209,7 @@ def test_within_supply_moves_the_least_sure_extra_reading():
                   logits_for("field", 0)])
     z[1, len(TERRAINS) + 1] = z[1, len(TERRAINS) + 2] - 0.5      # unsure between 2 and 1 crowns
     z[2, len(TERRAINS) + 1] = z[2, len(TERRAINS) + 2] - 2.0
-    cap = supply_capacity(square_supply(shared_path("rules", "kingdomino-dominoes.csv")))
+    cap = supply_capacity(square_supply())
     t, c, conf, _ = decode(z, capacity=cap)
     assert [(TERRAINS[a], int(b)) for a, b in zip(t, c)] == \
         [("swamp", 2), ("swamp", 1), ("swamp", 2), ("field", 0)]
@@ -240,7 +249,7 @@ class _OrientationNet:
 
 
 def _stub_classifier(tta):
-    clf = SquareClassifier(None, {"cell": 64, "crop_margin": 12, "tta": tta}, load_network=False)
+    clf = SquareClassifier(None, plain_classify_cfg(tta=tta), load_network=False)
     clf.net, clf.margin, clf.margin_weight = _OrientationNet(), 0, 1.0
     return clf
 
@@ -260,7 +269,7 @@ def test_tta_averages_the_quarter_turns_asked_for(tta, turns):
 
 
 def test_tta_setting_is_checked():
-    clf = SquareClassifier(None, {"cell": 64, "crop_margin": 12, "tta": 3}, load_network=False)
+    clf = SquareClassifier(None, plain_classify_cfg(tta=3), load_network=False)
     clf.net = _OrientationNet()
     with pytest.raises(ValueError, match="tta must be 1, 2 or 4"):
         clf.logits(np.zeros((1, 88, 88, 3), np.uint8))

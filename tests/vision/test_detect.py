@@ -6,7 +6,8 @@ import numpy as np
 import pytest
 
 from tests.conftest import shared_path
-from vision.detect import Board, corner_error, evaluate_detection, find_board
+from vision.detect import Board, corner_error, find_board
+from vision.lab.pixel_model import evaluate_detection
 from vision.errors import PhotoError
 
 COLOURS = [(40, 200, 240), (40, 140, 40), (200, 120, 30), (60, 190, 120), (90, 110, 130),
@@ -94,7 +95,7 @@ def test_size_argument_is_checked():
 @pytest.mark.slow
 def test_dev_phone_photos():
     shared_path("datasets", "phone-photos", "corners.csv")
-    from vision.datasets import load_phone
+    from vision.lab.datasets import load_phone
 
     res = evaluate_detection(load_phone())
     wrong_grid = [(r["photo"], r["rows"], r["cols"]) for r in res["rows"] if not r["grid_right"]]
@@ -108,7 +109,7 @@ def test_dev_phone_photos():
 @pytest.mark.slow
 def test_aau_photos_are_taken_as_rectified_boards():
     shared_path("datasets", "aau-kingdomino", "boards.csv")
-    from vision.datasets import load_aau
+    from vision.lab.datasets import load_aau
 
     res = evaluate_detection(load_aau()[:20])
     assert res["found"] >= 0.9
@@ -116,8 +117,9 @@ def test_aau_photos_are_taken_as_rectified_boards():
 
 @pytest.mark.slow
 def test_generated_scenes():
-    """Rendered kingdoms on generated tables (vision.synth), exact corners."""
-    synth = pytest.importorskip("vision.synth")
+    """Rendered kingdoms on generated tables (vision.lab.synth), exact corners."""
+    from vision.lab import synth
+
     rng = np.random.default_rng(2024)
     good = 0
     n = 8
@@ -149,7 +151,8 @@ def test_kingdom_on_a_blue_cutting_mat(seed):
     alike pixel by pixel. With the per-pixel tile map alone these three scenes were read as
     5x5 with the worst corner 36 % of the side off, 5x6 and 7x7; the tile network's map is
     tried too and the surer grid count wins."""
-    synth = pytest.importorskip("vision.synth")
+    from vision.lab import synth
+
     rng = np.random.default_rng(seed)
     b = synth.rendered_board(rng, size=5, cell=80)
     scene, corners = synth.make_scene(b["image"], rng, width=1600, board_mask=b["mask"],
@@ -182,7 +185,7 @@ def test_which_of_the_two_outlines_is_kept(monkeypatch, net_outline, pixel_outli
 
     cfg = config.load()
     cfg["detect"] = dict(cfg["detect"], tile_net="stub.onnx", tile_net_weight=1.0)
-    monkeypatch.setattr(detect, "_tile_net", lambda det: _FlatNet())
+    monkeypatch.setattr(detect, "tile_net", lambda det: _FlatNet())
     square = np.float32([[100, 100], [600, 100], [600, 600], [100, 600]])
 
     def fake_outline(prob, *args):

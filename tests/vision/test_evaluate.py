@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 
 from vision.classify import N_CROWNS, TERRAINS
-from vision.evaluate import Case, format_summary, format_per_board, rerun_saved
+from vision.lab.evaluate import Case, format_summary, format_per_board, rerun_saved
 
 # a kingdom the 48 dominoes can make (the reader's game-set checks leave it alone)
 TERRAIN = [row.split() for row in ("field forest forest lake lake",
@@ -63,7 +63,7 @@ def _grid(terrain, crowns):
 
 
 def test_labels_are_turned_to_the_frame_the_detector_chose():
-    from vision.evaluate import aligned_truth
+    from vision.lab.evaluate import aligned_truth
 
     terrain = [["field", "lake", "swamp"], ["castle", "forest", "mine"]]
     crowns = [[1, 0, 0], [0, 0, 2]]
@@ -82,7 +82,7 @@ def test_labels_are_turned_to_the_frame_the_detector_chose():
 
 
 def test_labels_of_another_shape_are_refused():
-    from vision.evaluate import aligned_truth
+    from vision.lab.evaluate import aligned_truth
 
     with pytest.raises(ValueError, match="cannot be turned"):
         aligned_truth([["field", "lake"]], [[0, 0]], _grid([["field"] * 3], [[0] * 3]))
@@ -92,7 +92,7 @@ def test_saved_outputs_are_recorded_only_when_asked(tmp_path, monkeypatch):
     import json
     from argparse import Namespace
 
-    import vision.evaluate as ev
+    import vision.lab.evaluate as ev
 
     cases = [Case("aau", 0, "a", None, 5, 5, TERRAIN, CROWNS)]
     path = tmp_path / "out.pkl"

@@ -5,10 +5,6 @@ import numpy as np
 import pytest
 
 from tests.conftest import shared_path
-from vision.classify import MODELS_DIR
-
-pytestmark = pytest.mark.skipif(not (MODELS_DIR / "squares.onnx").exists(),
-                                reason="no trained model in models/ (run `kingdomino train`)")
 
 
 @pytest.fixture(scope="module")
@@ -19,7 +15,7 @@ def reader():
 
 
 def aau_photo(n=1):
-    from vision.datasets import load_aau
+    from vision.lab.datasets import load_aau
 
     root = shared_path("datasets")
     photo = [p for p in load_aau(root) if p.name == f"aau-{n}"][0]
@@ -96,12 +92,14 @@ def test_review_is_stricter_for_squares_with_many_crowns():
 
     grid = [[SquareReading("mine", 3, 0.93), SquareReading("mine", 1, 0.93),
              SquareReading("swamp", 2, 0.99), SquareReading("field", 0, 0.5)]]
-    rcfg = {"min_confidence": 0.9, "rich_crowns": 2, "flag_rich_below": 0.97}
+    from vision import config
+
+    rcfg = dict(config.load()["review"], min_confidence=0.9, rich_crowns=2, flag_rich_below=0.97)
     reasons = review_reasons(grid, rcfg)
     assert sorted(reasons) == [(0, 0), (0, 3)]
     assert "3 crowns" in reasons[(0, 0)][0] and "low confidence" in reasons[(0, 3)][0]
-    # without the setting only the plain threshold applies
-    assert sorted(review_reasons(grid, {"min_confidence": 0.9})) == [(0, 3)]
+    # with the rich-square threshold at the plain one only the plain threshold applies
+    assert sorted(review_reasons(grid, dict(rcfg, flag_rich_below=0.9))) == [(0, 3)]
 
 
 def test_a_find_holding_no_domino_is_no_kingdom(reader, monkeypatch):
@@ -137,7 +135,8 @@ def test_a_find_holding_no_domino_is_no_kingdom(reader, monkeypatch):
 def test_generated_tables_without_a_kingdom(reader):
     """Tables with clutter, loose dominoes and cutting mats but no kingdom: 'no kingdom found'
     for nearly all: before the two-domino-halves rule, 3 of these 12 gave a small "kingdom"."""
-    from vision import PhotoError, synth
+    from vision import PhotoError
+    from vision.lab import synth
 
     board, mask = np.full((500, 500, 3), 128, np.uint8), np.zeros((500, 500), np.uint8)
     found = []

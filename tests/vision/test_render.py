@@ -1,14 +1,13 @@
-"""vision.render: terrain colours, crown glyphs, and kingdoms built only from the real dominoes."""
+"""vision.lab.render: terrain colours, crown glyphs, and kingdoms built only from the real dominoes."""
 from __future__ import annotations
 
-import csv
 from collections import Counter
 
 import cv2
 import numpy as np
 import pytest
 
-from vision import render
+from vision.lab import render
 
 # OpenCV hue is 0..180. Ranges from the printed tiles: yellow fields, green forests/grassland,
 # blue lakes, brownish swamps; mines dark, castles grey, neither saturated.
@@ -117,15 +116,11 @@ def test_render_is_deterministic_per_seed():
     assert np.array_equal(a, b) and not np.array_equal(a, d)
 
 
-def _csv_dominoes(path):
-    with open(path, newline="", encoding="utf-8") as fh:
-        return {int(r["number"]): (r["terrain_a"], int(r["crowns_a"]), r["terrain_b"], int(r["crowns_b"]))
-                for r in csv.DictReader(fh)}
-
-
 @pytest.mark.parametrize("size", [5, 7])
 def test_random_layout_uses_only_real_dominoes(size):
-    real = _csv_dominoes(render.DOMINOES_CSV)
+    from engine.dominoes import dominoes
+
+    real = {d[0]: d[1:] for d in dominoes()}
     assert len(real) == 48
     totals = Counter()
     for t_a, c_a, t_b, c_b in real.values():

@@ -1,4 +1,4 @@
-"""vision.synth: ground-truth corners map the board back, grids re-index with the rotation,
+"""vision.lab.synth: ground-truth corners map the board back, grids re-index with the rotation,
 bundled samples are reproducible and (once a model exists) read correctly."""
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ import cv2
 import numpy as np
 import pytest
 
-from vision import render, synth
+from vision.lab import render, synth
 from vision.geometry import warp_board
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -181,7 +181,7 @@ def test_cli_scenes_writes_truth(tmp_path):
 @pytest.mark.parametrize("name", sorted(synth.SAMPLES))
 def test_sample_truth_matches_generator(name):
     path = ROOT / "samples" / f"{name}.truth.json"
-    assert path.exists(), "run: python3 -m vision.synth samples samples/"
+    assert path.exists(), "run: python3 -m vision.lab.synth samples samples/"
     bundled = json.loads(path.read_text())
     _, truth, _ = synth.make_sample(name)
     assert bundled == truth
@@ -192,8 +192,6 @@ def test_sample_truth_matches_generator(name):
 
 
 def _read_sample(name):
-    if not (ROOT / "models" / "squares.onnx").exists():
-        pytest.skip("models/squares.onnx is not there yet (the square classifier is not trained)")
     import vision
 
     truth = json.loads((ROOT / "samples" / f"{name}.truth.json").read_text())
@@ -241,12 +239,10 @@ def test_crown_head_counts_crowns_on_drawn_mines():
     the training's crown-counting drill (drawn mines with 1-3 crowns) teaches the count. Drawn
     boards with three squares made crowned mines, read straight: the crown head's own answer
     (the model before the drill: about 63% right, this one about 97%)."""
-    if not (ROOT / "models" / "squares.onnx").exists():
-        pytest.skip("models/squares.onnx is not there yet (the square classifier is not trained)")
     from vision import config
     from vision.classify import TERRAINS, SquareClassifier
     from vision.squares import cell_crops, image_corners, rectify
-    from vision.train import drill_mines
+    from vision.lab.train import drill_mines
 
     cfg = config.load()["classify"]
     clf = SquareClassifier(None, cfg)

@@ -1,4 +1,4 @@
-"""vision.tilenet: the detector's tile-likelihood network."""
+"""vision.tilenet: the detector's tile-likelihood network (its training: vision.lab.tilenet)."""
 from __future__ import annotations
 
 import numpy as np
@@ -6,15 +6,17 @@ import pytest
 
 from tests.conftest import shared_path
 from vision import tilenet
+from vision.lab import tilenet as training
+from vision.lab.pixel_model import synth_training_scenes
 
 
 def test_edge_pixels_weigh_more_and_undecided_ones_not_at_all():
     y = np.zeros((30, 30), np.int8)
     y[:, 15:] = 1
     y[:, 14:16] = -1  # the undecided band on the outline
-    w = tilenet._pixel_weights(y, 4.0)
+    w = training._pixel_weights(y, 4.0)
     assert (w[:, 14:16] == 0).all()
-    half = tilenet.EDGE_BAND // 2  # reach from the nearest pixel of the other label
+    half = training.EDGE_BAND // 2  # reach from the nearest pixel of the other label
     for c in range(30):
         if c < 14:
             assert (w[:, c] == (4.0 if 16 - c <= half else 1.0)).all(), c
@@ -29,22 +31,20 @@ def test_augment_keeps_image_and_labels_aligned():
     img[40:80, 20:60] = 255
     y[40:80, 20:60] = 1
     for _ in range(10):
-        a, b = tilenet._augment(img, y, rng)
-        assert a.shape == (tilenet.CROP, tilenet.CROP, 3) and b.shape == (tilenet.CROP,) * 2
+        a, b = training._augment(img, y, rng)
+        assert a.shape == (training.CROP, training.CROP, 3) and b.shape == (training.CROP,) * 2
         assert (b == 1).sum() == 40 * 40  # the whole square survives every turn and flip
         assert a[b == 1].mean() > 150 > a[b == 0].mean() + 60  # and stays under its label
-        assert (b == -1).sum() == tilenet.CROP ** 2 - 120 * 90  # padding is undecided
+        assert (b == -1).sum() == training.CROP ** 2 - 120 * 90  # padding is undecided
 
 
 def test_training_a_few_steps_exports_a_network_opencv_runs_alike(tmp_path):
-    pytest.importorskip("torch")
-    pytest.importorskip("onnx")
-    from vision import detect
-
-    pairs = detect.synth_training_scenes(2, seed=3, long_side=200)
-    model = tilenet.fit(pairs, [], steps=3, batch=2)
+    pytest.importorskip("torch", reason="training needs torch (pip install '.[train]')")
+    pytest.importorskip("onnx", reason="exporting needs onnx (pip install '.[train]')")
+    pairs = synth_training_scenes(2, seed=3, long_side=200)
+    model = training.fit(pairs, [], steps=3, batch=2)
     path = tmp_path / "tiles.onnx"
-    assert tilenet.export(model, path) < 1e-4
+    assert training.export(model, path) < 1e-4
     net = tilenet.TileNet(path)
     small = pairs[0][0][:150, :197]  # sides not multiples of the stride
     p = net.probability(small)
@@ -56,12 +56,12 @@ def test_shipped_network_tells_the_kingdom_from_the_table():
     """On a generated scene of a drawn kingdom the shipped network marks the tiles, not the
     table: most tile pixels above 0.5, most table pixels below."""
     from models import model_path
-    from vision import config, detect
+    from vision import config
 
     det = config.load()["detect"]
     if not det.get("tile_net"):
         pytest.skip("the config uses the per-pixel model only")
-    small, y = detect.synth_training_scenes(1, seed=9077, long_side=400)[0]
+    small, y = synth_training_scenes(1, seed=9077, long_side=400)[0]
     p = tilenet.TileNet(model_path(det["tile_net"])).probability(small)
     assert (p[y == 1] > 0.5).mean() > 0.9
     assert (p[y == 0] < 0.5).mean() > 0.9
@@ -69,7 +69,7 @@ def test_shipped_network_tells_the_kingdom_from_the_table():
 
 def test_train_tiles_command_rebuilds_the_network_from_the_dev_photos(tmp_path):
     pytest.importorskip("torch", reason="training needs torch (pip install '.[train]')")
-    pytest.importorskip("onnx")
+    pytest.importorskip("onnx", reason="exporting needs onnx (pip install '.[train]')")
     import json
 
     from kingdomino.cli import main
@@ -81,7 +81,7 @@ def test_train_tiles_command_rebuilds_the_network_from_the_dev_photos(tmp_path):
     meta = json.loads((tmp_path / "tiles.json").read_text())
     assert meta["scenes"] == 2 and meta["onnx_vs_torch_max_abs_diff"] < 1e-4
     names = set(meta["phone_photos"])
-    from vision.datasets import load_phone
+    from vision.lab.datasets import load_phone
 
     assert names == {p.name for p in load_phone(datasets)}  # dev photos only
     p = tilenet.TileNet(tmp_path / "tiles.onnx").probability(np.zeros((64, 80, 3), np.uint8))

@@ -2,7 +2,7 @@
 import numpy as np
 import pytest
 
-from tests.conftest import shared_path
+from tests.conftest import plain_classify_cfg, shared_path
 from vision.classify import (N_CROWNS, TERRAINS, SquareClassifier, decode, domino_partners,
                              square_supply, supply_capacity)
 from vision.tiling import max_domino_matching, repair, tileable, unpaired
@@ -74,7 +74,7 @@ def test_repair_keeps_within_the_game_supply_and_fixed_squares():
     probs = _probs([{"field0": 1.0}, {"mine3": 1.0},
                     {"empty0": 0.5, "mine3": 0.4, "field0": 0.1}, {"field0": 1.0}])
     best = probs.argmax(axis=1)
-    cap = supply_capacity(square_supply(shared_path("rules", "kingdomino-dominoes.csv")))
+    cap = supply_capacity(square_supply())
     assert repair(probs, best, 1, 4, PARTNERS, 4.0) == {2: idx("mine3")[0]}
     assert repair(probs, best, 1, 4, PARTNERS, 4.0, capacity=cap) == {2: idx("field0")[0]}
     assert repair(probs, best, 1, 4, PARTNERS, 4.0, fixed={2}) is None
@@ -102,7 +102,7 @@ def test_decode_lays_the_kingdom_out_and_says_so():
     report = {}
     t, _, conf, _ = decode(z, shape=(2, 3), partners=PARTNERS, tiling_max_cost=4.0, report=report)
     assert TERRAINS[t[2]] == "field" and conf[2] < 0.5 and report == {"retiled": [2], "unpaired": []}
-    clf = SquareClassifier(None, {"cell": 64, "crop_margin": 12, "tiling_max_cost": 4.0},
+    clf = SquareClassifier(None, plain_classify_cfg(tiling_max_cost=4.0),
                            load_network=False)
     grid = clf.read_logits(z, 2, 3)
     assert grid[0][2].terrain == "field"
@@ -113,7 +113,7 @@ def test_decode_lays_the_kingdom_out_and_says_so():
 def test_a_kingdom_that_cannot_be_laid_out_is_flagged():
     # a crownless mine read sure beside a crownless field: no domino has them together
     z = _logits("castle0 field0 mine0".split())
-    clf = SquareClassifier(None, {"cell": 64, "crop_margin": 12, "tiling_max_cost": 1.0},
+    clf = SquareClassifier(None, plain_classify_cfg(tiling_max_cost=1.0),
                            load_network=False)
     grid = clf.read_logits(z, 1, 3)
     lone = [c for c in range(3) if any("no neighbour" in f for f in grid[0][c].flags)]
@@ -123,7 +123,7 @@ def test_a_kingdom_that_cannot_be_laid_out_is_flagged():
 def test_every_labelled_dev_kingdom_lays_out():
     """The rule the repair rests on: no true kingdom (dev labels of both datasets) fails it."""
     shared_path("datasets")
-    from vision.train import dev_photos
+    from vision.lab.train import dev_photos
 
     photos = dev_photos()
     assert len(photos) > 50

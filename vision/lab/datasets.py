@@ -14,12 +14,21 @@ from pathlib import Path
 import numpy as np
 
 
-def default_datasets_dir() -> Path:
-    """``$KINGDOMINO_DATASETS``, else ``../shared/datasets`` beside the project checkout."""
-    env = os.environ.get("KINGDOMINO_DATASETS")
+SHARED_ENV = "KINGDOMINO_SHARED"
+
+
+def shared_dir() -> Path:
+    """The shared folder (datasets, rules): ``$KINGDOMINO_SHARED``, else ``../shared`` beside
+    the project checkout. The tests find it the same way."""
+    env = os.environ.get(SHARED_ENV)
     if env:
         return Path(env)
-    return Path(__file__).resolve().parent.parent.parent / "shared" / "datasets"
+    return Path(__file__).resolve().parents[3] / "shared"
+
+
+def default_datasets_dir() -> Path:
+    """``datasets`` in the shared folder (see ``shared_dir``)."""
+    return shared_dir() / "datasets"
 
 
 @dataclass(frozen=True)

@@ -6,7 +6,7 @@ For each fold the classifier is retrained on the other folds' dev photos (no kin
 - ``aau``: the rectified AAU boards (whole image = board);
 - ``phone``: phone photos rectified from their labelled corners (reading accuracy alone);
 - ``phone-detected``: phone photos read end to end with ``vision.detect`` (when present);
-- ``synth``: held-out AAU boards put into generated photo scenes (``vision.synth``) and read
+- ``synth``: held-out AAU boards put into generated photo scenes (``vision.lab.synth``) and read
   end to end (detect + read).
 
 Temperatures for the confidences are fitted on the out-of-fold outputs and, after a full run,
@@ -111,16 +111,11 @@ class Case:
 
 
 def build_cases(photos, cfg: dict, log, with_detect: bool = True, with_synth: bool = True):
-    ccfg, rcfg = cfg["classify"], cfg.get("review", {})
+    ccfg, rcfg = cfg["classify"], cfg["review"]
     cell, bm, cm = ccfg["cell"], ccfg["board_margin"], ccfg["crop_margin"]
-    try:
-        from vision import detect
-    except ImportError:
-        detect = None
-    try:
-        from vision import synth
-    except ImportError:
-        synth = None
+    from vision import detect
+    from vision.lab import synth
+
     cases = []
     for i, p in enumerate(photos):
         image = cv2.imread(str(p.path), cv2.IMREAD_COLOR)
@@ -130,10 +125,10 @@ def build_cases(photos, cfg: dict, log, with_detect: bool = True, with_synth: bo
         cases.append(Case(p.dataset, i, p.name, crops, p.rows, p.cols, p.terrain, p.crowns,
                           outside_cells(image.shape, corners, p.rows, p.cols, rcfg),
                           occluded=p.occluded))
-        if p.dataset == "phone" and detect is not None and with_detect:
+        if p.dataset == "phone" and with_detect:
             cases.append(_detected_case("phone-detected", i, p.name, image, p.terrain, p.crowns,
                                         detect, cfg))
-        if p.dataset == "aau" and synth is not None and with_synth:
+        if p.dataset == "aau" and with_synth:
             rng = np.random.default_rng(1000 + i)
             try:
                 scene, _sc, info = synth.make_scene(image, rng, return_info=True)
@@ -147,11 +142,11 @@ def build_cases(photos, cfg: dict, log, with_detect: bool = True, with_synth: bo
 
 
 def _detected_case(kind, i, name, image, terrain, crowns, detect, cfg) -> Case:
-    ccfg, rcfg = cfg["classify"], cfg.get("review", {})
+    ccfg, rcfg = cfg["classify"], cfg["review"]
     cell, bm, cm = ccfg["cell"], ccfg["board_margin"], ccfg["crop_margin"]
     rows, cols = len(terrain), len(terrain[0])
     try:
-        b = detect.find_board(image, cfg) if detect is not None else None
+        b = detect.find_board(image, cfg)
     except ValueError:
         b = None
     if b is None or (b.rows, b.cols) not in ((rows, cols), (cols, rows)):
@@ -175,7 +170,7 @@ def aligned_truth(terrain, crowns, grid):
     it. The labels are compared with the reading in the turn (among those giving the
     reading's shape) where most squares agree; the first such turn on a tie.
     """
-    from vision.synth import scene_grid       # the one quarter-turn of label grids
+    from vision.lab.synth import scene_grid       # the one quarter-turn of label grids
 
     rows, cols = len(grid), len(grid[0]) if grid else 0
     read = [[(sq.terrain, sq.crowns) for sq in row] for row in grid]
@@ -287,7 +282,7 @@ def format_summary(kind: str, s: dict) -> str:
 
 # ----------------------------------------------------------------------------- run
 def _fit_temperatures(logits_list, cases):
-    from vision.train import fit_temperature
+    from vision.lab.train import fit_temperature
 
     L, T, C = [], [], []
     for lg, cs in zip(logits_list, cases):
@@ -317,7 +312,7 @@ def run(photos, folds: int, quick: bool, log=print, epochs: int | None = None,
                 logits[j] = clf.logits(cs.crops)
         temps = (clf.t_terrain, clf.t_crowns)
     else:
-        from vision.train import DEFAULT_EPOCHS, export_onnx, fit
+        from vision.lab.train import DEFAULT_EPOCHS, export_onnx, fit
 
         fold_of = assign_folds(photos, folds)
         with tempfile.TemporaryDirectory() as tmp:
@@ -360,7 +355,7 @@ def rerun_saved(path) -> dict:
 def _summarise_outputs(cases, logits, temps, quick, folds, seconds, cfg) -> dict:
     clf = SquareClassifier(None, cfg["classify"], load_network=False)
     clf.t_terrain, clf.t_crowns = temps
-    rcfg = cfg.get("review", {})
+    rcfg = cfg["review"]
     readings = []
     for lg, cs in zip(logits, cases):
         if lg is None:
@@ -385,7 +380,7 @@ def record_figures(res: dict, folds: int) -> str | None:
     """Write the CV temperatures and figures (and the review settings they were read with)
     into the shipped model's ``squares.json``; returns its file name (None: no model)."""
     cfg = _config.load()
-    meta_path = (MODELS_DIR / cfg["classify"].get("model", "squares.onnx")).with_suffix(".json")
+    meta_path = (MODELS_DIR / cfg["classify"]["model"]).with_suffix(".json")
     if not meta_path.exists():
         return None
     meta = json.loads(meta_path.read_text())
@@ -393,13 +388,13 @@ def record_figures(res: dict, folds: int) -> str | None:
     meta["cv"] = {k: ({kk: vv for kk, vv in v.items() if "confusion" not in kk and kk != "per_board"}
                       if isinstance(v, dict) and "boards" in v else v)
                   for k, v in res.items()}
-    meta["cv"]["review"] = dict(cfg.get("review", {}))
+    meta["cv"]["review"] = dict(cfg["review"])
     meta_path.write_text(json.dumps(meta, indent=1) + "\n")
     return meta_path.name
 
 
 def main(args) -> int:
-    from vision.train import dev_photos
+    from vision.lab.train import dev_photos
 
     quick = bool(getattr(args, "quick", False))
     folds = int(getattr(args, "folds", 5) or 5)

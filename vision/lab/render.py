@@ -14,15 +14,13 @@ Drawing is deterministic for a given ``rng`` state (``numpy.random.Generator``).
 """
 from __future__ import annotations
 
-import csv
 import math
-from functools import lru_cache
-from pathlib import Path
 
 import cv2
 import numpy as np
 
-TERRAINS = ("field", "forest", "lake", "grassland", "swamp", "mine", "castle", "empty")
+from engine.dominoes import dominoes
+from vision.classify import TERRAINS
 
 # Base colours (BGR) of each terrain as printed; each tile jitters around these.
 BASE_BGR = {
@@ -35,17 +33,6 @@ BASE_BGR = {
     "castle": (150, 150, 150),
 }
 TABLE_BGR = (120, 170, 205)  # light wood, the default colour of empty squares
-
-DOMINOES_CSV = Path(__file__).resolve().parent.parent / "engine" / "data" / "kingdomino-dominoes.csv"
-
-
-@lru_cache(maxsize=1)
-def dominoes() -> tuple:
-    """The 48 real dominoes: tuples ``(number, terrain_a, crowns_a, terrain_b, crowns_b)``."""
-    with open(DOMINOES_CSV, newline="", encoding="utf-8") as fh:
-        return tuple((int(r["number"]), r["terrain_a"], int(r["crowns_a"]),
-                      r["terrain_b"], int(r["crowns_b"])) for r in csv.DictReader(fh))
-
 
 def _rng(rng) -> np.random.Generator:
     if rng is None:

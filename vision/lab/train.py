@@ -56,9 +56,9 @@ def load_examples(photos, cfg: dict, pad: int = AUG_PAD):
 
 def rendered_examples(n_boards: int, cfg: dict, rng: np.random.Generator, pad: int = AUG_PAD,
                       drill: int = 0):
-    """Procedurally drawn kingdoms (``vision.render``, when present) as extra training squares.
+    """Procedurally drawn kingdoms (``vision.lab.render``) as extra training squares.
 
-    Half of them are also put into a generated photo (``vision.synth``: tilt, light, blur,
+    Half of them are also put into a generated photo (``vision.lab.synth``: tilt, light, blur,
     JPEG) and rectified back from their known corners, as the reader would see them.
 
     ``drill`` > 0: a crown-counting drill instead. On each board that many tile squares (not
@@ -70,36 +70,28 @@ def rendered_examples(n_boards: int, cfg: dict, rng: np.random.Generator, pad: i
     in a grass band): among the dev photos only one player's show it, and bare, it was read as
     table.
     """
-    try:
-        from vision import render
-    except ImportError:
-        return None
-    try:
-        from vision import synth
-    except ImportError:
-        synth = None
+    from vision.lab import render, synth
+
     xs, ts, cs = [], [], []
     for k in range(n_boards):
-        try:
-            size = 7 if rng.random() < 0.25 else 5
-            lay = render.random_layout(rng, size=size)
-            terrain, crowns = lay["terrain"], lay["crowns"]
-            keep = None
-            if drill:
-                terrain, crowns, keep = drill_mines(terrain, crowns, rng, drill)
-            if drill and PLAIN_START:    # the start square comes back too (both printings)
-                keep = [[k or t == "castle" for k, t in zip(kr, tr)] for kr, tr in zip(keep, terrain)]
-            start = "plain" if PLAIN_START and rng.random() < PLAIN_START else "printed"
-            cell = int(rng.integers(64, 112))
-            img, mask = render.render_board(terrain, crowns, cell, rng, dominoes=lay["dominoes"],
-                                            return_mask=True, start=start)
-            corners = None
-            if synth is not None and k % 2 == 1:
-                img, corners, terrain, crowns, keep = photographed(
-                    synth, img, terrain, crowns, rng, int(rng.integers(1400, 2200)), mask,
-                    np.zeros((size, size), bool) if keep is None else np.array(keep, bool))
-        except Exception:  # noqa: BLE001 - the renderer is optional extra data
-            return None
+        # a failure here is a bug to see, not a reason to train quietly without these boards
+        size = 7 if rng.random() < 0.25 else 5
+        lay = render.random_layout(rng, size=size)
+        terrain, crowns = lay["terrain"], lay["crowns"]
+        keep = None
+        if drill:
+            terrain, crowns, keep = drill_mines(terrain, crowns, rng, drill)
+        if drill and PLAIN_START:    # the start square comes back too (both printings)
+            keep = [[k or t == "castle" for k, t in zip(kr, tr)] for kr, tr in zip(keep, terrain)]
+        start = "plain" if PLAIN_START and rng.random() < PLAIN_START else "printed"
+        cell = int(rng.integers(64, 112))
+        img, mask = render.render_board(terrain, crowns, cell, rng, dominoes=lay["dominoes"],
+                                        return_mask=True, start=start)
+        corners = None
+        if k % 2 == 1:
+            img, corners, terrain, crowns, keep = photographed(
+                synth, img, terrain, crowns, rng, int(rng.integers(1400, 2200)), mask,
+                np.zeros((size, size), bool) if keep is None else np.array(keep, bool))
         crops = photo_training_crops(img, corners, size, size, cfg, pad)
         sel = np.asarray(keep, bool).reshape(-1) if drill else slice(None)
         xs.append(crops[sel])
@@ -126,7 +118,7 @@ def drill_mines(terrain, crowns, rng: np.random.Generator, n: int):
 
 
 def photographed(synth, board, terrain, crowns, rng, width: int, mask=None, extra=None):
-    """A board put into a generated phone photo ``width`` px wide (``vision.synth``), with its
+    """A board put into a generated phone photo ``width`` px wide (``vision.lab.synth``), with its
     corners there and its label grids turned as the photo turned it (``extra``, a per-square
     grid, turned the same way and returned last when given)."""
     scene, corners, info = synth.make_scene(board, rng, width=width, board_mask=mask,
@@ -159,13 +151,11 @@ def blank_border_squares(shape, terrain, crowns, rng: np.random.Generator, n: in
 
 def scene_examples(photos, cfg: dict, rng: np.random.Generator, share: float = 1.0,
                    pad: int = AUG_PAD):
-    """The rectified (AAU) training boards put into generated phone photos (``vision.synth``:
+    """The rectified (AAU) training boards put into generated phone photos (``vision.lab.synth``:
     table, tilt, light, glare, blur, JPEG) and cut back out from their known corners, as the
     reader sees a photographed board. Returns (crops, terrain index, crowns, board index)."""
-    try:
-        from vision import synth
-    except ImportError:
-        return None
+    from vision.lab import synth
+
     xs, ts, cs, bs = [], [], [], []
     for i, photo in enumerate(photos):
         if photo.corners is not None or rng.random() >= share:
@@ -269,7 +259,7 @@ def build_model(width: int | None = None):
 
 
 BUILDING_CROWNS = 3.0    # crowned grassland/swamp/mine squares are drawn this much more often
-RENDERED_EVERY = 6       # one procedurally drawn board (vision.render) per this many dev photos
+RENDERED_EVERY = 6       # one procedurally drawn board (vision.lab.render) per this many dev photos
 SCENE_BLANK = 4          # up to this many border squares of a scene board are lifted off (table shows)
 SCENE_SHARE = 1.0        # share of the rectified training boards also put into one generated photo
 PHONE_WEIGHT = 2.0       # phone-photo squares are drawn this much more often (harder, fewer)
@@ -381,7 +371,7 @@ def fit_temperature(logits: np.ndarray, labels: np.ndarray) -> float:
 
 # ----------------------------------------------------------------------------- command
 def dev_photos(datasets=None, limit=None):
-    from vision.datasets import load_aau, load_phone
+    from vision.lab.datasets import load_aau, load_phone
 
     root = Path(datasets) if datasets else None
     photos = load_aau(root) + load_phone(root)
@@ -425,7 +415,7 @@ def fit(photos, cfg: dict, epochs: int, seed: int = 0, log=None, rendered: int |
         log(f"training on {len(x)} squares from {len(photos)} photos")
     model = train_model(x, t, c, epochs=epochs, out=crop_size(cfg["cell"], cfg["crop_margin"]),
                         seed=seed, log=log, boost=boost, margin=cfg["crop_margin"],
-                        margin_weight=float(cfg.get("margin_weight", 1.0)))
+                        margin_weight=float(cfg["margin_weight"]))
     model.crown_train_prior = crown_sampling_prior(t, c, boost)
     model.crown_label_prior = crown_label_prior(c)
     return model
@@ -440,12 +430,12 @@ def main(args) -> int:
     t0 = time.time()
     model = fit(photos, cfg, epochs, log=lambda m: print(m, flush=True),
                 rendered=0 if getattr(args, "limit", None) else None)
-    onnx_path = out_dir / cfg.get("model", "squares.onnx")
+    onnx_path = out_dir / cfg["model"]
     export_onnx(model, onnx_path, size)
     # check cv2.dnn reads the file and agrees with torch
     x, _, _, _ = load_examples(photos[:1], cfg, pad=0)
     net = cv2.dnn.readNetFromONNX(str(onnx_path))
-    mw = float(cfg.get("margin_weight", 1.0))
+    mw = float(cfg["margin_weight"])
     net.setInput(preprocess(x, cfg["crop_margin"], mw))
     diff = float(np.abs(np.array(net.forward()).reshape(len(x), -1)
                         - torch_logits(model, x, cfg["crop_margin"], mw)).max())

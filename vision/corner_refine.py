@@ -1,0 +1,110 @@
+"""Corner refinement: move the four corners so that the grid lines lie on tile edges and seams
+(``[detect] refine``)."""
+from __future__ import annotations
+
+import cv2
+import numpy as np
+
+
+def edge_map(gray: np.ndarray):
+    """Gradient (gx, gy) of the smoothed image, scaled so strong edges are about 1."""
+    g = cv2.GaussianBlur(gray, (0, 0), 1.2).astype(np.float32)
+    gx = cv2.Sobel(g, cv2.CV_32F, 1, 0, ksize=3)
+    gy = cv2.Sobel(g, cv2.CV_32F, 0, 1, ksize=3)
+    norm = float(np.percentile(cv2.magnitude(gx, gy), 99)) + 1e-6
+    return gx / norm, gy / norm
+
+
+def _bilinear(img: np.ndarray, pts: np.ndarray) -> np.ndarray:
+    """``img`` sampled at (x, y) points with bilinear interpolation (edge pixels repeat)."""
+    p = np.ascontiguousarray(pts, dtype=np.float32).reshape(-1, 2)
+    n = len(p)
+    width = 1024  # OpenCV maps are at most 32767 wide: lay the points out in rows
+    pad = (-n) % width
+    m = np.concatenate([p, np.zeros((pad, 2), np.float32)]).reshape(-1, width, 2) if n > width \
+        else p.reshape(1, -1, 2)
+    out = cv2.remap(img, m, None, cv2.INTER_LINEAR, borderMode=cv2.BORDER_REPLICATE)
+    return out.reshape(-1)[:n].astype(np.float64)
+
+
+def _grid_points(rows: int, cols: int, per_cell: int = 8) -> np.ndarray:
+    """Points on every grid line of a rows x cols board, in cell units, grouped per line."""
+    lines = []
+    for k in range(cols + 1):
+        v = (np.arange(rows * per_cell) + 0.5) / per_cell
+        lines.append(np.stack([np.full_like(v, k), v], 1))
+    for k in range(rows + 1):
+        u = (np.arange(cols * per_cell) + 0.5) / per_cell
+        lines.append(np.stack([u, np.full_like(u, k)], 1))
+    return lines
+
+
+def refine_corners(edges, quad: np.ndarray, rows: int, cols: int, det: dict,
+                   tile_prob: np.ndarray | None = None, prob_scale: float = 1.0) -> np.ndarray:
+    """Move the four corners so that the rows x cols grid lines lie on tile edges and seams.
+
+    Coordinate descent on the 8 corner coordinates, maximising the edge strength along all
+    grid lines (each line weighted equally; along a line, points next to tiles count, so
+    empty table does not), steps from ``refine_step`` of a cell down.
+    """
+    per_cell = 8
+    lines = _grid_points(rows, cols, per_cell)
+    pts = np.concatenate(lines).astype(np.float32)
+    line_id = np.concatenate([np.full(len(l), i) for i, l in enumerate(lines)])
+    n_lines = len(lines)
+    src = np.float32([[0, 0], [cols, 0], [cols, rows], [0, rows]])
+    side = float(np.mean(np.linalg.norm(np.roll(quad, -1, 0) - quad, axis=1)))
+    cell_px = side / max(1.0, (rows + cols) / 2)
+    weights = np.ones(len(pts), np.float64)
+    if tile_prob is not None:
+        H0 = cv2.getPerspectiveTransform(src, quad.astype(np.float32))
+        vertical = np.zeros(len(pts), bool)
+        vertical[:sum(len(l) for l in lines[:cols + 1])] = True
+        off = np.where(vertical[:, None], [[0.3, 0.0]], [[0.0, 0.3]]).astype(np.float32)
+        sides = []
+        for sgn in (1, -1):
+            q = cv2.perspectiveTransform((pts + sgn * off).reshape(-1, 1, 2), H0).reshape(-1, 2)
+            sides.append(_bilinear(tile_prob, q * prob_scale))
+        weights = np.clip(np.maximum(*sides), 0.0, 1.0).astype(np.float64) + 1e-3
+    wsum = np.bincount(line_id, weights, n_lines)
+    keep = wsum > det["refine_min_line"] * per_cell
+    # the image direction across each grid line (from the first guess): only edges running
+    # along the line count
+    gx, gy = edges
+    H0 = cv2.getPerspectiveTransform(src, quad.astype(np.float32))
+    vert = np.zeros(len(pts), bool)
+    vert[:sum(len(l) for l in lines[:cols + 1])] = True
+    du = np.where(vert[:, None], [[0.05, 0.0]], [[0.0, 0.05]]).astype(np.float32)
+    a = cv2.perspectiveTransform((pts - du).reshape(-1, 1, 2), H0).reshape(-1, 2)
+    b = cv2.perspectiveTransform((pts + du).reshape(-1, 1, 2), H0).reshape(-1, 2)
+    normal = b - a
+    normal /= np.linalg.norm(normal, axis=1, keepdims=True) + 1e-9
+
+    def score(q):
+        H = cv2.getPerspectiveTransform(src, q.astype(np.float32))
+        img_pts = cv2.perspectiveTransform(pts.reshape(-1, 1, 2), H).reshape(-1, 2)
+        vals = np.abs(_bilinear(gx, img_pts) * normal[:, 0]
+                      + _bilinear(gy, img_pts) * normal[:, 1]) * weights
+        per_line = np.bincount(line_id, vals, n_lines) / wsum
+        return float(per_line[keep].mean()) if keep.any() else 0.0
+
+    q = quad.astype(np.float64).copy()
+    best = score(q)
+    max_move = det["refine_max_move"] * cell_px
+    step = det["refine_step"] * cell_px
+    min_step = det["refine_min_step"] * cell_px
+    while step >= min_step:
+        improved = False
+        for i in range(4):
+            for j in range(2):
+                for sgn in (1, -1):
+                    trial = q.copy()
+                    trial[i, j] += sgn * step
+                    if abs(trial[i, j] - quad[i, j]) > max_move:
+                        continue
+                    sc = score(trial)
+                    if sc > best:
+                        q, best, improved = trial, sc, True
+        if not improved:
+            step /= 2
+    return q.astype(np.float32)

@@ -1,0 +1,90 @@
+"""Grid counting: rows and columns of a rectified kingdom from the periodicity of the tile
+edges (seams), constrained by the board's aspect ratio."""
+from __future__ import annotations
+
+import cv2
+import numpy as np
+
+
+def focal_aspect(quad: np.ndarray, shape) -> float | None:
+    """Width/height of the world rectangle seen as ``quad`` (tl,tr,br,bl), with a phone-like
+    focal length guess; None when the estimate is degenerate."""
+    h, w = shape[:2]
+    f = 0.8 * max(h, w)
+    K = np.array([[f, 0, w / 2], [0, f, h / 2], [0, 0, 1]])
+    dst = np.array([[0, 0], [1, 0], [1, 1], [0, 1]], np.float32)
+    Hm = cv2.getPerspectiveTransform(dst, quad.astype(np.float32))  # unit square -> image
+    B = np.linalg.inv(K) @ Hm
+    r1, r2 = B[:, 0], B[:, 1]
+    n1, n2 = np.linalg.norm(r1), np.linalg.norm(r2)
+    if n1 < 1e-12 or n2 < 1e-12:
+        return None
+    return float(n1 / n2)
+
+
+def _edge_profiles(img: np.ndarray, tiles: np.ndarray):
+    """Column profile of vertical-edge strength and row profile of horizontal-edge strength
+    (colour edges, Lab), counted only where there are tiles."""
+    lab = cv2.cvtColor(img, cv2.COLOR_BGR2LAB).astype(np.float32) if img.ndim == 3 else img.astype(np.float32)
+    gx = np.abs(cv2.Sobel(lab, cv2.CV_32F, 1, 0, ksize=3))
+    gy = np.abs(cv2.Sobel(lab, cv2.CV_32F, 0, 1, ksize=3))
+    if gx.ndim == 3:
+        gx, gy = gx.sum(2), gy.sum(2)
+    w = tiles.astype(np.float32)
+    px = (gx * w).sum(0) / (w.sum(0) + 1.0)
+    py = (gy * w).sum(1) / (w.sum(1) + 1.0)
+    return px, py
+
+
+def line_strengths(profile: np.ndarray, n: int, window: float = 0.012) -> np.ndarray:
+    """Edge strength at the n-1 interior cell boundaries (max within +-window of the side),
+    relative to the profile's median."""
+    L = len(profile)
+    w = max(1, int(round(window * L)))
+    base = float(np.median(profile)) + 1e-6
+    out = []
+    for k in range(1, n):
+        x = int(round(k * L / n))
+        out.append(profile[max(0, x - w):x + w + 1].max() / base)
+    return np.array(out)
+
+
+def _count_scores(profile: np.ndarray, det: dict) -> list:
+    """Evidence for n = 1..max_cells cells along an axis. Each interior boundary scores the
+    log of its edge strength over ``seam_bias``; a count whose median boundary is weaker than
+    ``seam_valid`` (also among the lines it adds to any count dividing it: twice the true
+    count puts every other line through tile middles) scores ``-seam_invalid``, otherwise
+    the sum of its boundaries."""
+    bias = np.log(det["seam_bias"])
+    cap = det["seam_cap"]
+    invalid = det["seam_invalid"]
+    valid = det["seam_valid"]
+    scores = [0.0]
+    for n in range(2, int(det["max_cells"]) + 1):
+        raw = line_strengths(profile, n)
+        s = np.clip(np.log(np.maximum(raw, 1e-3)) - bias, -cap, cap)
+        ok = np.median(raw) >= valid
+        # lines that n has beyond each smaller count m dividing it must be seams too
+        for m in range(2, n):
+            if n % m == 0:
+                extra = [k for k in range(1, n) if (k * m) % n != 0]
+                ok &= np.median(raw[np.array(extra) - 1]) >= valid
+        scores.append(float(s.sum()) if ok else -invalid)
+    return scores
+
+
+def count_cells(gray, tiles, aspect, det) -> tuple[int, int, float]:
+    """Rows and columns: edge evidence on each axis plus agreement with the board's aspect
+    ratio (square tiles); also a 0..1 confidence from the margin over the runner-up."""
+    px, py = _edge_profiles(gray, tiles)
+    sx, sy = _count_scores(px, det), _count_scores(py, det)
+    wa = det["aspect_weight"]
+    pairs = []
+    for r in range(1, len(sy) + 1):
+        for c in range(1, len(sx) + 1):
+            err = abs(np.log((c / r) / aspect)) if aspect else 0.0
+            pairs.append((sy[r - 1] + sx[c - 1] - wa * err, r, c))
+    pairs.sort(reverse=True)
+    (best, r, c), second = pairs[0], pairs[1][0]
+    conf = 1.0 - np.exp(-max(0.0, best - second))
+    return r, c, float(np.clip(conf, 0.0, 1.0))

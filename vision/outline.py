@@ -1,0 +1,252 @@
+"""Outline fitting: the quadrilateral around a blob of square tiles (``fit_quad``), refitted to
+the vanishing points of the tile edges (``vp_quad``)."""
+from __future__ import annotations
+
+import cv2
+import numpy as np
+
+
+def line_intersection(p1, p2, q1, q2):
+    d1, d2 = p2 - p1, q2 - q1
+    den = d1[0] * d2[1] - d1[1] * d2[0]
+    if abs(den) < 1e-9:
+        return None
+    t = ((q1[0] - p1[0]) * d2[1] - (q1[1] - p1[1]) * d2[0]) / den
+    return p1 + t * d1
+
+
+def _fit_line(points: np.ndarray):
+    vx, vy, x0, y0 = cv2.fitLine(points.astype(np.float32), cv2.DIST_HUBER, 0, 0.01, 0.01).ravel()
+    return np.array([x0, y0], np.float64), np.array([x0 + vx, y0 + vy], np.float64)
+
+
+def _seg_dist(pts: np.ndarray, a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    d = b - a
+    L2 = float(d @ d) + 1e-12
+    t = np.clip(((pts - a) @ d) / L2, 0.0, 1.0)
+    return np.linalg.norm(pts - (a + t[:, None] * d), axis=1)
+
+
+def _inside_fraction(quad: np.ndarray, pts: np.ndarray, tol: float) -> float:
+    """Fraction of ``pts`` inside the convex ``quad`` (grown by ``tol``)."""
+    sign = np.sign(cv2.contourArea(quad.astype(np.float32).reshape(-1, 1, 2), oriented=True)) or 1.0
+    ok = np.ones(len(pts), bool)
+    for k in range(4):
+        a, b = quad[k], quad[(k + 1) % 4]
+        d = b - a
+        cross = (d[0] * (pts[:, 1] - a[1]) - d[1] * (pts[:, 0] - a[0])) / (np.hypot(*d) + 1e-12)
+        ok &= sign * cross >= -tol
+    return float(ok.mean())
+
+
+def fit_quad(contour: np.ndarray, det: dict, blob_pts: np.ndarray | None = None
+             ) -> np.ndarray | None:
+    """Bounding quadrilateral of a blob of square tiles, robust to missing corners.
+
+    Candidate sides are the edges of the simplified convex hull; every choice of four of
+    them (in order) whose quadrilateral encloses the hull is scored by how much of the
+    blob's outline lies on it (a hull edge bridging a missing corner has no outline on it).
+    The best quad's sides are then refitted to the outline points near them.
+    """
+    cnt = contour.reshape(-1, 2).astype(np.float64)
+    if len(cnt) < 8:
+        return None
+    step = max(1, len(cnt) // int(det["support_points"]))
+    cnt_s = cnt[::step]
+    hull = cv2.convexHull(contour.astype(np.float32)).reshape(-1, 2)
+    perim = cv2.arcLength(hull.reshape(-1, 1, 2), True)
+    poly = hull
+    for eps in (0.005, 0.01, 0.015, 0.02, 0.03, 0.04, 0.06):
+        poly = cv2.approxPolyDP(hull.reshape(-1, 1, 2), eps * perim, True).reshape(-1, 2)
+        if len(poly) <= int(det["max_hull_sides"]):
+            break
+    poly = poly.astype(np.float64)
+    # candidate sides: simplified hull edges plus the longest straight runs of the outline
+    # (a thin protrusion, e.g. a light strip touching the kingdom, hides a side from the hull)
+    runs = cv2.approxPolyDP(contour.astype(np.float32), 0.015 * perim, True).reshape(-1, 2)
+    runs = runs.astype(np.float64)
+    cands = [(poly[i], poly[(i + 1) % len(poly)]) for i in range(len(poly))]
+    run_edges = [(runs[i], runs[(i + 1) % len(runs)]) for i in range(len(runs))]
+    run_edges.sort(key=lambda e: -np.hypot(*(e[1] - e[0])))
+    for a, b in run_edges[:int(det["max_outline_sides"])]:
+        if np.hypot(*(b - a)) > 0.1 * perim / 4:
+            cands.append((a, b))
+    centre = cnt.mean(0)
+    mids = np.array([(a + b) / 2 for a, b in cands])
+    order = np.argsort(np.arctan2(mids[:, 1] - centre[1], mids[:, 0] - centre[0]))
+    lines = [cands[i] for i in order]
+    m = len(lines)
+    if m < 4:
+        return None
+    scale = np.sqrt(max(cv2.contourArea(contour), 1.0))
+    tol = det["side_tolerance"] * scale
+    best, best_key = None, None
+    from itertools import combinations
+
+    if blob_pts is None:
+        blob_pts = cnt
+    hull_area = abs(cv2.contourArea(hull.reshape(-1, 1, 2)))
+    span = max(np.ptp(cnt[:, 0]), np.ptp(cnt[:, 1]))
+    margin = det["max_corner_out"] * span
+    lo, hi = cnt.min(0) - margin, cnt.max(0) + margin
+    for combo in combinations(range(m), 4):
+        quad = []
+        for k in range(4):
+            c = line_intersection(*lines[combo[k]], *lines[combo[(k + 1) % 4]])
+            if c is None:
+                break
+            quad.append(c)
+        if len(quad) < 4:
+            continue
+        quad = np.array(quad)
+        if np.any(quad < lo) or np.any(quad > hi):  # corners far from the blob
+            continue
+        q32 = quad.astype(np.float32).reshape(-1, 1, 2)
+        if not cv2.isContourConvex(q32):
+            continue
+        area = abs(cv2.contourArea(q32))
+        if area > det["max_quad_area_ratio"] * hull_area:
+            continue
+        if _inside_fraction(quad, blob_pts, tol) < det["min_inside"]:
+            continue
+        dist = np.min([_seg_dist(cnt_s, quad[k], quad[(k + 1) % 4]) for k in range(4)], axis=0)
+        support = int((dist <= tol).sum())
+        key = (support, -area)
+        if best_key is None or key > best_key:
+            best, best_key = quad, key
+    if best is None:
+        return None
+    # refit each side to the outline points near it
+    sides = []
+    for k in range(4):
+        a, b = best[k], best[(k + 1) % 4]
+        near = cnt[_seg_dist(cnt, a, b) <= tol]
+        sides.append(_fit_line(near) if len(near) >= 5 else (a, b))
+    quad = []
+    for k in range(4):
+        c = line_intersection(*sides[k], *sides[(k + 1) % 4])
+        quad.append(c if c is not None else best[(k + 1) % 4])
+    quad = np.array(quad, np.float32)
+    if not cv2.isContourConvex(quad.reshape(-1, 1, 2)):
+        quad = np.roll(best, -1, axis=0).astype(np.float32)
+    return quad
+
+
+def order_top_first(quad: np.ndarray) -> np.ndarray:
+    """Order corners clockwise (in the image) starting so that tl-tr is the side nearest the
+    top of the photo (the smallest mean y), tl its left end."""
+    pts = np.asarray(quad, np.float32).reshape(4, 2)
+    centre = pts.mean(axis=0)
+    pts = pts[np.argsort(np.arctan2(pts[:, 1] - centre[1], pts[:, 0] - centre[0]))]
+    side_y = [(pts[k, 1] + pts[(k + 1) % 4, 1]) / 2 for k in range(4)]
+    start = int(np.argmin(side_y))
+    return np.roll(pts, -start, axis=0)
+
+
+def edge_segments(gray: np.ndarray, mask: np.ndarray, max_side: int = 600) -> np.ndarray:
+    """Straight edge segments (N, 4: x1, y1, x2, y2) of ``gray`` inside ``mask`` (found on
+    the mask's bounding box, at most ``max_side`` px long)."""
+    x, y, w, h = cv2.boundingRect(mask)
+    if w < 4 or h < 4:
+        return np.zeros((0, 4), np.float32)
+    crop = gray[y:y + h, x:x + w]
+    f = min(1.0, max_side / max(w, h))
+    if f < 1.0:
+        crop = cv2.resize(crop, None, fx=f, fy=f, interpolation=cv2.INTER_AREA)
+    found = cv2.createLineSegmentDetector().detect(crop)[0]
+    if found is None:
+        return np.zeros((0, 4), np.float32)
+    seg = found.reshape(-1, 4) / f + np.float32([x, y, x, y])
+    mx = ((seg[:, 0] + seg[:, 2]) / 2).astype(int).clip(0, mask.shape[1] - 1)
+    my = ((seg[:, 1] + seg[:, 3]) / 2).astype(int).clip(0, mask.shape[0] - 1)
+    return seg[mask[my, mx] > 0]
+
+
+def _vanishing_point(seg: np.ndarray, iters: int = 3, keep: float = 0.75) -> np.ndarray | None:
+    """Homogeneous point (3,) where the segments' lines meet best (length-weighted, with
+    the worst-fitting segments dropped each round)."""
+    if len(seg) < 2:
+        return None
+    p1 = np.c_[seg[:, :2], np.ones(len(seg))]
+    p2 = np.c_[seg[:, 2:], np.ones(len(seg))]
+    lines = np.cross(p1, p2)
+    lines /= np.linalg.norm(lines[:, :2], axis=1, keepdims=True) + 1e-12
+    w = np.hypot(seg[:, 2] - seg[:, 0], seg[:, 3] - seg[:, 1])
+    idx = np.arange(len(seg))
+    v = None
+    for _ in range(iters):
+        A = lines[idx] * w[idx, None]
+        v = np.linalg.svd(A)[2][-1]
+        # angle between each segment and the direction from its midpoint to v
+        mid = (seg[:, :2] + seg[:, 2:]) / 2
+        d_seg = seg[:, 2:] - seg[:, :2]
+        d_vp = v[:2] - mid * v[2]
+        cosang = np.abs((d_seg * d_vp).sum(1)) / (np.linalg.norm(d_seg, axis=1) * np.linalg.norm(d_vp, axis=1) + 1e-12)
+        err = np.arccos(np.clip(cosang, 0, 1))
+        order = np.argsort(err)
+        idx = order[:max(2, int(keep * len(order)))]
+    return v
+
+
+def _tangent_lines(v: np.ndarray, pts: np.ndarray, q: float):
+    """The two lines through vanishing point ``v`` that bound ``pts`` (robust quantile ``q``);
+    each as a pair of points."""
+    centre = pts.mean(0)
+    if abs(v[2]) < 1e-9 * np.linalg.norm(v[:2]):
+        vp = centre + v[:2] / np.linalg.norm(v[:2]) * 1e7
+    else:
+        vp = v[:2] / v[2]
+    ref = np.arctan2(*(centre - vp)[::-1])
+    ang = np.arctan2(pts[:, 1] - vp[1], pts[:, 0] - vp[0]) - ref
+    ang = (ang + np.pi) % (2 * np.pi) - np.pi
+    lo, hi = np.quantile(ang, [q, 1 - q])
+    out = []
+    for a in (lo, hi):
+        d = np.array([np.cos(a + ref), np.sin(a + ref)])
+        # a second point on the line, near the points
+        r = float(np.dot(centre - vp, d))
+        out.append((vp, vp + r * d))
+    return out
+
+
+def vp_quad(segments: np.ndarray, quad: np.ndarray, pts: np.ndarray, det: dict):
+    """Refit the quadrilateral from the two vanishing points of the tile edges.
+
+    Segments are split into the two grid directions using the current ``quad`` (tl,tr,br,bl);
+    the sides are the lines through each vanishing point that bound the tile blob ``pts``.
+    Returns the new quad or None.
+    """
+    if len(segments) < 6:
+        return None
+    H = cv2.getPerspectiveTransform(quad.astype(np.float32),
+                                    np.float32([[0, 0], [1, 0], [1, 1], [0, 1]]))
+    ends = cv2.perspectiveTransform(segments.reshape(-1, 1, 2).astype(np.float32), H).reshape(-1, 4)
+    d = ends[:, 2:] - ends[:, :2]
+    ang = np.degrees(np.arctan2(np.abs(d[:, 1]), np.abs(d[:, 0])))
+    tol = det["vp_family_deg"]
+    length = np.hypot(segments[:, 2] - segments[:, 0], segments[:, 3] - segments[:, 1])
+    long_enough = length >= det["vp_min_segment"]
+    horiz = segments[(ang < tol) & long_enough]
+    vert = segments[(ang > 90 - tol) & long_enough]
+    if len(horiz) < 3 or len(vert) < 3:
+        return None
+    vh, vv = _vanishing_point(horiz), _vanishing_point(vert)
+    if vh is None or vv is None:
+        return None
+    q = det["tangent_quantile"]
+    top, bottom = _tangent_lines(vh, pts, q)
+    left, right = _tangent_lines(vv, pts, q)
+    corners = []
+    for a, b in ((top, left), (top, right), (bottom, right), (bottom, left)):
+        c = line_intersection(*a, *b)
+        if c is None:
+            return None
+        corners.append(c)
+    new = order_top_first(np.array(corners, np.float32))
+    if not cv2.isContourConvex(new.reshape(-1, 1, 2)):
+        return None
+    # the refit must stay near the first guess (a wrong split of the segments flies away)
+    side = float(np.mean(np.linalg.norm(np.roll(quad, -1, 0) - quad, axis=1)))
+    if np.max(np.linalg.norm(new - order_top_first(quad), axis=1)) > det["vp_max_move"] * side:
+        return None
+    return new

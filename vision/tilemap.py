@@ -1,0 +1,179 @@
+"""Tile maps: how likely each pixel of a downscaled photo is to lie on a tile, and the kingdom's
+tile blob in such a map.
+
+Two maps: a small per-pixel model on colour and local texture (fitted weights in
+``models/<[detect] pixel_model>``, fitted by ``python3 -m vision.lab.pixel_model --fit``) and,
+with ``[detect] tile_net`` set, a small convolutional network (``vision.tilenet``).
+"""
+from __future__ import annotations
+
+import json
+
+import cv2
+import numpy as np
+
+def pixel_features(small: np.ndarray) -> np.ndarray:
+    """Per-pixel features (H*W, F) float32: colour, chroma and local texture at two scales."""
+    lab = cv2.cvtColor(small, cv2.COLOR_BGR2LAB).astype(np.float32)
+    sat = cv2.cvtColor(small, cv2.COLOR_BGR2HSV)[..., 1].astype(np.float32)
+    L, a, b = lab[..., 0], lab[..., 1], lab[..., 2]
+    feats = [L, a, b, sat, np.hypot(a - 128, b - 128)]
+    for k in (5, 11):
+        for ch in (L, a, b):
+            mu = cv2.blur(ch, (k, k))
+            feats.append(np.sqrt(np.maximum(cv2.blur(ch * ch, (k, k)) - mu * mu, 0)))
+    feats.append(L - np.median(L))
+    return np.stack(feats, -1).reshape(-1, len(feats))
+
+
+def tile_probability(small: np.ndarray, model: dict) -> np.ndarray:
+    """Probability that each pixel of ``small`` is on a tile (H x W float32)."""
+    x = pixel_features(small)
+    x = (x - np.asarray(model["mean"], np.float32)) / np.asarray(model["scale"], np.float32)
+    if "w1" in model:  # one hidden layer (ReLU)
+        hdn = np.maximum(x @ np.asarray(model["w1"], np.float32).reshape(x.shape[1], -1)
+                         + np.asarray(model["b1"], np.float32), 0)
+        z = hdn @ np.asarray(model["w2"], np.float32) + np.float32(model["b2"])
+        p = 1.0 / (1.0 + np.exp(-np.clip(z, -30, 30)))
+        return p.reshape(small.shape[:2]).astype(np.float32)
+    n = x.shape[1]
+    coef = np.asarray(model["coef"], np.float32)
+    # the quadratic terms as a symmetric form: sum_ij A_ij x_i x_j with A from the i <= j terms
+    iu, ju = np.triu_indices(n)
+    A = np.zeros((n, n), np.float32)
+    A[iu, ju] = coef[n:]
+    z = np.einsum("ij,ij->i", x @ A, x) + x @ coef[:n] + np.float32(model["intercept"])
+    p = 1.0 / (1.0 + np.exp(-np.clip(z, -30, 30)))
+    return p.reshape(small.shape[:2]).astype(np.float32)
+
+
+_TILE_NETS: dict = {}
+
+
+def tile_net(det: dict):
+    """The network named by ``[detect] tile_net`` (a file in models/), loaded once."""
+    from models import model_path
+
+    from .tilenet import TileNet
+
+    path = model_path(det["tile_net"])
+    if path not in _TILE_NETS:
+        if not path.exists():
+            raise FileNotFoundError(f"tile network {path} is missing: run "
+                                    "python3 -m vision.lab.tilenet --out models/tiles.onnx")
+        _TILE_NETS[path] = TileNet(path)
+    return _TILE_NETS[path]
+
+
+_PIXEL_MODELS: dict = {}
+
+
+def pixel_model(det: dict) -> dict:
+    """The per-pixel model named by ``[detect] pixel_model`` (a JSON file in models/: its
+    weights and a ``record`` of how they were fitted), loaded once."""
+    from models import model_path
+
+    path = model_path(det["pixel_model"])
+    if path not in _PIXEL_MODELS:
+        if not path.exists():
+            raise FileNotFoundError(f"pixel model {path} is missing: run python3 -m "
+                                    "vision.lab.pixel_model --fit --out models/pixel_model.json")
+        _PIXEL_MODELS[path] = json.loads(path.read_text(encoding="utf-8"))
+    return _PIXEL_MODELS[path]
+
+
+def pixel_map(small: np.ndarray, det: dict) -> np.ndarray:
+    return tile_probability(small, pixel_model(det))
+
+
+def downscale(image: np.ndarray, long_side: int, integer: bool = False
+               ) -> tuple[np.ndarray, float]:
+    """Shrink so the long side is about ``long_side``; ``integer`` uses a whole-number factor
+    (OpenCV's fast path for big photos), so the result is between 1 and 2 x ``long_side``."""
+    s = min(1.0, long_side / max(image.shape[:2]))
+    if s >= 1.0:
+        return image, 1.0
+    if not integer and s < 0.4:
+        # bilinear to twice the size first (it reads only the pixels it needs), then a 2x2
+        # area average: a 12-megapixel photo in a few ms instead of tens
+        h, w = image.shape[:2]
+        w2, h2 = max(1, round(2 * s * w)), max(1, round(2 * s * h))
+        sub = cv2.resize(image, (w2, h2), interpolation=cv2.INTER_LINEAR)
+        out = cv2.resize(sub, (max(1, w2 // 2), max(1, h2 // 2)), interpolation=cv2.INTER_AREA)
+        return out, out.shape[1] / w
+    if integer:
+        k = int(1.0 / s)
+        if k <= 1:
+            return image, 1.0
+        h, w = image.shape[:2]
+        out = cv2.resize(image, (w // k, h // k), interpolation=cv2.INTER_AREA)
+        small, s2 = downscale(out, long_side)
+        return small, s2 * out.shape[1] / w
+    return cv2.resize(image, None, fx=s, fy=s, interpolation=cv2.INTER_AREA), s
+
+
+def largest(mask: np.ndarray):
+    n, labels, stats, _ = cv2.connectedComponentsWithStats(mask, connectivity=8)
+    if n <= 1:
+        return None
+    best = 1 + int(np.argmax(stats[1:, cv2.CC_STAT_AREA]))
+    return (labels == best).astype(np.uint8)
+
+
+def half_thickness(mask: np.ndarray) -> float:
+    """Half-width of the thickest part of a blob (px): the largest distance to a pixel off
+    it, bounded by the map's diagonal. A blob that fills the whole map has no pixel off it,
+    and OpenCV then gives a huge distance (a kernel sized from it once overflowed)."""
+    far = float(cv2.distanceTransform(mask, cv2.DIST_L2, 3).max())
+    return min(far, float(np.hypot(*mask.shape[:2])))
+
+
+def disk(r: int) -> np.ndarray:
+    return cv2.getStructuringElement(cv2.MORPH_ELLIPSE, (2 * r + 1, 2 * r + 1))
+
+
+def tile_blob(prob: np.ndarray, det: dict) -> np.ndarray | None:
+    """Mask (uint8) of the kingdom's tile blob, or None.
+
+    Largest component of the closed tile mask, opened with a disk scaled to the blob's own
+    thickness (cuts thin bridges to clutter: light strips, pencils, meeples), then grown by
+    hysteresis into weaker tile evidence close to it (dark or brown tiles).
+    """
+    soft = cv2.GaussianBlur(prob, (0, 0), 1.0)
+    mask = (soft > det["prob_threshold"]).astype(np.uint8)
+    k = max(3, int(round(det["close_frac"] * max(mask.shape))) | 1)
+    speck = int(round(det["speck_frac"] * max(mask.shape)))
+    if speck > 0:  # remove specks (light dots, glints) before closing can join them to tiles
+        mask = cv2.morphologyEx(mask, cv2.MORPH_OPEN, disk(speck))
+    closed = cv2.morphologyEx(mask, cv2.MORPH_CLOSE, np.ones((k, k), np.uint8))
+    ko = max(1, int(round(det["open_frac"] * max(mask.shape))))
+    main = largest(cv2.morphologyEx(closed, cv2.MORPH_OPEN, disk(ko)))
+    if main is None or main.sum() < det["min_area_frac"] * mask.size:
+        return None
+    # open again in proportion to the blob's thickness (half-width of its thickest part)
+    thick = half_thickness(main)
+    r = int(round(det["open_thickness"] * thick))
+    if r > ko:
+        opened = largest(cv2.morphologyEx(main, cv2.MORPH_OPEN, disk(r)))
+        if opened is not None:
+            main = opened
+    # hysteresis: take weaker tile evidence connected to the blob, within a short reach
+    weak = (soft > det["prob_weak"]).astype(np.uint8)
+    weak = cv2.morphologyEx(weak, cv2.MORPH_CLOSE, np.ones((k, k), np.uint8))
+    reach = max(1, int(round(det["grow_reach"] * thick)))
+    grown = weak & cv2.dilate(main, disk(reach)) | main
+    grown = cv2.morphologyEx(grown, cv2.MORPH_OPEN, disk(max(1, r // 2)))
+    out = largest(grown)
+    return out if out is not None else main
+
+
+def is_rectified_board(prob: np.ndarray, det: dict) -> bool:
+    """The whole image is the board: tiles nearly everywhere, up to the image borders."""
+    frac = float((prob > 0.5).mean())
+    h, w = prob.shape
+    b = max(2, int(0.04 * min(h, w)))
+    border = np.concatenate([prob[:b].ravel(), prob[-b:].ravel(), prob[:, :b].ravel(),
+                             prob[:, -b:].ravel()])
+    return (frac > det["rectified_tile_frac"]
+            and float((border > 0.5).mean()) > det["rectified_border_frac"]
+            and 0.8 < w / h < 1.25)
