@@ -12,7 +12,8 @@ from kingdomino import service
 from kingdomino.store import content_hash
 
 from . import get_store
-from .reading import breakdown_csv, dispute, grid_points, scale_points, shrink_photo
+from .reading import (breakdown_csv, dispute, grid_points, scale_points, shrink_photo,
+                      undo_stack)
 from .security import ImageRejected, check_image
 
 bp = Blueprint("api", __name__, url_prefix="/api")
@@ -249,9 +250,12 @@ def view(rec: dict) -> dict:
     """Everything the result page shows, as one JSON object."""
     kingdom, bonuses = current(rec)
     machine = rec.get("machine") or None
+    corrections = [c["kingdom"] for c in get_store().corrections(rec["id"])]
     out = {"id": rec["id"], "rules": rec["rules"], "bonuses": bonuses, "player": rec["player"],
            "claimed": rec["claimed"], "source": rec["source"], "error": rec["error"],
-           "created": rec["created"], "corrections": len(get_store().corrections(rec["id"])),
+           "created": rec["created"], "corrections": len(corrections),
+           # the states Undo goes back to, so it still works after a reload (result.js)
+           "history": undo_stack(machine, rec["rules"], rec["bonuses"], corrections),
            "kingdom": None, "score": None, "machine": None, "review": [], "grid": None,
            "photo": url_for("pages.photo", rid=rec["id"]) if rec["has_photo"] else None,
            "photo_size": None, "dispute": None}
