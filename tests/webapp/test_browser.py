@@ -219,3 +219,29 @@ def test_an_answer_from_the_server_keeps_the_field_being_typed_into(live_server)
         page.keyboard.press("Tab")
         expect(page.locator("#total")).to_have_text("2")
         assert errors == []
+
+
+def test_no_page_scrolls_sideways_on_a_phone(live_server, tmp_path):
+    """390 px is a common phone width: the upload page once came out 470 px wide (the Rules
+    drop-down's longest title), so a referee had to scroll sideways."""
+    base, real = live_server
+    photo = SAMPLE if real else tmp_path / "kingdom.png"
+    if not real:
+        photo.write_bytes(png_bytes())
+    with chromium_page() as (browser, desk, errors):
+        desk.goto(base + "/")
+        desk.set_input_files("#photo", str(photo))
+        desk.click("#submit")
+        desk.wait_for_url("**/r/*", timeout=120_000)
+        result = desk.url
+        page = browser.new_page(viewport={"width": 390, "height": 844}, is_mobile=True)
+        page.on("pageerror", lambda exc: errors.append(str(exc)))
+        for url in (base + "/", base + "/batch/", result, base + "/new?rules=queendomino",
+                    base + "/new?rules=origins-tribe&size=7"):
+            page.goto(url)
+            page.wait_for_load_state("networkidle")
+            width = page.evaluate("document.documentElement.scrollWidth")
+            name = url.replace(base, "").strip("/").replace("/", "-").replace("?", "-") or "home"
+            keep_screenshot(page, f"phone-{name}.png", tmp_path, full_page=True)
+            assert width <= 390, f"{url} is {width} px wide on a 390 px phone"
+        assert errors == []
