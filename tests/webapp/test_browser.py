@@ -245,3 +245,31 @@ def test_no_page_scrolls_sideways_on_a_phone(live_server, tmp_path):
             keep_screenshot(page, f"phone-{name}.png", tmp_path, full_page=True)
             assert width <= 390, f"{url} is {width} px wide on a 390 px phone"
         assert errors == []
+
+
+def test_regions_worth_nothing_are_folded_into_one_row(live_server):
+    base, _ = live_server
+    sync_api = pytest.importorskip("playwright.sync_api")
+    expect = sync_api.expect
+    with chromium_page() as (browser, page, errors):
+        page.goto(base + "/new?rules=kingdomino")
+        expect(page.locator("#total")).to_have_text("0")
+        # a forest and a lake without crowns, a field with one: 1 point, two regions worth 0
+        for (r, c), terrain in (((2, 1), "forest"), ((2, 3), "lake"), ((1, 2), "field")):
+            page.click(f'#grid .sq[data-r="{r}"][data-c="{c}"]')
+            page.click(f'#editor [data-terrain="{terrain}"]')
+        page.click('#editor [data-crowns="1"]')
+        expect(page.locator("#total")).to_have_text("1")
+        group = page.locator("#breakdown tr.zero-group")
+        expect(group).to_have_count(1)
+        expect(group).to_contain_text("2 regions without crowns")
+        zero = page.locator("#breakdown tr.region.zero")
+        expect(zero).to_have_count(2)
+        expect(zero.first).to_be_hidden()
+        expect(page.locator("#breakdown tr.region:not(.zero)")).to_have_count(1)
+        group.locator("button").click()  # unfold: one row each
+        expect(zero.first).to_be_visible()
+        expect(zero.nth(1)).to_be_visible()
+        assert sorted(zero.nth(i).locator("td").nth(1).inner_text() for i in range(2)) == \
+            ["forest", "lake"]
+        assert errors == []

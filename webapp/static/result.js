@@ -30,6 +30,7 @@
       return { kingdom: h.kingdom, rules: h.rules, bonuses: h.bonuses || [] };
     }),
     highlight: null,
+    showZero: false,  // the regions worth 0 points are shown one by one
     seq: 0,
     busy: false
   };
@@ -439,6 +440,7 @@
     var tb = make("tbody");
     var suspects = {};
     if (state.dispute) { state.dispute.suspects.forEach(function (x) { suspects[x.index] = true; }); }
+    var zero = [];  // the rows of regions worth 0 points, folded under one row
     s.regions.forEach(function (reg, i) {
       var tr = make("tr", "region" + (state.highlight === i ? " hl" : "") + (suspects[i] ? " suspect" : ""));
       tr.tabIndex = 0;
@@ -453,8 +455,30 @@
       tr.addEventListener("focus", on);
       tr.addEventListener("click", function () { highlight(state.highlight === i ? null : i, true); });
       tr.addEventListener("mouseleave", function () { if (!state.pinned) { highlight(null); } });
-      tb.appendChild(tr);
+      if (reg.points) { tb.appendChild(tr); return; }
+      tr.classList.add("zero");
+      tr.hidden = !state.showZero;
+      zero.push(tr);
     });
+    if (zero.length) {
+      var group = make("tr", "zero-group");
+      group.appendChild(make("td"));
+      var label = make("td");
+      var fold = make("button", "fold", (state.showZero ? "\u25BE " : "\u25B8 ") +
+        plural(zero.length, "region") + " without " + (meta().start === "hut" ? "fire" : "crowns"));
+      fold.type = "button";
+      fold.setAttribute("aria-expanded", state.showZero ? "true" : "false");
+      fold.title = state.showZero ? "hide them" : "show them one by one";
+      fold.addEventListener("click", function () { state.showZero = !state.showZero; renderBreakdown(); });
+      label.appendChild(fold);
+      group.appendChild(label);
+      group.appendChild(make("td", "num", zero.reduce(function (n, tr) {
+        return n + s.regions[Number(tr.getAttribute("data-index"))].squares; }, 0)));
+      group.appendChild(make("td", "num", 0));
+      group.appendChild(make("td", "num", 0));
+      tb.appendChild(group);
+      zero.forEach(function (tr) { tb.appendChild(tr); });
+    }
     (s.bonuses || []).forEach(function (b) {
       var tr = make("tr", "bonus");
       tr.appendChild(make("td"));
