@@ -273,3 +273,47 @@ def test_regions_worth_nothing_are_folded_into_one_row(live_server):
         assert sorted(zero.nth(i).locator("td").nth(1).inner_text() for i in range(2)) == \
             ["forest", "lake"]
         assert errors == []
+
+
+def test_quick_corrections_are_stored_in_the_order_they_were_made(live_server, tmp_path):
+    """Two corrections in quick succession: the second must be what is stored, even when the
+    first save is slow (the page used to send both at once, and the slow one landed last)."""
+    base, real = live_server
+    sync_api = pytest.importorskip("playwright.sync_api")
+    expect = sync_api.expect
+    photo = SAMPLE if real else tmp_path / "kingdom.png"
+    if not real:
+        photo.write_bytes(png_bytes())
+    with chromium_page() as (browser, page, errors):
+        page.goto(base + "/")
+        page.set_input_files("#photo", str(photo))
+        page.click("#submit")
+        page.wait_for_url("**/r/*", timeout=120_000)
+        rid = page.url.rsplit("/", 1)[1]
+        view = _get_json(f"{base}/api/readings/{rid}")
+        (r, c), terrain, crowns, before, after = _a_change_that_moves_the_total(
+            base, view["kingdom"], view["bonuses"])
+        held, sent = [], []
+
+        def hold_the_first(route):
+            sent.append(route.request.post_data)
+            if not held:
+                held.append(route)    # the first save is slow
+            else:
+                route.continue_()
+
+        page.route("**/api/readings/*/kingdom", hold_the_first)
+        page.click(f'#grid .sq[data-r="{r}"][data-c="{c}"]')
+        page.click(f'#editor [data-terrain="{terrain}"]')
+        page.click(f'#editor [data-crowns="{crowns}"]')
+        deadline = time.monotonic() + 30
+        while not held and time.monotonic() < deadline:   # until the first save is held back
+            page.wait_for_timeout(20)
+        assert len(held) == 1
+        held[0].continue_()
+        _settled(page, expect, after)
+        assert len(sent) == 2
+        stored = _get_json(f"{base}/api/readings/{rid}")
+        assert stored["kingdom"]["cells"][r][c] == {"terrain": terrain, "crowns": crowns}
+        assert stored["score"]["total"] == after
+        assert errors == []
