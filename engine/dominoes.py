@@ -7,7 +7,7 @@ from collections import Counter
 from functools import lru_cache
 from importlib import resources
 
-from engine.kingdom import Kingdom
+from engine.kingdom import Kingdom, square_name
 
 
 @lru_cache(maxsize=1)
@@ -48,11 +48,11 @@ def domino_warnings(kingdom: Kingdom) -> list[str]:
         r, c = where[(terrain, crowns)]
         if have == 0:
             most = max(k for t, k in game if t == terrain)
-            warnings.append(f"square (row {r}, col {c}): no {terrain} square has {crowns} crown(s) "
+            warnings.append(f"{square_name(r, c)}: no {terrain} square has {crowns} crown(s) "
                             f"in the game ({terrain} carries 0..{most}); check the reading")
         elif n > have:
             warnings.append(f"{n} {terrain} squares with {crowns} crown(s), but the game has only "
-                            f"{have} (first at row {r}, col {c}); check the reading")
+                            f"{have} (first at row {r + 1}, col {c + 1}); check the reading")
     for terrain in sorted(terrains):
         n = sum(v for (t, _), v in seen.items() if t == terrain)
         have = sum(v for (t, _), v in game.items() if t == terrain)

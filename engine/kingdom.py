@@ -55,6 +55,12 @@ def _where(row: int, col: int) -> str:
     return f"square (row {row}, col {col})"
 
 
+def square_name(row: int, col: int) -> str:
+    """A square as a warning names it for a person: counted from 1, row 1 at the top (the
+    indexes of Kingdom JSON, and the errors about it, stay 0-based)."""
+    return f"square (row {row + 1}, col {col + 1})"
+
+
 def _is_int(value) -> bool:
     return isinstance(value, int) and not isinstance(value, bool)
 

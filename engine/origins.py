@@ -8,7 +8,7 @@ from __future__ import annotations
 from collections import Counter
 
 from engine.errors import KingdomError
-from engine.kingdom import RESOURCES, Kingdom
+from engine.kingdom import RESOURCES, Kingdom, square_name
 from engine.regions import find_regions
 from engine.rules import Rules, frame_filled, register, start_in_centre
 
@@ -98,10 +98,10 @@ class OriginsDiscovery(Rules):
         volcanoes = [(r, c, cell.crowns) for r, c, cell in kingdom.squares() if cell.terrain == "volcano"]
         for r, c, cell in kingdom.squares():
             if cell.terrain == "volcano" and cell.crowns not in VOLCANO_REACH:
-                out.append(f"square (row {r}, col {c}): a volcano has 1, 2 or 3 craters, not {cell.crowns}")
+                out.append(f"{square_name(r, c)}: a volcano has 1, 2 or 3 craters, not {cell.crowns}")
             if not cell.fire_tokens:
                 continue
-            where = f"square (row {r}, col {c})"
+            where = square_name(r, c)
             if cell.terrain == "volcano":
                 out.append(f"{where}: a fire token never lands on a volcano")
             elif cell.terrain in ("hut", "empty"):
@@ -122,7 +122,7 @@ class OriginsDiscovery(Rules):
             res = cell.resource
             if not res:
                 continue
-            where = f"square (row {r}, col {c})"
+            where = square_name(r, c)
             if cell.terrain != RESOURCE_TERRAIN[res]:
                 out.append(f"{where}: a {res} sits on {RESOURCE_TERRAIN[res]}, not on {cell.terrain}")
             if cell.crowns:

@@ -155,7 +155,7 @@ def connection_warnings(kingdom: Kingdom, start_name: str) -> list[str]:
                     stack.append(rc)
         lost = [rc for rc in land_squares(kingdom) if rc not in reach]
         if lost:
-            listed = ", ".join(f"({r}, {c})" for r, c in lost[:6]) + (" ..." if len(lost) > 6 else "")
+            listed = ", ".join(f"row {r + 1} col {c + 1}" for r, c in lost[:6]) + (" ..." if len(lost) > 6 else "")
             warnings.append(f"{len(lost)} square(s) not joined to the {start_name}: {listed}")
     frame = kingdom.frame or kingdom.size
     squares = land_squares(kingdom)

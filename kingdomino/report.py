@@ -5,11 +5,49 @@ it can print any result: from a photo, a grid, or a stored one.
 """
 from __future__ import annotations
 
-_WIDTH = 56
+
+_WIDTH = 56  # the points column ends here: regions, extras, bonuses and the total line up
+_LABEL = _WIDTH - 24  # the region column, before squares, crowns and points (8 each)
 
 
 def _row(label: str, points) -> str:
     return f"{label:<{_WIDTH - 8}}{points:>8}"
+
+
+def _pack(items: list[str], first: str, then: str) -> list[str]:
+    """``items`` joined by commas into lines of at most the table's width (an item stays whole)."""
+    lines, line = [], first
+    for i, item in enumerate(items):
+        piece = item + ("," if i < len(items) - 1 else "")
+        if line.strip() and len(line) + 1 + len(piece) > _WIDTH:
+            lines.append(line)
+            line = then
+        line += (" " if line.strip() else "") + piece
+    return lines + [line]
+
+
+def square(rc) -> str:
+    """A square as a person names it: ``r1c1`` is the top-left one (JSON counts from 0)."""
+    try:
+        return f"r{int(rc[0]) + 1}c{int(rc[1]) + 1}"
+    except (TypeError, ValueError, IndexError):
+        return "r?c?"
+
+
+def _legend(grid: list[str]) -> list[str]:
+    """What the letters and marks of the printed grid stand for (only those it uses)."""
+    import engine.kingdom as ek
+
+    tokens = " ".join(grid).split()
+    used = {t[0].upper() for t in tokens if t}
+    letters = [f"{letter} {terrain}" for letter, terrain in ek.LETTERS.items() if letter in used]
+    lines = _pack(letters + ["a digit after the letter: its crowns"], "  ", "  ") if letters else []
+    marks = [(mark, what) for mark, what in (("+", "fire token"), ("@", "resource"),
+                                              ("!", "caveman"), ("^", "warrior power"))
+             if any(mark in t for t in tokens)]
+    if marks:
+        lines.append("  " + ", ".join(f"{m} {what}" for m, what in marks))
+    return lines
 
 
 def _grid(obj: dict) -> list[str]:
@@ -34,7 +72,7 @@ def _extras(score: dict) -> list[str]:
     if isinstance(buildings, dict):
         for b in buildings.get("list", []):
             cell = b.get("cell", ["?", "?"])
-            label = f"building {b.get('name', '?')} r{cell[0]}c{cell[1]} ({b.get('reason', '')})"
+            label = f"building {b.get('name', '?')} {square(cell)} ({b.get('reason', '')})"
             lines.append(_row(label[:_WIDTH - 9], b.get("points", 0)))
     queen = score.get("queen")
     if isinstance(queen, dict) and queen.get("hosted"):
@@ -51,7 +89,7 @@ def _extras(score: dict) -> list[str]:
     if isinstance(cavemen, dict):
         for m in cavemen.get("list", []):
             cell = m.get("cell", ["?", "?"])
-            lines.append(_row(f"{m.get('caveman')} r{cell[0]}c{cell[1]} ({m.get('reason', '')})"[:_WIDTH - 9],
+            lines.append(_row(f"{m.get('caveman')} {square(cell)} ({m.get('reason', '')})"[:_WIDTH - 9],
                               m.get("points", 0)))
     warriors = score.get("warriors")
     if isinstance(warriors, dict):
@@ -64,6 +102,20 @@ def _extras(score: dict) -> list[str]:
     return lines
 
 
+def _nothing_worth(regions: list[dict]) -> list[str]:
+    """The regions worth 0 points as one row, their terrains and sizes folded under it."""
+    zero = [r for r in regions if not r.get("points", 0)]
+    if not zero:
+        return []
+    label = f"{len(zero)} region{'s' if len(zero) != 1 else ''} without crowns"
+    squares = sum(r.get("squares", 0) for r in zero)
+    lines = [f"{label:<{_LABEL}}{squares:>8}{0:>8}{0:>8}"]
+    details = [f"{r.get('terrain', '?')} {r.get('squares', 0)}" for r in zero]
+    details[0], details[-1] = "(" + details[0], details[-1] + ")"
+    lines.extend(_pack(details, "  ", "   "))
+    return lines
+
+
 def format_result(obj: dict) -> str:
     """A table of regions, extras, bonuses and the total, for one scored kingdom."""
     lines = []
@@ -72,17 +124,23 @@ def format_result(obj: dict) -> str:
     rules = score.get("rules") or obj.get("rules")
     lines.append(f"{title}" + (f"  [{rules}, {obj.get('size')}x{obj.get('size')}]"
                                 if rules and obj.get("size") else ""))
-    lines.extend("  " + line for line in _grid(obj))
-    lines.append(f"{'region':<20}{'squares':>8}{'crowns':>8}{'points':>8}")
-    for region in score.get("regions", []):
-        terrain = region.get("terrain", "?") + (" +queen" if region.get("queen") else "")
-        lines.append(f"{terrain:<20}{region.get('squares', 0):>8}"
-                     f"{region.get('crowns', 0):>8}{region.get('points', 0):>8}")
+    grid = _grid(obj)
+    lines.extend("  " + line for line in grid)
+    lines.extend(_legend(grid))
+    lines.append(f"{'region':<{_LABEL}}{'squares':>8}{'crowns':>8}{'points':>8}")
+    regions = score.get("regions", [])
+    for region in regions:
+        if region.get("points", 0):
+            terrain = region.get("terrain", "?") + (" +queen" if region.get("queen") else "")
+            lines.append(f"{terrain:<{_LABEL}}{region.get('squares', 0):>8}"
+                         f"{region.get('crowns', 0):>8}{region.get('points', 0):>8}")
+    lines.extend(_nothing_worth(regions))
     lines.extend(_extras(score))
     for bonus in score.get("bonuses", []):
         lines.append(_row(f"bonus {bonus.get('name', '?')}", bonus.get("points", 0)))
         if not bonus.get("points"):
             lines.append(f"  ({bonus.get('reason', '')})")
+    lines.append(" " * (_WIDTH - 8) + "-" * 8)
     lines.append(_row("total", score.get("total", 0)))
     tiebreak = score.get("tiebreak") or {}
     if tiebreak:
@@ -90,6 +148,6 @@ def format_result(obj: dict) -> str:
     for warning in score.get("warnings", []):
         lines.append(f"warning: {warning}")
     if obj.get("review"):
-        squares = ", ".join(f"r{r}c{c}" for r, c in obj["review"])
-        lines.append(f"check by eye: {squares}")
+        squares = ", ".join(square(rc) for rc in obj["review"])
+        lines.append(f"check by eye (r1c1 is the top-left square): {squares}")
     return "\n".join(lines)

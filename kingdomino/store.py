@@ -216,9 +216,12 @@ class Store:
         ).fetchone()
         return self._row(row) if row else None
 
-    def corrections(self, reading_id: str) -> list[dict]:
+    def corrections(self, reading_id: str, live_only: bool = False) -> list[dict]:
+        """The reading's corrections, oldest first; ``live_only``: without those set aside when
+        the photo was read again (``replace_machine``)."""
+        live = f" AND NOT {_SET_ASIDE}" if live_only else ""
         rows = self._db.execute(
-            "SELECT created, kingdom FROM corrections WHERE reading_id=? ORDER BY rowid",
+            f"SELECT created, kingdom FROM corrections c WHERE reading_id=?{live} ORDER BY rowid",
             (reading_id,),
         ).fetchall()
         return [{"created": r[0], "kingdom": json.loads(r[1])} for r in rows]

@@ -184,6 +184,6 @@ def test_json_top_level_warnings_carry_the_scores_warnings(three_photos, monkeyp
     monkeypatch.setattr(service, "reader", lambda: _FakeReader())
     assert main(["score", three_photos[0], "--json"]) == 0
     (obj,) = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
-    lost = "2 square(s) not joined to the castle: (0, 0), (4, 4)"
+    lost = "2 square(s) not joined to the castle: row 1 col 1, row 5 col 5"
     assert obj["score"]["warnings"] == [lost]  # kept where it was (the contract only grows)
     assert obj["warnings"] == ["part of the kingdom may be outside the photo", lost]

@@ -79,6 +79,13 @@ def _close_store(_exc=None) -> None:
         store.close()
 
 
+def _rules_title(name: str) -> str:
+    """A rule set's friendly title (as the forms show it), for the pages that name one."""
+    from . import service
+
+    return service.rules_meta(name)["title"]
+
+
 def create_app(test_config: dict | None = None) -> Flask:
     """Build the web app. ``test_config`` overrides any setting (see the module doc)."""
     test_config = dict(test_config or {})
@@ -124,6 +131,7 @@ def create_app(test_config: dict | None = None) -> Flask:
     app.teardown_appcontext(_close_store)
     app.jinja_env.globals["csrf_token"] = security.csrf_token
     app.jinja_env.globals["has_batch"] = "batch" in app.blueprints
+    app.jinja_env.globals["rules_title"] = _rules_title
 
     @app.after_request
     def _headers(resp):

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import csv
 import io
+import json
 import threading
 
 import numpy as np
@@ -200,3 +201,43 @@ def squares_csv(kingdom: dict, machine: dict | None) -> str:
                         m.get("crowns", ""), m.get("confidence", ""),
                         "yes" if (r, c) in review else ""])
     return out.getvalue()
+
+
+def _state(kingdom: dict, rules: str, bonuses) -> dict:
+    """One state of the editor: the kingdom as the engine writes it, its rules and bonuses."""
+    import engine
+
+    rules = kingdom.get("rules") or rules
+    bonuses = sorted(kingdom.get("bonuses", bonuses) or [])
+    try:
+        clean = engine.Kingdom.from_json({**kingdom, "rules": rules}).to_json()
+    except (ValueError, TypeError, KeyError, AttributeError):  # stored before a rule changed
+        clean = {k: v for k, v in kingdom.items() if k != "bonuses"}
+    return {"kingdom": clean, "rules": rules, "bonuses": bonuses}
+
+
+def undo_stack(machine: dict | None, rules: str, bonuses, corrections: list[dict]) -> list[dict]:
+    """What Undo goes back to, oldest first, worked out again from the stored corrections.
+
+    ``machine`` is the machine's reading (None for a kingdom built by hand), ``corrections`` the
+    stored kingdoms in the order they were saved. The result page saves an undo as a correction
+    equal to the kingdom before the last change, so a correction equal to the top of the stack
+    takes that change back; one equal to the kingdom already there (a save sent twice) changes
+    nothing. Each state is ``{"kingdom", "rules", "bonuses"}``, the kingdom as the engine writes it.
+    """
+    def key(state):
+        return json.dumps(state, sort_keys=True)
+
+    stack: list[dict] = []
+    now = _state(machine, rules, bonuses) if machine else None
+    for kingdom in corrections:
+        state = _state(kingdom, rules, bonuses)
+        if now is not None and key(state) == key(now):
+            continue
+        if stack and key(state) == key(stack[-1]):
+            stack.pop()
+        elif now is not None:
+            stack.append(now)
+        now = state
+    return stack
+

@@ -18,7 +18,8 @@ from kingdomino.store import content_hash
 from vision.io import PhotoBusy
 
 from . import get_store, outline
-from .reading import breakdown_csv, dispute, grid_points, scale_points, shrink_photo
+from .reading import (breakdown_csv, dispute, grid_points, scale_points, shrink_photo,
+                      undo_stack)
 from .security import ImageRejected, check_image
 
 # keys a reading carries that are not part of the kingdom itself
@@ -353,9 +354,13 @@ def view(rec: dict) -> dict:
     except (BadRequest, TypeError, ValueError, AttributeError):
         kingdom, bonuses = None, []
     machine = rec.get("machine") if isinstance(rec.get("machine"), dict) else None
+    # corrections set aside by a re-read (a new outline) were made on other squares: not undone
+    corrections = [c["kingdom"] for c in get_store().corrections(rec["id"], live_only=True)]
     out = {"id": rec["id"], "rules": rec["rules"], "bonuses": bonuses, "player": rec["player"],
            "claimed": rec["claimed"], "source": rec["source"], "error": rec["error"],
-           "created": rec["created"], "corrections": len(get_store().corrections(rec["id"])),
+           "created": rec["created"], "corrections": len(corrections),
+           # the states Undo goes back to, so it still works after a reload (result.js)
+           "history": undo_stack(machine, rec["rules"], rec["bonuses"], corrections),
            "kingdom": None, "score": None, "machine": None, "review": [], "grid": None,
            "photo": url_for("pages.photo", rid=rec["id"]) if rec["has_photo"] else None,
            "photo_size": None, "dispute": None}

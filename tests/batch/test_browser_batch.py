@@ -45,11 +45,19 @@ def test_batch_page_uploads_reads_and_lists_the_queue(live_server, tmp_path):
     manifest = tmp_path / "m.csv"
     manifest.write_text("photo,player,table,round\np0.png,Ann,1,1\np1.png,Bob,1,1\n")
     with chromium_page() as (browser, page, errors):
+        page.goto(live_server + "/")
+        home_rules = page.eval_on_selector_all("#rules option", "os => os.map(o => [o.value, o.text])")
         page.goto(live_server + "/batch/")
+        # the rule sets are named as on the home page (their titles, not the raw names)
+        batch_rules = page.eval_on_selector_all("#rules option", "os => os.map(o => [o.value, o.text])")
+        assert batch_rules == home_rules
+        assert any(value != text for value, text in batch_rules)
         page.set_input_files("#photos", files)
         page.set_input_files("#manifest", str(manifest))
         page.click("#submit")
-        page.wait_for_selector("#review-queue", timeout=30_000)
+        # the page reloads itself once the batch is done; a busy machine may take a while
+        page.wait_for_selector("#review-queue", timeout=120_000)
+        page.wait_for_load_state("networkidle")
         queue = page.inner_text("#review-queue")
         # (the page once came out "done" with an empty queue: it had read the job's state twice
         # while the batch finished; the page text and requests say what happened if it recurs)
@@ -59,8 +67,7 @@ def test_batch_page_uploads_reads_and_lists_the_queue(live_server, tmp_path):
         assert standings.index("Bob") < standings.index("Ann")  # 11 beats 10
         assert page.get_attribute("#download-results", "href").endswith("/results.csv")
         page.click("#review-queue a >> nth=0")
-        page.wait_for_load_state()
-        assert "/r/" in page.url
+        page.wait_for_url("**/r/*")  # (waiting for the load state could see the old page)
         assert errors == []
         # the script sent the photos one request each, then started the batch
         posts = [path for method, path in paths if method == "POST"]

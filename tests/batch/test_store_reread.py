@@ -22,6 +22,7 @@ def test_corrections_before_a_new_reading_are_set_aside(tmp_path):
         assert store.correction_of(rid) is None
         assert [h["previous"] for h in store.rereadings(rid)] == [kingdom("field")]
         assert len(store.corrections(rid)) == 1  # kept in the record
+        assert store.corrections(rid, live_only=True) == []  # but nothing to undo on the new one
         # another result's correction is untouched; a new correction applies again
         assert store.get(other)["corrected"] == kingdom("swamp")
         store.add_correction(rid, kingdom("grassland"))

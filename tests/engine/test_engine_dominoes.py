@@ -25,3 +25,15 @@ def test_facts_from_the_rules():
     assert most == {"field": 1, "forest": 1, "lake": 1, "grassland": 2, "swamp": 2, "mine": 3}
     assert counts[("mine", 0)] == 1 and counts[("mine", 3)] == 1
     assert sum(counts.values()) == 96
+
+
+def test_warnings_name_squares_from_1_as_people_count():
+    """The web editor says "row 3, column 4" from 1; the warnings did from 0 (JSON stays 0-based)."""
+    import engine
+
+    cells = [[{"terrain": "empty", "crowns": 0} for _ in range(5)] for _ in range(5)]
+    cells[2][2] = {"terrain": "castle", "crowns": 0}
+    cells[0][1] = {"terrain": "forest", "crowns": 3}   # no forest square has 3 crowns
+    warnings = engine.score(engine.Kingdom.from_json({"size": 5, "cells": cells})).warnings
+    assert any(w.startswith("square (row 1, col 2): no forest square has 3 crown(s)") for w in warnings)
+    assert any("not joined to the castle: row 1 col 2" in w for w in warnings)

@@ -56,9 +56,9 @@ def test_legal_token_reach_is_kings_move():
 
 def test_token_too_far_from_its_volcano():
     w = fire_warnings(grid("D0", r0c0="V1", r4c4="D0+1", r2c2="H"))
-    assert any("row 4, col 4" in x and "1-crater volcano within 3" in x for x in w)
+    assert any("row 5, col 5" in x and "1-crater volcano within 3" in x for x in w)
     w = fire_warnings(grid("D0", r0c0="V2", r0c3="D0+2", r2c2="H"))
-    assert any("row 0, col 3" in x and "within 2" in x for x in w)
+    assert any("row 1, col 4" in x and "within 2" in x for x in w)
 
 
 def test_token_value_must_match_the_craters():
@@ -68,9 +68,9 @@ def test_token_value_must_match_the_craters():
 
 def test_token_on_a_fire_symbol_or_a_volcano():
     w = fire_warnings(grid("D0", r0c0="V1", r0c1="D1+1", r2c2="H"))
-    assert any("row 0, col 1" in x and "without a fire symbol" in x for x in w)
+    assert any("row 1, col 2" in x and "without a fire symbol" in x for x in w)
     w = fire_warnings(grid("D0", r0c0="V1", r0c1="V1+1", r2c2="H"))
-    assert any("row 0, col 1" in x and "never lands on a volcano" in x for x in w)
+    assert any("row 1, col 2" in x and "never lands on a volcano" in x for x in w)
 
 
 def test_empire_of_fire_and_homo_habilis():
@@ -116,12 +116,12 @@ def test_totem_resources_and_totems():
     assert j["resources"]["points"] == 5 and j["resources"]["count"]["mammoth"] == 2
     assert j["totems"] == {"points": 10, "held": ["fish", "flint"]}
     assert s.total == 3 + 5 + 10
-    assert any("row 1, col 0" in w and "destroyed" in w for w in s.warnings)
+    assert any("row 2, col 1" in w and "destroyed" in w for w in s.warnings)
 
 
 def test_totem_resource_on_the_wrong_terrain_is_a_warning():
     s = engine.score(kingdom("rules: origins-totem\n" + grid("D0", r2c2="H", r0c0="D0@fish")))
-    assert any("row 0, col 0" in w and "fish sits on lake" in w for w in s.warnings)
+    assert any("row 1, col 1" in w and "fish sits on lake" in w for w in s.warnings)
 
 
 def test_award_totems_strict_majority():

@@ -72,3 +72,42 @@ def test_shrink_photo_keeps_the_aspect_and_reports_the_original_size():
     assert (w, h) == (2000, 1000)
     img = cv2.imdecode(np.frombuffer(small, np.uint8), cv2.IMREAD_COLOR)
     assert img.shape[:2] == (250, 500)
+
+
+def _kingdom(**squares):
+    """A 5x5 Kingdomino kingdom: castle in the middle, the named squares ("r0c1": "forest1")."""
+    cells = [[{"terrain": "castle" if (r, c) == (2, 2) else "empty", "crowns": 0}
+              for c in range(5)] for r in range(5)]
+    for name, value in squares.items():
+        r, c = int(name[1]), int(name[3])
+        cells[r][c] = {"terrain": value.rstrip("0123"), "crowns": int(value[-1])}
+    return {"rules": "kingdomino", "size": 5, "cells": cells}
+
+
+def test_undo_stack_replays_the_stored_corrections():
+    from webapp.reading import undo_stack
+
+    machine = {**_kingdom(r2c3="forest0"), "photo_size": [10, 10]}
+    a = _kingdom(r2c3="field0")
+    b = _kingdom(r2c3="field1")
+    c = _kingdom(r2c3="field1", r1c2="lake0")
+
+    def kingdoms(stack):
+        return [s["kingdom"]["cells"] for s in stack]
+
+    assert undo_stack(machine, "kingdomino", [], []) == []
+    # two changes: Undo goes back to a, then to the machine's reading
+    assert kingdoms(undo_stack(machine, "kingdomino", [], [a, b])) == \
+        [_kingdom(r2c3="forest0")["cells"], a["cells"]]
+    # the page saved an undo (b back to a): only the machine's reading is left to go back to
+    assert kingdoms(undo_stack(machine, "kingdomino", [], [a, b, a])) == [machine["cells"]]
+    # then a new change: it is undone first
+    assert kingdoms(undo_stack(machine, "kingdomino", [], [a, b, a, c])) == \
+        [machine["cells"], a["cells"]]
+    # a save sent twice is one change
+    assert kingdoms(undo_stack(machine, "kingdomino", [], [a, a])) == [machine["cells"]]
+    # a kingdom built by hand: its first save is where Undo stops
+    assert kingdoms(undo_stack(None, "kingdomino", [], [a, b])) == [a["cells"]]
+    # the bonuses are part of a state, and the stack says them
+    stack = undo_stack(machine, "kingdomino", [], [{**a, "bonuses": ["harmony"]}, a])
+    assert [s["bonuses"] for s in stack] == [[], ["harmony"]]

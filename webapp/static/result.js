@@ -24,8 +24,13 @@
     score: data.score,
     dispute: data.dispute,
     sel: [0, 0],
-    history: [],
+    // what Undo goes back to; for a stored reading the server works it out from the stored
+    // corrections, so Undo still works after a reload
+    history: (data.history || []).map(function (h) {
+      return { kingdom: h.kingdom, rules: h.rules, bonuses: h.bonuses || [] };
+    }),
     highlight: null,
+    showZero: false,  // the regions worth 0 points are shown one by one
     seq: 0,
     busy: false
   };
@@ -58,22 +63,47 @@
     s.className = isError ? "error-inline" : "hint";
   }
 
+  // A stored reading's saves go one at a time, in the order they were made: two saves in
+  // flight at once could reach the server out of order and leave an older kingdom stored.
+  // Each save is sent with keepalive, so a reload or a closed tab does not cut it off.
+  var saving = Promise.resolve();
+  var waiting = 0;  // saves made but not yet sent
+  var pendingBody = null;  // the latest of them
+
+  function post(url, body, keepalive) {
+    return fetch(url, {
+      method: "POST",
+      credentials: "same-origin",
+      keepalive: !!keepalive,
+      headers: { "Content-Type": "application/json", "X-CSRF-Token": csrf },
+      body: body
+    }).then(function (resp) {
+      return resp.json().then(function (j) { return { ok: resp.ok, body: j }; });
+    });
+  }
+
   function send(previous) {
     var body = clone(state.kingdom);
     body.rules = state.rules;
     body.bonuses = state.bonuses;
     var url = data.id ? "/api/readings/" + encodeURIComponent(data.id) + "/kingdom" : "/api/score-grid";
+    var text = JSON.stringify(body);
     state.busy = true;
     var mine = ++state.seq;  // only the answer to the latest change is shown
     setStatus("scoring\u2026");
-    return fetch(url, {
-      method: "POST",
-      credentials: "same-origin",
-      headers: { "Content-Type": "application/json", "X-CSRF-Token": csrf },
-      body: JSON.stringify(body)
-    }).then(function (resp) {
-      return resp.json().then(function (j) { return { ok: resp.ok, body: j }; });
-    }).then(function (res) {
+    var answer;
+    if (data.id) {
+      waiting++;
+      pendingBody = text;
+      answer = saving.then(function () {
+        waiting--;
+        return post(url, text, true);
+      });
+      saving = answer.catch(function () { return null; });
+    } else {
+      answer = post(url, text, false);
+    }
+    return answer.then(function (res) {
       if (mine !== state.seq) { return; }
       state.busy = false;
       if (!res.ok) {
@@ -93,12 +123,22 @@
       }
       renderAll(true);
     }).catch(function () {
+      if (mine !== state.seq) { return; }
       state.busy = false;
       if (previous) { state.kingdom = previous.kingdom; state.history.pop(); }
       setStatus("the server cannot be reached: the change was not saved", true);
       renderAll();
     });
   }
+
+  // The page is left (reload, link, closed tab) while saves still wait their turn: send the
+  // latest kingdom now (keepalive outlives the page), so the last correction is not lost.
+  window.addEventListener("pagehide", function () {
+    if (data.id && waiting > 0 && pendingBody) {
+      waiting = 0;
+      post("/api/readings/" + encodeURIComponent(data.id) + "/kingdom", pendingBody, true);
+    }
+  });
 
   function change(fn) {
     var previous = { kingdom: clone(state.kingdom), rules: state.rules, bonuses: state.bonuses.slice() };
@@ -400,6 +440,7 @@
     var tb = make("tbody");
     var suspects = {};
     if (state.dispute) { state.dispute.suspects.forEach(function (x) { suspects[x.index] = true; }); }
+    var zero = [];  // the rows of regions worth 0 points, folded under one row
     s.regions.forEach(function (reg, i) {
       var tr = make("tr", "region" + (state.highlight === i ? " hl" : "") + (suspects[i] ? " suspect" : ""));
       tr.tabIndex = 0;
@@ -414,8 +455,30 @@
       tr.addEventListener("focus", on);
       tr.addEventListener("click", function () { highlight(state.highlight === i ? null : i, true); });
       tr.addEventListener("mouseleave", function () { if (!state.pinned) { highlight(null); } });
-      tb.appendChild(tr);
+      if (reg.points) { tb.appendChild(tr); return; }
+      tr.classList.add("zero");
+      tr.hidden = !state.showZero;
+      zero.push(tr);
     });
+    if (zero.length) {
+      var group = make("tr", "zero-group");
+      group.appendChild(make("td"));
+      var label = make("td");
+      var fold = make("button", "fold", (state.showZero ? "\u25BE " : "\u25B8 ") +
+        plural(zero.length, "region") + " without " + (meta().start === "hut" ? "fire" : "crowns"));
+      fold.type = "button";
+      fold.setAttribute("aria-expanded", state.showZero ? "true" : "false");
+      fold.title = state.showZero ? "hide them" : "show them one by one";
+      fold.addEventListener("click", function () { state.showZero = !state.showZero; renderBreakdown(); });
+      label.appendChild(fold);
+      group.appendChild(label);
+      group.appendChild(make("td", "num", zero.reduce(function (n, tr) {
+        return n + s.regions[Number(tr.getAttribute("data-index"))].squares; }, 0)));
+      group.appendChild(make("td", "num", 0));
+      group.appendChild(make("td", "num", 0));
+      tb.appendChild(group);
+      zero.forEach(function (tr) { tb.appendChild(tr); });
+    }
     (s.bonuses || []).forEach(function (b) {
       var tr = make("tr", "bonus");
       tr.appendChild(make("td"));
