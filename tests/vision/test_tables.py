@@ -174,6 +174,7 @@ def test_measure_scene_and_summary_arithmetic_on_stubbed_readers():
     summary = tables.summarise(rows)
     assert summary["n"] == 6 and summary["found"] == 4 and summary["crashed"] == 1
     assert summary["grid_right"] == 4  # a frame one column over is still 5x5
+    assert summary["framed"] == 3 and summary["exact_framed"] == 1   # ... but it is not framed right
     off_exact = off["total_exact"]
     assert summary["total_exact"] == 1 + off_exact
     assert summary["wrong_total"] == 3 - off_exact

@@ -763,20 +763,28 @@ def _why(row: dict) -> str:
     return "; ".join(parts) or "ok"
 
 
+def framed(row: dict) -> bool:
+    """The kingdom framed right: the right grid, no table square read as a tile, no land missed."""
+    return bool(row["grid_right"] and not row["off_as_tile"] and not row["squares_missed"])
+
+
 def summarise(rows: list) -> dict:
     """Add up ``measure_scene`` rows: counts, corner errors (fractions of a side, over the found
-    scenes), wrong totals with and without a flagged wrong square, and the same per table kind."""
+    scenes), wrong totals with and without a flagged wrong square, and the same per table kind.
+    ``exact_framed`` counts totals that are exact with the kingdom framed right (``framed``), not
+    by luck from a wrong frame."""
     found = [r for r in rows if r["found"]]
     errs = [r["corner_error"] for r in found if r["corner_error"] is not None]
     wrong = [r for r in found if not r["total_exact"]]
     by_kind = {}
     for r in rows:
         k = by_kind.setdefault(r["table"], {"n": 0, "found": 0, "grid_right": 0, "total_exact": 0,
-                                            "failures": 0})
+                                            "exact_framed": 0, "failures": 0})
         k["n"] += 1
         k["found"] += r["found"]
         k["grid_right"] += r["grid_right"]
         k["total_exact"] += r["total_exact"]
+        k["exact_framed"] += r["total_exact"] and framed(r)
         k["failures"] += not (r["grid_right"] and r["total_exact"])
     return {
         "n": len(rows),
@@ -784,6 +792,8 @@ def summarise(rows: list) -> dict:
         "crashed": sum(1 for r in rows if r["crash"]),
         "grid_right": sum(1 for r in rows if r["grid_right"]),
         "total_exact": sum(1 for r in rows if r["total_exact"]),
+        "framed": sum(1 for r in rows if framed(r)),
+        "exact_framed": sum(1 for r in rows if r["total_exact"] and framed(r)),
         "wrong_total": len(wrong),
         "wrong_total_flagged": sum(1 for r in wrong if r["flagged"]),
         "wrong_total_unflagged": sum(1 for r in wrong if not r["flagged"]),
@@ -897,7 +907,8 @@ def main(argv=None) -> int:
         print(f"cannot write to {args.out}: {exc}", file=sys.stderr)
         return 2
     s = res["summary"]
-    print(f"found {s['found']}/{s['n']}, grid right {s['grid_right']}, totals exact {s['total_exact']}, "
+    print(f"found {s['found']}/{s['n']}, grid right {s['grid_right']}, framed {s['framed']}, "
+          f"totals exact {s['total_exact']} ({s['exact_framed']} framed right), "
           f"wrong totals {s['wrong_total']} ({s['wrong_total_unflagged']} without a flagged wrong square), "
           f"corner error mean {s['corner_error_mean']} max {s['corner_error_max']}; "
           f"wrote {args.out / 'tables.json'}")
