@@ -34,7 +34,7 @@ BASE_BGR = {
 }
 TABLE_BGR = (120, 170, 205)  # light wood, the default colour of empty squares
 
-def _rng(rng) -> np.random.Generator:
+def as_rng(rng) -> np.random.Generator:
     if rng is None:
         return np.random.default_rng()
     if isinstance(rng, (int, np.integer)):
@@ -404,7 +404,7 @@ def render_board(terrain_grid, crown_grid, cell: int = 100, rng=None, dominoes=N
     little, as in many photos); the labels stay those of the squares underneath.
     ``start``: the start square's printing (see :func:`draw_square`).
     """
-    rng = _rng(rng)
+    rng = as_rng(rng)
     rows, cols = _check_grids(terrain_grid, crown_grid)
     if cell < 16:
         raise ValueError(f"cell must be at least 16 pixels, got {cell}")
@@ -549,7 +549,7 @@ def random_layout(rng=None, size: int = 5, fill: float | None = None) -> dict:
     """
     if size not in (5, 7):
         raise ValueError(f"size must be 5 or 7, got {size}")
-    rng = _rng(rng)
+    rng = as_rng(rng)
     if fill is None:
         fill = 1.0 if rng.random() < 0.7 else float(rng.uniform(0.75, 1.0))
     best = None

@@ -63,7 +63,7 @@ def top_first(points) -> np.ndarray:
     return np.roll(pts, -int(np.argmin(side_y)), axis=0)
 
 
-def _turns_and_corners(board_pts: np.ndarray):
+def turns_and_corners(board_pts: np.ndarray):
     """Scene-ordered corners and ``turns`` for the board corners (board tl, tr, br, bl order)."""
     ordered = top_first(board_pts)
     k = int(np.argmin(np.linalg.norm(board_pts - ordered[0], axis=1)))
@@ -207,7 +207,7 @@ def _rot(axis, ang):
                      [z * x * (1 - c) - y * s, z * y * (1 - c) + x * s, c + z * z * (1 - c)]])
 
 
-def _project_plane(bw, bh, side_px, rotation_deg, tilt_deg, tilt_dir, dist):
+def project_plane(bw, bh, side_px, rotation_deg, tilt_deg, tilt_dir, dist):
     """Homography from board pixels to an image centred on (0, 0) for the given camera pose."""
     s = side_px / max(bw, bh)
     # board pixel (u, v) -> plane point ((u - bw/2) s, (v - bh/2) s, 0)
@@ -222,20 +222,20 @@ def _project_plane(bw, bh, side_px, rotation_deg, tilt_deg, tilt_dir, dist):
     return K @ M @ A
 
 
-def _apply_h(Hm, pts):
+def apply_h(Hm, pts):
     p = np.c_[pts, np.ones(len(pts))] @ Hm.T
     return p[:, :2] / p[:, 2:]
 
 
 # --------------------------------------------------------------------------- distractors
 
-def _poly_rect(cx, cy, w, h, ang):
+def poly_rect(cx, cy, w, h, ang):
     c, s = math.cos(ang), math.sin(ang)
     d = np.array([[-w / 2, -h / 2], [w / 2, -h / 2], [w / 2, h / 2], [-w / 2, h / 2]])
     return (d @ np.array([[c, s], [-s, c]]) + [cx, cy]).astype(np.int32)
 
 
-def _shadow(img, poly_or_mask, offset, strength, blur):
+def shadow(img, poly_or_mask, offset, strength, blur):
     H, W = img.shape[:2]
     if isinstance(poly_or_mask, np.ndarray) and poly_or_mask.ndim == 2 and poly_or_mask.shape == (H, W):
         m = poly_or_mask
@@ -249,11 +249,11 @@ def _shadow(img, poly_or_mask, offset, strength, blur):
 
 def _draw_box(img, cx, cy, size, ang, rng):
     w, h = size, size * rng.uniform(0.5, 1.0)
-    poly = _poly_rect(cx, cy, w, h, ang)
-    _shadow(img, poly, (size * 0.03, size * 0.04), 0.45, size * 0.06)
+    poly = poly_rect(cx, cy, w, h, ang)
+    shadow(img, poly, (size * 0.03, size * 0.04), 0.45, size * 0.06)
     colour = tuple(int(v) for v in rng.integers(20, 230, 3))
     cv2.fillPoly(img, [poly], colour, cv2.LINE_AA)
-    inner = _poly_rect(cx, cy, w * 0.8, h * 0.7, ang)
+    inner = poly_rect(cx, cy, w * 0.8, h * 0.7, ang)
     cv2.fillPoly(img, [inner], tuple(int(v) for v in rng.integers(20, 230, 3)), cv2.LINE_AA)
     cv2.polylines(img, [poly], True, (240, 240, 240), max(2, int(size / 80)), cv2.LINE_AA)
     return poly
@@ -261,8 +261,8 @@ def _draw_box(img, cx, cy, size, ang, rng):
 
 def _draw_paper(img, cx, cy, size, ang, rng):
     w, h = size * 0.72, size
-    poly = _poly_rect(cx, cy, w, h, ang)
-    _shadow(img, poly, (size * 0.01, size * 0.015), 0.3, size * 0.03)
+    poly = poly_rect(cx, cy, w, h, ang)
+    shadow(img, poly, (size * 0.01, size * 0.015), 0.3, size * 0.03)
     cv2.fillPoly(img, [poly], tuple(int(v) for v in rng.integers(215, 250, 3)), cv2.LINE_AA)
     c, s = math.cos(ang), math.sin(ang)
     for i in range(int(rng.integers(6, 16))):  # lines of writing / a score table
@@ -275,10 +275,10 @@ def _draw_paper(img, cx, cy, size, ang, rng):
     return poly
 
 
-def _draw_meeple(img, cx, cy, size, ang, rng):
+def draw_meeple(img, cx, cy, size, ang, rng):
     colour = tuple(int(v) for v in rng.choice([(60, 60, 220), (40, 200, 230), (60, 170, 60),
                                                 (200, 110, 40), (180, 90, 200)]))
-    _shadow(img, _poly_rect(cx + size * 0.1, cy + size * 0.1, size * 0.8, size, ang), (0, 0), 0.4,
+    shadow(img, poly_rect(cx + size * 0.1, cy + size * 0.1, size * 0.8, size, ang), (0, 0), 0.4,
             size * 0.3)
     cv2.ellipse(img, (int(cx), int(cy)), (int(size * 0.4), int(size * 0.5)), math.degrees(ang), 0, 360,
                 colour, -1, cv2.LINE_AA)
@@ -286,12 +286,12 @@ def _draw_meeple(img, cx, cy, size, ang, rng):
     cv2.circle(img, (int(hx), int(hy)), int(size * 0.25), _shade(colour, 1.15), -1, cv2.LINE_AA)
     cv2.circle(img, (int(cx - size * 0.1), int(cy - size * 0.15)), int(size * 0.1),
                _shade(colour, 1.4), -1, cv2.LINE_AA)
-    return _poly_rect(cx, cy - size * 0.2, size, size * 1.4, ang)
+    return poly_rect(cx, cy - size * 0.2, size, size * 1.4, ang)
 
 
 def _draw_pencil(img, cx, cy, size, ang, rng):
-    poly = _poly_rect(cx, cy, size, size * 0.045, ang)
-    _shadow(img, poly, (size * 0.01, size * 0.015), 0.35, size * 0.02)
+    poly = poly_rect(cx, cy, size, size * 0.045, ang)
+    shadow(img, poly, (size * 0.01, size * 0.015), 0.35, size * 0.02)
     cv2.fillPoly(img, [poly], tuple(int(v) for v in rng.choice([(30, 200, 240), (40, 40, 200), (60, 140, 40)])),
                  cv2.LINE_AA)
     tip = (cx + math.cos(ang) * size * 0.55, cy + math.sin(ang) * size * 0.55)
@@ -321,7 +321,7 @@ def _place_other_kingdom(img, keep_small, board_side, rng) -> bool:
     for _try in range(20):
         cx, cy = rng.uniform(0, W), rng.uniform(0, H)
         ang = rng.uniform(0, 2 * math.pi)
-        poly = _poly_rect(cx / 8, cy / 8, w * 1.2 / 8, h * 1.2 / 8, ang)
+        poly = poly_rect(cx / 8, cy / 8, w * 1.2 / 8, h * 1.2 / 8, ang)
         m = np.zeros_like(keep_small)
         cv2.fillPoly(m, [poly], 255)
         if np.any(m & keep_small):
@@ -329,7 +329,7 @@ def _place_other_kingdom(img, keep_small, board_side, rng) -> bool:
         M = cv2.getRotationMatrix2D((w / 2, h / 2), -math.degrees(ang), 1.0)
         M[:, 2] += (cx - w / 2, cy - h / 2)
         mk = cv2.warpAffine(tmask, M, (W, H))
-        _shadow(img, cv2.warpAffine(tmask, M + [[0, 0, board_side * 0.01], [0, 0, board_side * 0.015]],
+        shadow(img, cv2.warpAffine(tmask, M + [[0, 0, board_side * 0.01], [0, 0, board_side * 0.015]],
                                     (W, H)), (0, 0), 0.35, max(3, board_side * 0.02))
         warped = cv2.warpAffine(tile, M, (W, H))
         sel = mk > 127
@@ -338,7 +338,7 @@ def _place_other_kingdom(img, keep_small, board_side, rng) -> bool:
     return False
 
 
-def _draw_loose_domino(img, cx, cy, size, ang, rng):
+def draw_loose_domino(img, cx, cy, size, ang, rng):
     """A single domino lying apart from the kingdom (as in the real photos' draft rows)."""
     t = rng.choice(["field", "forest", "lake", "grassland", "swamp", "mine"], 2)
     s = max(16, int(size / 2))
@@ -346,16 +346,16 @@ def _draw_loose_domino(img, cx, cy, size, ang, rng):
     h, w = tile.shape[:2]
     M = cv2.getRotationMatrix2D((w / 2, h / 2), -math.degrees(ang), 1.0)
     M[:, 2] += (cx - w / 2, cy - h / 2)
-    poly = _poly_rect(cx, cy, w, h, ang)
-    _shadow(img, poly, (size * 0.02, size * 0.03), 0.4, size * 0.05)
+    poly = poly_rect(cx, cy, w, h, ang)
+    shadow(img, poly, (size * 0.02, size * 0.03), 0.4, size * 0.05)
     warped = cv2.warpAffine(tile, M, (img.shape[1], img.shape[0]))
     m = cv2.warpAffine(np.full((h, w), 255, np.uint8), M, (img.shape[1], img.shape[0]))
     img[m > 127] = warped[m > 127]
     return poly
 
 
-_DISTRACTORS = {"box": _draw_box, "paper": _draw_paper, "meeple": _draw_meeple,
-                "pencil": _draw_pencil, "domino": _draw_loose_domino}
+_DISTRACTORS = {"box": _draw_box, "paper": _draw_paper, "meeple": draw_meeple,
+                "pencil": _draw_pencil, "domino": draw_loose_domino}
 
 
 # --------------------------------------------------------------------------- the scene
@@ -383,7 +383,7 @@ def make_scene(board_bgr, rng, width=None, *, board_mask=None, table=None, rotat
     plus ``info["homography"]`` (board pixels -> scene pixels), ``table``, ``rotation``, ``tilt``,
     ``occluded``.
     """
-    rng = render._rng(rng)
+    rng = render.as_rng(rng)
     board = np.asarray(board_bgr)
     if board.ndim != 3 or board.shape[2] != 3 or min(board.shape[:2]) < 16:
         raise ValueError("board_bgr must be a BGR image (H x W x 3) at least 16 pixels on each side")
@@ -404,8 +404,8 @@ def make_scene(board_bgr, rng, width=None, *, board_mask=None, table=None, rotat
     dist = side * rng.uniform(1.3, 2.5)
     margin = 0.04 * min(W, H)
     for _ in range(20):  # shrink until the board fits in the frame
-        P0 = _project_plane(bw, bh, side, rotation, tilt, tilt_dir, dist)
-        pts = _apply_h(P0, np.array([[0, 0], [bw, 0], [bw, bh], [0, bh]], float))
+        P0 = project_plane(bw, bh, side, rotation, tilt, tilt_dir, dist)
+        pts = apply_h(P0, np.array([[0, 0], [bw, 0], [bw, bh], [0, bh]], float))
         ext = pts.max(0) - pts.min(0)
         if ext[0] <= W - 2 * margin and ext[1] <= H - 2 * margin:
             break
@@ -417,8 +417,8 @@ def make_scene(board_bgr, rng, width=None, *, board_mask=None, table=None, rotat
     T = np.array([[1, 0, shift[0]], [0, 1, shift[1]], [0, 0, 1]])
     Hb = T @ P0
     Hb /= Hb[2, 2]
-    board_pts = _apply_h(Hb, np.array([[0, 0], [bw, 0], [bw, bh], [0, bh]], float)).astype(np.float32)
-    corners, turns = _turns_and_corners(board_pts)
+    board_pts = apply_h(Hb, np.array([[0, 0], [bw, 0], [bw, bh], [0, bh]], float)).astype(np.float32)
+    corners, turns = turns_and_corners(board_pts)
     board_side = float(np.mean(np.linalg.norm(board_pts - np.roll(board_pts, -1, 0), axis=1)))
 
     scene = _table(table, H, W, rng, plane_H=Hb, board_px=max(bw, bh))
@@ -454,7 +454,7 @@ def make_scene(board_bgr, rng, width=None, *, board_mask=None, table=None, rotat
                 cx, cy = rng.uniform(-0.1 * W, 1.1 * W), rng.uniform(-0.1 * H, 1.1 * H)
                 ang = rng.uniform(0, 2 * math.pi)
                 w_, h_ = (size, size) if kind != "domino" else (size, size / 2)
-                poly = _poly_rect(cx / 8, cy / 8, w_ * 1.5 / 8, h_ * 1.5 / 8, ang)
+                poly = poly_rect(cx / 8, cy / 8, w_ * 1.5 / 8, h_ * 1.5 / 8, ang)
                 m = np.zeros_like(keep_small)
                 cv2.fillPoly(m, [poly], 255)
                 if not np.any(m & keep_small):
@@ -464,7 +464,7 @@ def make_scene(board_bgr, rng, width=None, *, board_mask=None, table=None, rotat
         info["other_kingdom"] = _place_other_kingdom(scene, keep_small, board_side, rng)
 
     # the board: shadow, tile thickness, then the tiles themselves
-    _shadow(scene, tiles, (0, 0), 0.35, max(3, board_side * 0.02))
+    shadow(scene, tiles, (0, 0), 0.35, max(3, board_side * 0.02))
     warped = cv2.warpPerspective(board, Hb, (W, H), flags=cv2.INTER_LINEAR)
     thick = max(1, int(board_side * 0.006))
     dy = thick if rng.random() < 0.5 else -thick
@@ -489,13 +489,13 @@ def make_scene(board_bgr, rng, width=None, *, board_mask=None, table=None, rotat
         info["occluded"] = True
 
     if degrade:
-        scene = _degrade(scene, rng, mild=degrade == "mild")
+        scene = degrade_photo(scene, rng, mild=degrade == "mild")
     if return_info:
         return scene, corners, info
     return scene, corners
 
 
-def _degrade(img, rng, mild=False):
+def degrade_photo(img, rng, mild=False):
     """Uneven light, a colour cast, blur, sensor noise and a JPEG round trip (``mild``: a good
     phone photo: no glare, little blur and noise)."""
     H, W = img.shape[:2]
@@ -542,7 +542,7 @@ def rendered_board(rng, size=5, cell=None, castle_3d=None, full_frame=True):
     ``full_frame``: the tiles reach all four sides of the frame (so the board's corners are the
     kingdom's outline, as in a finished game; otherwise an empty border row or column leaves
     the frame's position undefined in a photo)."""
-    rng = render._rng(rng)
+    rng = render.as_rng(rng)
     lay = render.random_layout(rng, size)
     for _ in range(20):
         if not full_frame or _spans_frame(lay["terrain"]):
@@ -598,7 +598,7 @@ def evaluate_scenes(reader, boards=None, n=20, rng=None, width=None, give_size=F
     right size), "terrain_acc", "crown_acc", "square_acc", "boards_exact", "boards_exact_pct",
     "seconds_per_read", "by_table" ({table: n, found_pct, corner_err_pct, boards_exact})}``.
     """
-    rng = render._rng(rng)
+    rng = render.as_rng(rng)
     found = exact = 0
     sq_total = sq_terrain = sq_crowns = sq_both = 0
     corner_errs = []
