@@ -153,6 +153,17 @@ def cmd_serve(args) -> int:
                  trusted_hosts=args.trusted_host)
 
 
+def _photo_size(text: str) -> tuple:
+    """``WIDTHxHEIGHT`` (e.g. 4000x3000), each side at least 120 pixels."""
+    try:
+        w, h = (int(v) for v in text.lower().split("x"))
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected WIDTHxHEIGHT in pixels such as 4000x3000, got {text!r}")
+    if min(w, h) < 120:
+        raise argparse.ArgumentTypeError(f"each side must be at least 120 pixels, got {text!r}")
+    return w, h
+
+
 def cmd_evaluate(args) -> int:
     from vision.lab import evaluate
 
@@ -243,7 +254,8 @@ def build_parser() -> argparse.ArgumentParser:
                         "$KINGDOMINO_TRUSTED_HOSTS (commas) adds more")
     p.set_defaults(func=cmd_serve)
 
-    p = sub.add_parser("evaluate", help="kingdom-grouped cross-validation of the reader on the dev photos")
+    p = sub.add_parser("evaluate", help="kingdom-grouped cross-validation of the reader on the dev photos, "
+                                        "frame quality, and the generated hard tables")
     p.add_argument("--datasets", default=None, help="datasets folder (default: ../shared/datasets)")
     p.add_argument("--folds", type=int, default=5)
     p.add_argument("--quick", action="store_true", help="score the shipped models instead of retraining per fold")
@@ -255,8 +267,18 @@ def build_parser() -> argparse.ArgumentParser:
                    help="with --from-outputs of the shipped model's recipe: record these figures "
                         "(and the config's review settings) in models/squares.json")
     p.add_argument("--per-photo", action="append", metavar="SET",
-                   choices=("aau", "phone", "phone-detected", "synth"),
-                   help="also list each photo's result in this set (repeatable), e.g. phone-detected")
+                   choices=("aau", "phone", "phone-detected", "synth", "hard-tables"),
+                   help="also list each photo's result in this set (repeatable), e.g. phone-detected "
+                        "(with its frame: grid, corner error, squares off the kingdom) or hard-tables")
+    p.add_argument("--hard-tables", type=int, default=None, metavar="N",
+                   help="also read N generated hard-table scenes with the shipped models (default 20, "
+                        "none with --from-outputs; 0 skips them)")
+    p.add_argument("--hard-size", type=_photo_size, default=None, metavar="WxH",
+                   help="size of the hard-table photos (default 4000x3000)")
+    p.add_argument("--hard-seed", type=int, default=None, metavar="SEED",
+                   help="first hard-table seed (default 9000; seeds below 9000 are for training)")
+    p.add_argument("--out", default=None, metavar="FILE",
+                   help="also write every figure (each photo and scene too) as JSON to FILE")
     p.set_defaults(func=cmd_evaluate)
 
     p = sub.add_parser("train", help="rebuild the classifier files in models/ from the dev photos")

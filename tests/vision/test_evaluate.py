@@ -111,3 +111,200 @@ def test_saved_outputs_are_recorded_only_when_asked(tmp_path, monkeypatch):
     assert meta["calibration"]["t_terrain"] == 0.7 and "3-fold" in meta["calibration"]["source"]
     assert meta["cv"]["aau"]["boards"] == 1 and "terrain_confusion" not in meta["cv"]["aau"]
     assert meta["cv"]["review"]["min_confidence"] == 0.9
+
+
+# --------------------------------------------------------------------------- frame quality
+# A labelled 5x5 outline, 100 px squares, from (100, 100) to (600, 600) in photo pixels.
+TRUTH = np.float64([[100, 100], [600, 100], [600, 600], [100, 600]])
+
+
+def _box(x0, y0, cols, rows, side=100):
+    return np.float64([[x0, y0], [x0 + cols * side, y0], [x0 + cols * side, y0 + rows * side],
+                       [x0, y0 + rows * side]])
+
+
+def test_each_read_square_is_placed_on_the_labelled_square_under_its_centre():
+    from vision.lab.evaluate import frame_places
+
+    # a 5x7 frame: the kingdom and two columns of table on its right
+    places = frame_places(_box(100, 100, 7, 5), 5, 7, TRUTH, 5, 5)
+    assert len(places) == 35
+    assert [places[r * 7 + c] for r in range(5) for c in range(5)] == \
+        [(r, c) for r in range(5) for c in range(5)]
+    assert [places[r * 7 + c] for r in range(5) for c in (5, 6)] == [None] * 10
+    # the labelled outline given from another first corner (bottom left, going up): the same
+    # squares are off the kingdom, and the labelled squares are those of the turned labels
+    turned = np.roll(TRUTH, -3, axis=0)
+    places = frame_places(_box(100, 100, 7, 5), 5, 7, turned, 5, 5)
+    assert sum(p is None for p in places) == 10
+    # labelled row 0 now runs up the left side: the read top row is the labelled last column
+    assert [places[c] for c in range(5)] == [(c, 4) for c in range(5)]
+
+
+def _frame_case(kind, name, found, rows, cols, truth=TRUTH):
+    """A detected Case as build_cases makes it: where the board was found, and its crops' shape."""
+    from vision.lab.evaluate import make_frame
+
+    frame = make_frame(5, 5, truth, found, rows, cols) if found is not None else make_frame(5, 5, truth)
+    crops_rows, crops_cols = (rows, cols) if found is not None else (5, 5)
+    case = Case(kind, 0, name, None, crops_rows, crops_cols, TERRAIN, CROWNS,
+                detected_ok=frame.grid_right, frame=frame)
+    return case
+
+
+def _any_logits(terrain, crowns):
+    rows = []
+    for t_row, c_row in zip(terrain, crowns):
+        for t, k in zip(t_row, c_row):
+            z = np.zeros(len(TERRAINS) + N_CROWNS)
+            z[TERRAINS.index(t)] = 9.0
+            z[len(TERRAINS) + k] = 9.0
+            rows.append(z)
+    return np.array(rows)
+
+
+def _frames_run(tmp_path):
+    """Three phone photos read end to end: A framed one column to the right (two of the table
+    squares read as tiles), B read 5x7 for 5x5 (two table squares read as tiles), C not found."""
+    # A: the frame starts one square right of the kingdom: read column 4 is table, labelled
+    # column 0 (field, field, grassland, field, grassland: 5 tiles) is outside the read frame
+    read_a = [row[1:] + ["empty"] for row in TERRAIN]
+    read_a[0][4] = read_a[1][4] = "lake"          # two table squares read as a lake domino
+    crowns_a = [[0] * 5 for _ in range(5)]
+    a = _frame_case("phone-detected", "A", _box(200, 100, 5, 5), 5, 5)
+    # B: 5x7, two columns of table on the right, one domino of it read as forest
+    read_b = [row + ["empty", "empty"] for row in TERRAIN]
+    read_b[3][6] = read_b[4][6] = "forest"
+    crowns_b = [row + [0, 0] for row in CROWNS]
+    b = _frame_case("phone-detected", "B", _box(100, 100, 7, 5), 5, 7)
+    c = _frame_case("phone-detected", "C", None, 5, 5)
+    logits = [_any_logits(read_a, crowns_a), _any_logits(read_b, crowns_b), None]
+    path = tmp_path / "out.pkl"
+    with open(path, "wb") as fh:
+        pickle.dump({"cases": [a, b, c], "logits": logits, "temps": (1.0, 1.0), "quick": True,
+                     "folds": None, "seconds": 1}, fh)
+    return rerun_saved(path)["phone-detected"]
+
+
+def test_each_photo_gets_its_frame(tmp_path):
+    s = _frames_run(tmp_path)
+    a, b, c = (board["frame"] for board in s["per_board"])
+    assert a == {"found": True, "crash": None, "grid": "5x5", "grid_right": True,
+                 "corner_error": 0.2, "off": 5, "off_as_tile": 2, "missed": 5}
+    assert b == {"found": True, "crash": None, "grid": "5x7", "grid_right": False,
+                 "corner_error": 0.4, "off": 10, "off_as_tile": 2, "missed": 0}
+    assert c["found"] is False and c["grid_right"] is False and c["corner_error"] is None
+    assert c["missed"] == 25                      # every labelled square, the castle's too
+    # B's squares, read on the wrong grid, are not counted as read: it is "not found" there
+    assert s["boards"] == 3 and s["boards_not_found"] == 2 and s["squares"] == 25
+    lines = format_per_board("phone-detected", s).splitlines()[1:]
+    assert lines[0].split()[0] == "WRONG" and "grid 5x5 right, corner error 0.200" in lines[0]
+    assert "off the kingdom 5 (2 as tiles), tiles outside 5" in lines[0]
+    assert lines[1].startswith("  WRONG GRID") and "grid 5x7 WRONG" in lines[1]
+    assert lines[2].startswith("  NOT FOUND") and "no kingdom found" in lines[2]
+
+
+def test_the_frame_summary_adds_the_photos_up(tmp_path):
+    f = _frames_run(tmp_path)["frame"]
+    assert (f["boards"], f["found"], f["grid_right"], f["crashed"]) == (3, 2, 1, 0)
+    assert f["corner_error_boards"] == 2
+    assert f["corner_error_mean"] == pytest.approx(0.3)
+    assert f["corner_error_median"] == pytest.approx(0.3) and f["corner_error_max"] == 0.4
+    assert (f["squares_off"], f["off_as_tile"], f["boards_off_as_tile"]) == (15, 4, 2)
+    assert (f["tiles_missed"], f["boards_missing_tiles"]) == (5, 1)
+    text = format_summary("phone-detected", _frames_run(tmp_path))
+    assert "found 2/3, grid size right 1/3" in text
+    assert "mean 0.300, median 0.300, max 0.400 of a side (2 boards)" in text
+    assert "off the kingdom 15, of them read as tiles 4 (on 2 boards)" in text
+
+
+# --------------------------------------------------------------------------- hard tables
+class _TruthOrNothing:
+    """A stub reader for the hard-table scenes: it reads the even seeds' scenes perfectly (the
+    truth, from the same generator) and finds nothing in the odd ones."""
+
+    def __init__(self, first_seed, width, height):
+        self.seed, self.size = first_seed, (width, height)
+
+    def read(self, image):
+        from vision.lab import tables
+
+        seed, self.seed = self.seed, self.seed + 1
+        if seed % 2:
+            raise ValueError("no kingdom found")
+        scene = tables.make_hard_scene(seed, *self.size)
+        assert np.array_equal(scene.image, image)       # the stub is in step with the measure
+        return {"size": scene.size, "rows": scene.size, "cols": scene.size, "review": [],
+                "corners": scene.corners.tolist(),
+                "cells": [[{"terrain": t, "crowns": int(k)} for t, k in zip(tr, kr)]
+                          for tr, kr in zip(scene.terrain, scene.crowns)]}
+
+
+def test_hard_tables_are_counted_by_table_kind():
+    from vision.lab.evaluate import format_hard_scenes, format_hard_tables, hard_tables
+
+    h = hard_tables(4, 240, 180, 9100, reader=_TruthOrNothing(9100, 240, 180), log=lambda m: None)
+    assert h["settings"]["first_seed"] == 9100 and [r["seed"] for r in h["scenes"]] == [9100, 9101, 9102, 9103]
+    s = h["summary"]
+    assert (s["n"], s["found"], s["grid_right"], s["framed"], s["total_exact"]) == (4, 2, 2, 2, 2)
+    assert s["corner_error_max"] == 0 and s["wrong_total"] == 0
+    kinds = {}
+    for r in h["scenes"]:
+        kinds.setdefault(r["table"], []).append(r)
+    assert set(s["kinds"]) == set(kinds)
+    for kind, rows in kinds.items():
+        k = s["kinds"][kind]
+        assert k["n"] == len(rows)
+        assert k["found"] == k["framed"] == k["total_exact"] == sum(r["seed"] % 2 == 0 for r in rows)
+    text = format_hard_tables(h)
+    assert "4 generated scenes (seeds 9100-9103, 240x180)" in text
+    assert "found 2/4, grid size right 2/4, framed right 2/4, totals exact 2/4" in text
+    for kind, rows in kinds.items():
+        line = next(x for x in text.splitlines() if x.split()[0] == kind)
+        assert int(line.split()[1]) == len(rows)
+    assert len(format_hard_scenes(h).splitlines()) == 5
+
+
+def test_hard_table_seeds_stay_in_the_measuring_range():
+    from vision.lab.evaluate import hard_tables
+
+    with pytest.raises(ValueError, match="seeds below are for training"):
+        hard_tables(2, 240, 180, 8999, reader=_TruthOrNothing(8999, 240, 180))
+
+
+def test_evaluate_reports_hard_tables_with_the_shipped_models(tmp_path, monkeypatch, capsys):
+    """The real pipeline on two small scenes: the figures are printed and saved, per scene too."""
+    import json
+
+    import vision.lab.train as train
+    from kingdomino.cli import main
+
+    monkeypatch.setattr(train, "dev_photos", lambda datasets=None: [])   # the scenes alone
+    out = tmp_path / "figures.json"
+    assert main(["evaluate", "--quick", "--hard-tables", "2", "--hard-size", "400x300",
+                 "--per-photo", "hard-tables", "--out", str(out)]) == 0
+    text = capsys.readouterr().out
+    assert "== hard tables: 2 generated scenes (seeds 9000-9001, 400x300), read with the shipped models" in text
+    saved = json.loads(out.read_text())["hard_tables"]
+    assert [r["seed"] for r in saved["scenes"]] == [9000, 9001]
+    s = saved["summary"]
+    assert sum(k["n"] for k in s["kinds"].values()) == 2
+    assert s["found"] == sum(r["found"] for r in saved["scenes"])
+    for r in saved["scenes"]:
+        assert f"  {r['seed']}  {r['size']}x{r['size']}  {r['table']}" in text
+        assert (r["corner_error"] is None) == (not r["found"])
+
+
+@pytest.mark.parametrize("argv, message", [
+    (["--hard-tables=-1"], "--hard-tables must be 0"),
+    (["--hard-tables", "0", "--hard-seed", "100"], "--hard-seed must be 9000 or more"),
+    (["--hard-tables", "0", "--out", "no/such/folder/f.json"], "does not exist"),
+    (["--datasets", "{empty}"], "cannot read the dev photos"),
+])
+def test_bad_evaluate_options_say_what_to_do(tmp_path, capsys, argv, message):
+    from kingdomino.cli import main
+
+    argv = [a.replace("{empty}", str(tmp_path)) for a in argv]
+    assert main(["evaluate", "--quick"] + argv) == 2
+    err = capsys.readouterr().err
+    assert message in err and "Traceback" not in err

@@ -9,6 +9,16 @@ For each fold the classifier is retrained on the other folds' dev photos (no kin
 - ``synth``: held-out AAU boards put into generated photo scenes (``vision.lab.synth``) and read
   end to end (detect + read).
 
+The two sets read end to end also get frame figures (``Frame``, ``frame_summary``): whether the
+grid size is right, the outline's corner error against the labelled corners, read squares whose
+centre lies off the kingdom (and of them, table read as a tile), and tiles left outside the read
+frame (``find_frame`` asks for the frame the way the reader does). With today's detector the
+frame does not depend on the classifier, so these figures are the same with ``--quick``, except
+which off-kingdom squares read as tiles.
+
+``hard_tables`` runs ``vision.lab.tables``' measurement (generated kingdoms on tables that look
+like tiles, seeds from ``MEASURE_SEEDS_FROM``) with the shipped models, in every mode.
+
 Temperatures for the confidences are fitted on the out-of-fold outputs and, after a full run,
 written with the figures into ``models/squares.json``. ``--quick`` reads with the shipped model
 instead: it has seen these photos, so those figures are NOT cross-validated.
@@ -16,9 +26,12 @@ instead: it has seen these photos, so those figures are NOT cross-validated.
 from __future__ import annotations
 
 import json
+import math
 import pickle
+import sys
 import tempfile
 import time
+from dataclasses import dataclass
 from pathlib import Path
 
 import cv2
@@ -31,6 +44,7 @@ from vision.squares import cell_crops, crop_size, image_corners, rectify
 
 SETS = ("aau", "phone", "phone-detected", "synth")
 DETECTED = ("phone-detected", "synth")   # read end to end: the board was found by vision.detect
+HARD_TABLES = "hard-tables"              # --per-photo name of the hard-table scenes
 
 
 # ----------------------------------------------------------------------------- folds and scores
@@ -98,22 +112,156 @@ def score(terrain, crowns) -> int:
         return _simple_score(terrain, crowns)
 
 
+# ----------------------------------------------------------------------------- frames
+@dataclass(frozen=True)
+class Frame:
+    """Where the reader framed a board, against its labelled outline; no square read yet.
+
+    ``rows`` x ``cols``: the read rectangle (None when nothing was found). ``corner_error``:
+    ``vision.detect.corner_error`` with any first corner (None without labelled corners).
+    ``places``: for each read square, row by row, the labelled ``(row, col)`` under its centre,
+    or None when that centre lies off the labelled kingdom (None without labelled corners).
+    ``crash``: the detector raised something other than a ``ValueError`` (recorded, not raised).
+    """
+
+    true_rows: int
+    true_cols: int
+    found: bool = False
+    rows: int | None = None
+    cols: int | None = None
+    corner_error: float | None = None
+    places: tuple | None = None
+    crash: str | None = None
+
+    @property
+    def grid_right(self) -> bool:
+        """Found with the labelled number of rows and columns (either way round)."""
+        return self.found and (self.rows, self.cols) in ((self.true_rows, self.true_cols),
+                                                         (self.true_cols, self.true_rows))
+
+
+def _unit(rows: int, cols: int) -> np.ndarray:
+    return np.float64([[0, 0], [cols, 0], [cols, rows], [0, rows]])
+
+
+def frame_places(found, rows: int, cols: int, truth, true_rows: int, true_cols: int) -> tuple:
+    """For each square of a ``rows x cols`` frame with outer corners ``found`` (photo pixels, the
+    reader's order: row 0 along corner 0 -> 1), row by row: the ``(row, col)`` of the square of
+    the labelled ``true_rows x true_cols`` outline ``truth`` that holds its centre, or None when
+    the centre lies off that outline. Neither frame needs the other's first corner."""
+    found = np.asarray(found, np.float64).reshape(4, 2)
+    truth = np.asarray(truth, np.float64).reshape(4, 2)
+    to_photo = cv2.getPerspectiveTransform(_unit(rows, cols).astype(np.float32),
+                                           found.astype(np.float32))
+    to_truth = cv2.getPerspectiveTransform(truth.astype(np.float32),
+                                           _unit(true_rows, true_cols).astype(np.float32))
+    centres = np.float64([[[c + 0.5, r + 0.5] for r in range(rows) for c in range(cols)]])
+    where = cv2.perspectiveTransform(centres, to_truth @ to_photo)[0]
+    out = []
+    for x, y in where:
+        r, c = math.floor(y), math.floor(x)
+        out.append((r, c) if 0 <= r < true_rows and 0 <= c < true_cols else None)
+    return tuple(out)
+
+
+def make_frame(true_rows: int, true_cols: int, truth=None, found=None, rows: int | None = None,
+               cols: int | None = None) -> Frame:
+    """The ``Frame`` of a board found at ``found`` (``rows x cols``; None: not found) whose
+    labelled outline is ``truth`` (4 corners, photo pixels; None: not labelled)."""
+    if found is None:
+        return Frame(true_rows, true_cols)
+    from vision.detect import corner_error
+
+    if truth is None:
+        return Frame(true_rows, true_cols, True, rows, cols)
+    found = np.asarray(found, np.float64).reshape(4, 2)
+    truth = np.asarray(truth, np.float64).reshape(4, 2)
+    return Frame(true_rows, true_cols, True, rows, cols,
+                 round(corner_error(found, truth, any_first=True), 4),
+                 frame_places(found, rows, cols, truth, true_rows, true_cols))
+
+
+def frame_figures(frame: Frame, terrain, grid) -> dict:
+    """One board's frame figures: found, grid (read rows x cols), grid right, corner error,
+    read squares off the kingdom (``off``) and of them read as a tile (``off_as_tile``: not
+    ``empty``), and labelled tiles no read square's centre falls on (``missed``: tiles outside
+    the read frame). ``grid``: the reading (rows of ``SquareReading``), None when there is none
+    (then no square was read off the kingdom as a tile, and every tile is missed)."""
+    tiles = {(r, c) for r, row in enumerate(terrain) for c, t in enumerate(row) if t != "empty"}
+    out = {"found": frame.found and grid is not None, "crash": frame.crash,
+           "grid": f"{frame.rows}x{frame.cols}" if frame.found else None,
+           "grid_right": frame.grid_right and grid is not None,
+           "corner_error": frame.corner_error if grid is not None else None,
+           "off": 0, "off_as_tile": 0, "missed": len(tiles)}
+    if grid is None or frame.places is None:
+        if grid is not None:
+            out["missed"] = None            # no labelled outline: unknown
+        return out
+    covered = set()
+    for i, place in enumerate(frame.places):
+        if place is None:
+            out["off"] += 1
+            out["off_as_tile"] += grid[i // frame.cols][i % frame.cols].terrain != "empty"
+        else:
+            covered.add(place)
+    out["missed"] = len(tiles - covered)
+    return out
+
+
+def frame_summary(boards: list) -> dict:
+    """Add up ``frame_figures`` dicts: found, grid right, the corner error (mean, median, max,
+    fractions of a side, over the found boards with labelled corners), squares off the kingdom,
+    of them read as tiles (and on how many boards), tiles outside the read frame."""
+    found = [b for b in boards if b["found"]]
+    errs = [b["corner_error"] for b in found if b["corner_error"] is not None]
+    stat = (lambda f: round(float(f(errs)), 4) if errs else None)  # noqa: E731
+    return {
+        "boards": len(boards), "found": len(found), "crashed": sum(bool(b["crash"]) for b in boards),
+        "grid_right": sum(b["grid_right"] for b in boards),
+        "corner_error_boards": len(errs), "corner_error_mean": stat(np.mean),
+        "corner_error_median": stat(np.median), "corner_error_max": stat(np.max),
+        "squares_off": sum(b["off"] for b in found),
+        "off_as_tile": sum(b["off_as_tile"] for b in found),
+        "boards_off_as_tile": sum(b["off_as_tile"] > 0 for b in found),
+        "tiles_missed": sum(b["missed"] or 0 for b in found),
+        "boards_missing_tiles": sum((b["missed"] or 0) > 0 for b in found),
+    }
+
+
+def find_frame(image, cfg):
+    """Where the reader frames the kingdom in ``image``: ``(corners, rows, cols, offsets in the
+    classifier's board pixels or None)``; raises ``ValueError`` when it finds none. The one
+    place evaluation asks for the frame: it must follow what ``vision.reader.Reader.read`` does."""
+    from vision import detect
+
+    b = detect.find_board(image, cfg)
+    offsets = None
+    if getattr(b, "offsets", None) is not None and b.cell:
+        offsets = np.asarray(b.offsets, np.float64) * (cfg["classify"]["cell"] / b.cell)
+    return np.asarray(b.corners, np.float64), int(b.rows), int(b.cols), offsets
+
+
 # ----------------------------------------------------------------------------- inputs
 class Case:
-    """One board to read: crops (model independent), truth, and where it came from."""
+    """One board to read: crops (model independent), truth, and where it came from.
+
+    ``frame`` (the sets read end to end): where the board was found (``Frame``). A board
+    found with the wrong grid keeps its crops (for the frame figures) with ``detected_ok``
+    False: its squares do not count in the accuracy figures, it counts as not found there.
+    """
 
     def __init__(self, kind, photo_index, name, crops, rows, cols, terrain, crowns,
-                 outside=frozenset(), detected_ok=True, occluded=frozenset()):
+                 outside=frozenset(), detected_ok=True, occluded=frozenset(), frame=None):
         self.kind, self.photo_index, self.name = kind, photo_index, name
         self.crops, self.rows, self.cols = crops, rows, cols
         self.terrain, self.crowns = terrain, crowns
         self.outside, self.detected_ok, self.occluded = outside, detected_ok, occluded
+        self.frame = frame
 
 
 def build_cases(photos, cfg: dict, log, with_detect: bool = True, with_synth: bool = True):
     ccfg, rcfg = cfg["classify"], cfg["review"]
     cell, bm, cm = ccfg["cell"], ccfg["board_margin"], ccfg["crop_margin"]
-    from vision import detect
     from vision.lab import synth
 
     cases = []
@@ -127,38 +275,44 @@ def build_cases(photos, cfg: dict, log, with_detect: bool = True, with_synth: bo
                           occluded=p.occluded))
         if p.dataset == "phone" and with_detect:
             cases.append(_detected_case("phone-detected", i, p.name, image, p.terrain, p.crowns,
-                                        detect, cfg))
+                                        cfg, p.corners, log))
         if p.dataset == "aau" and with_synth:
             rng = np.random.default_rng(1000 + i)
             try:
-                scene, _sc, info = synth.make_scene(image, rng, return_info=True)
+                scene, scene_corners, info = synth.make_scene(image, rng, return_info=True)
                 terrain = synth.scene_grid(p.terrain, info["turns"])
                 crowns = synth.scene_grid(p.crowns, info["turns"])
             except Exception as exc:  # noqa: BLE001 - the scene generator is optional
                 log(f"  synth scene for {p.name} failed: {exc}")
             else:
-                cases.append(_detected_case("synth", i, p.name, scene, terrain, crowns, detect, cfg))
+                cases.append(_detected_case("synth", i, p.name, scene, terrain, crowns, cfg,
+                                            scene_corners, log))
     return cases
 
 
-def _detected_case(kind, i, name, image, terrain, crowns, detect, cfg) -> Case:
+def _detected_case(kind, i, name, image, terrain, crowns, cfg, truth_corners=None,
+                   log=print) -> Case:
     ccfg, rcfg = cfg["classify"], cfg["review"]
     cell, bm, cm = ccfg["cell"], ccfg["board_margin"], ccfg["crop_margin"]
     rows, cols = len(terrain), len(terrain[0])
     try:
-        b = detect.find_board(image, cfg)
+        found, frows, fcols, offsets = find_frame(image, cfg)
     except ValueError:
-        b = None
-    if b is None or (b.rows, b.cols) not in ((rows, cols), (cols, rows)):
-        return Case(kind, i, name, None, rows, cols, terrain, crowns, detected_ok=False)
-    rows, cols = b.rows, b.cols        # a kingdom has no "up": the truth is turned to match
-    offsets = None
-    if getattr(b, "offsets", None) is not None and b.cell:
-        offsets = np.asarray(b.offsets, np.float64) * (cell / b.cell)
-    board, _ = rectify(image, b.corners, rows, cols, cell, bm)
-    crops = cell_crops(board, rows, cols, cell, board_margin=bm, crop_margin=cm, offsets=offsets)
-    return Case(kind, i, name, crops, rows, cols, terrain, crowns,
-                outside_cells(image.shape, b.corners, rows, cols, rcfg))
+        return Case(kind, i, name, None, rows, cols, terrain, crowns, detected_ok=False,
+                    frame=make_frame(rows, cols, truth_corners))
+    except Exception as exc:  # noqa: BLE001 -- a crash is a figure to report, not to hide
+        why = f"{type(exc).__name__}: {exc}"[:200]
+        log(f"  {kind} {name}: the detector crashed ({why})")
+        return Case(kind, i, name, None, rows, cols, terrain, crowns, detected_ok=False,
+                    frame=Frame(rows, cols, crash=why))
+    frame = make_frame(rows, cols, truth_corners, found, frows, fcols)
+    # a kingdom has no "up": a right grid read the other way round is right (the truth is turned
+    # to match when scored); a wrong grid is still read, for the squares read off the kingdom
+    board, _ = rectify(image, found, frows, fcols, cell, bm)
+    crops = cell_crops(board, frows, fcols, cell, board_margin=bm, crop_margin=cm, offsets=offsets)
+    return Case(kind, i, name, crops, frows, fcols, terrain, crowns,
+                outside_cells(image.shape, found, frows, fcols, rcfg),
+                detected_ok=frame.grid_right, frame=frame)
 
 
 # ----------------------------------------------------------------------------- metrics
@@ -197,12 +351,18 @@ def summarise(cases, readings, kind: str) -> dict | None:
     boards = exact = exact_grid = wrong = wrong_caught = review_total = not_found = 0
     wrong_unflagged_squares = 0
     per_board = []
+    frames = []
     for cs, rd in sel:
         boards += 1
-        if rd is None:
+        frame = getattr(cs, "frame", None)      # outputs saved before frames were kept: none
+        fig = frame_figures(frame, cs.terrain, rd[0] if rd else None) if frame else None
+        if fig is not None:
+            frames.append(fig)
+        if rd is None or not cs.detected_ok:
             not_found += 1
             wrong += 1
-            per_board.append({"name": cs.name, "found": False, "total": score(cs.terrain, cs.crowns)})
+            per_board.append({"name": cs.name, "found": False, "total": score(cs.terrain, cs.crowns),
+                              **({"frame": fig} if fig else {})})
             continue
         grid, reasons = rd
         terrain, crowns = aligned_truth(cs.terrain, cs.crowns, grid)
@@ -225,7 +385,8 @@ def summarise(cases, readings, kind: str) -> dict | None:
         exact += ok
         per_board.append({"name": cs.name, "found": True, "size": f"{cs.rows}x{cs.cols}", "total": want,
                           "read_total": got, "misread": len(misread),
-                          "misread_in_review": in_review, "review": len(reasons)})
+                          "misread_in_review": in_review, "review": len(reasons),
+                          **({"frame": fig} if fig else {})})
         exact_grid += not misread
         if not ok:
             wrong += 1
@@ -241,21 +402,53 @@ def summarise(cases, readings, kind: str) -> dict | None:
         "mean_review_squares": review_total / max(1, boards - not_found),
         "terrain_confusion": tconf.tolist(), "crown_confusion": cconf.tolist(),
         "per_board": per_board,
+        **({"frame": frame_summary(frames)} if frames else {}),
     }
 
 
+def _frame_words(f: dict) -> str:
+    if f["crash"]:
+        return f"detector crashed: {f['crash']}"
+    if not f["found"]:
+        return "no kingdom found"
+    err = "corner error -" if f["corner_error"] is None else f"corner error {f['corner_error']:.3f}"
+    missed = "?" if f["missed"] is None else f["missed"]
+    return (f"grid {f['grid']} {'right' if f['grid_right'] else 'WRONG'}, {err}, "
+            f"off the kingdom {f['off']} ({f['off_as_tile']} as tiles), tiles outside {missed}")
+
+
 def format_per_board(kind: str, s: dict) -> str:
-    """One line per board: found, total read against the true total, squares misread/flagged."""
-    lines = [f"== {kind}, each photo: total read / true total, squares misread (of them in review), review size"]
+    """One line per board: found, total read against the true total, squares misread/flagged,
+    and for boards read end to end the frame (grid, corner error, squares off the kingdom)."""
+    lines = [f"== {kind}, each photo: total read / true total, squares misread (of them in review), review size"
+             + ("; frame: grid, outline corner error (of a side), read squares off the kingdom "
+                "(as tiles), labelled tiles outside the read frame" if "frame" in s else "")]
     for b in s["per_board"]:
+        frame = f"  | {_frame_words(b['frame'])}" if "frame" in b else ""
         if not b["found"]:
-            lines.append(f"  NOT FOUND  {'':>9}  true total {b['total']:>3}  {b['name']}")
+            what = "WRONG GRID" if b.get("frame", {}).get("found") else "NOT FOUND"
+            lines.append(f"  {what:<10} {'':>4}  true total {b['total']:>3}  {b['name']}{frame}")
             continue
         mark = "exact" if b["read_total"] == b["total"] else "WRONG"
         lines.append(f"  {mark:<5} {b['size']}  {b['read_total']:>3} / {b['total']:<3}  "
                      f"misread {b['misread']} ({b['misread_in_review']} in review)  "
-                     f"review {b['review']:>2}  {b['name']}")
+                     f"review {b['review']:>2}  {b['name']}{frame}")
     return "\n".join(lines)
+
+
+def format_frame(f: dict) -> str:
+    """The frame summary (``frame_summary``) in three lines."""
+    err = ("no labelled corners" if f["corner_error_mean"] is None else
+           f"mean {f['corner_error_mean']:.3f}, median {f['corner_error_median']:.3f}, "
+           f"max {f['corner_error_max']:.3f} of a side ({f['corner_error_boards']} boards)")
+    return "\n".join([
+        f"  frame: found {f['found']}/{f['boards']}"
+        + (f" ({f['crashed']} detector crashes)" if f["crashed"] else "")
+        + f", grid size right {f['grid_right']}/{f['boards']}",
+        f"  frame: outline corner error {err}",
+        f"  frame: read squares off the kingdom {f['squares_off']}, of them read as tiles "
+        f"{f['off_as_tile']} (on {f['boards_off_as_tile']} boards); labelled tiles outside the "
+        f"read frame {f['tiles_missed']} (on {f['boards_missing_tiles']} boards)"])
 
 
 def format_summary(kind: str, s: dict) -> str:
@@ -277,6 +470,99 @@ def format_summary(kind: str, s: dict) -> str:
         lines.append("  crown confusion (rows truth 0-3, columns read 0-3):")
         for k, row in enumerate(s["crown_confusion"]):
             lines.append(f"    {k}: " + " ".join(f"{v:>5}" for v in row))
+    if "frame" in s:
+        lines.append(format_frame(s["frame"]))
+    return "\n".join(lines)
+
+
+# ----------------------------------------------------------------------------- hard tables
+HARD_TABLES_N = 20                 # scenes by default: a few minutes at full size
+HARD_TABLES_SIZE = (4000, 3000)    # photo width, height
+
+
+def hard_table_figures(rows: list) -> dict:
+    """``vision.lab.tables.summarise`` of the scenes, plus ``kinds``: the same figures for each
+    table kind alone (found, grid right, framed right, exact, wrong totals with and without a
+    flagged wrong square, corner error, squares off the kingdom)."""
+    from vision.lab import tables
+
+    out = tables.summarise(rows)
+    out["kinds"] = {}
+    for kind in sorted({r["table"] for r in rows}):
+        k = tables.summarise([r for r in rows if r["table"] == kind])
+        out["kinds"][kind] = {key: v for key, v in k.items() if key not in ("by_table", "failures")}
+    return out
+
+
+def hard_tables(n: int, width: int = HARD_TABLES_SIZE[0], height: int = HARD_TABLES_SIZE[1],
+                first_seed: int | None = None, reader=None, log=print, model_path=None) -> dict:
+    """Frame and reading figures on ``n`` generated hard-table scenes (``vision.lab.tables``),
+    seeds ``first_seed`` on (default ``MEASURE_SEEDS_FROM``: seeds no training set uses), read by
+    ``reader`` (default: a ``vision.reader.Reader`` of the shipped models). Returns ``settings``,
+    ``summary`` (``hard_table_figures``) and ``scenes`` (one ``measure_scene`` row each)."""
+    from vision.lab import tables
+
+    first = tables.MEASURE_SEEDS_FROM if first_seed is None else int(first_seed)
+    if first < tables.MEASURE_SEEDS_FROM:
+        raise ValueError(f"hard-table seeds start at {tables.MEASURE_SEEDS_FROM} or later "
+                         f"(seeds below are for training sets), got {first}")
+    if n < 1:
+        raise ValueError(f"the number of hard-table scenes must be at least 1, got {n}")
+    if reader is None:
+        from vision.reader import Reader
+
+        reader = Reader(model_path=model_path)
+    t0 = time.time()
+    done = []
+
+    def on_scene(scene, row):
+        done.append(row)
+        log(f"  hard table {len(done)}/{n}: seed {row['seed']} {scene.size}x{scene.size} "
+            f"{scene.table}/{scene.palette}: {row['why']}")
+
+    res = tables.measure(reader, range(first, first + n), width, height, on_scene=on_scene)
+    return {"settings": {"n": n, "first_seed": first, "width": width, "height": height,
+                         "models": "shipped" if model_path is None else str(model_path)},
+            "seconds": round(time.time() - t0), "summary": hard_table_figures(res["scenes"]),
+            "scenes": res["scenes"]}
+
+
+def _err(v) -> str:
+    return "-" if v is None else f"{v:.3f}"
+
+
+def format_hard_tables(h: dict) -> str:
+    """The hard-table figures: totals, then one line per table kind."""
+    st, s = h["settings"], h["summary"]
+    n = s["n"]
+    lines = [
+        f"== hard tables: {n} generated scenes (seeds {st['first_seed']}-{st['first_seed'] + n - 1}, "
+        f"{st['width']}x{st['height']}), read with the {st['models']} models",
+        f"  found {s['found']}/{n}" + (f" ({s['crashed']} crashes)" if s["crashed"] else "")
+        + f", grid size right {s['grid_right']}/{n}, framed right {s['framed']}/{n}, "
+        f"totals exact {s['total_exact']}/{n} ({s['exact_framed']} of them framed right)",
+        f"  wrong totals {s['wrong_total']}, without a flagged wrong square {s['wrong_total_unflagged']}",
+        f"  outline corner error (found) mean {_err(s['corner_error_mean'])}, median "
+        f"{_err(s['corner_error_median'])}, max {_err(s['corner_error_max'])} of a side",
+        f"  read squares off the kingdom {s['squares_off']} ({s['off_as_tile']} read as tiles), "
+        f"land squares missed {s['squares_missed']}, squares read wrong {s['squares_wrong']}"
+        + ("" if s["seconds_mean"] is None else f"; {s['seconds_mean']:.2f} s per read"),
+        f"  {'table kind':<10} {'n':>3} {'found':>5} {'grid':>5} {'framed':>6} {'exact':>5} "
+        f"{'unflagged':>9}  corner error median / max",
+    ]
+    for kind, k in s["kinds"].items():
+        lines.append(f"  {kind:<10} {k['n']:>3} {k['found']:>5} {k['grid_right']:>5} {k['framed']:>6} "
+                     f"{k['total_exact']:>5} {k['wrong_total_unflagged']:>9}  "
+                     f"{_err(k['corner_error_median'])} / {_err(k['corner_error_max'])}")
+    return "\n".join(lines)
+
+
+def format_hard_scenes(h: dict) -> str:
+    """One line per hard-table scene: seed, size, table kind and colours, what went wrong."""
+    lines = ["== hard tables, each scene: seed, size, table kind/palette, what the reader did"]
+    for r in h["scenes"]:
+        lines.append(f"  {r['seed']}  {r['size']}x{r['size']}  {r['table']:<7} {r['palette']:<12} "
+                     f"{r['why']}")
     return "\n".join(lines)
 
 
@@ -387,13 +673,27 @@ def record_figures(res: dict, folds: int) -> str | None:
     meta["calibration"] = {**res["temperatures"], "source": f"{folds}-fold CV out-of-fold outputs"}
     meta["cv"] = {k: ({kk: vv for kk, vv in v.items() if "confusion" not in kk and kk != "per_board"}
                       if isinstance(v, dict) and "boards" in v else v)
-                  for k, v in res.items()}
+                  for k, v in res.items() if k != "hard_tables"}
     meta["cv"]["review"] = dict(cfg["review"])
+    if "hard_tables" in res:          # read with the shipped models, not cross-validated
+        meta["hard_tables"] = {k: v for k, v in res["hard_tables"].items() if k != "scenes"}
     meta_path.write_text(json.dumps(meta, indent=1) + "\n")
     return meta_path.name
 
 
+def _usage(message: str) -> int:
+    print(f"kingdomino: error: {message}", file=sys.stderr, flush=True)
+    return 2
+
+
+def _jsonable(v):
+    if isinstance(v, np.generic):
+        return v.item()
+    raise TypeError(f"{type(v).__name__} is not JSON serialisable")
+
+
 def main(args) -> int:
+    from vision.lab import tables
     from vision.lab.train import dev_photos
 
     quick = bool(getattr(args, "quick", False))
@@ -402,15 +702,42 @@ def main(args) -> int:
         print("kingdomino: error: --folds must be at least 2", flush=True)
         return 2
     from_outputs = getattr(args, "from_outputs", None)
+    n_hard = getattr(args, "hard_tables", None)
+    if n_hard is None:                 # saved outputs are re-scored in seconds: no scenes then
+        n_hard = 0 if from_outputs else HARD_TABLES_N
+    hard_size = getattr(args, "hard_size", None) or HARD_TABLES_SIZE
+    hard_seed = getattr(args, "hard_seed", None)
+    if hard_seed is None:
+        hard_seed = tables.MEASURE_SEEDS_FROM
+    if n_hard < 0:
+        return _usage(f"--hard-tables must be 0 (skip them) or more, got {n_hard}")
+    if hard_seed < tables.MEASURE_SEEDS_FROM:
+        return _usage(f"--hard-seed must be {tables.MEASURE_SEEDS_FROM} or more: seeds below "
+                      f"are for training sets, got {hard_seed}")
+    out = getattr(args, "out", None)
+    if out and not Path(out).parent.is_dir():
+        return _usage(f"--out {out}: the folder {Path(out).parent} does not exist")
     if from_outputs:
-        res = rerun_saved(from_outputs)
+        try:
+            res = rerun_saved(from_outputs)
+        except (OSError, pickle.UnpicklingError, EOFError, KeyError) as exc:
+            return _usage(f"--from-outputs {from_outputs}: not a file of saved outputs ({exc})")
         quick = not res["cross_validated"]
         folds = res["folds"] or 0
     else:
-        photos = dev_photos(getattr(args, "datasets", None))
+        try:
+            photos = dev_photos(getattr(args, "datasets", None))
+        except OSError as exc:
+            return _usage(f"cannot read the dev photos ({exc}): put the datasets in "
+                          f"../shared/datasets, or name their folder with --datasets")
         res = run(photos, folds, quick, log=lambda m: print(m, flush=True),
                   with_synth=not getattr(args, "no_synth", False),
                   save_outputs=getattr(args, "save_outputs", None))
+    if n_hard:
+        print(f"reading {n_hard} hard-table scenes ({hard_size[0]}x{hard_size[1]}) "
+              f"with the shipped models ...", flush=True)
+        res["hard_tables"] = hard_tables(n_hard, hard_size[0], hard_size[1], hard_seed,
+                                         log=lambda m: print(m, flush=True))
     if quick:
         print("NOTE: --quick reads with the shipped model, which was trained on these very photos: "
               "the figures below are NOT cross-validated and overstate real accuracy.")
@@ -421,9 +748,20 @@ def main(args) -> int:
     for kind in SETS:
         if kind in res:
             print(format_summary(kind, res[kind]))
+    if "hard_tables" in res:
+        print(format_hard_tables(res["hard_tables"]))
     for kind in getattr(args, "per_photo", None) or ():
         if kind in res:
             print(format_per_board(kind, res[kind]))
+        elif kind == HARD_TABLES and "hard_tables" in res:
+            print(format_hard_scenes(res["hard_tables"]))
+    if out:
+        try:
+            Path(out).write_text(json.dumps(res, indent=1, default=_jsonable) + "\n", encoding="utf-8")
+        except OSError as exc:
+            print(f"kingdomino: error: cannot write {out}: {exc}", file=sys.stderr)
+            return 1
+        print(f"figures written to {out}")
     if not quick and (not from_outputs or getattr(args, "record", False)):
         name = record_figures(res, folds)
         if name:
