@@ -82,21 +82,39 @@ def _a_change_that_moves_the_total(base, kingdom, bonuses):
     pytest.fail("no single-square change moves the total")
 
 
+def _photo(real, tmp_path):
+    """The photo the browser uploads: the rendered sample with the real reader, else a plain PNG
+    the fake reader reads as its known kingdom."""
+    if real:
+        return SAMPLE
+    photo = tmp_path / "kingdom.png"
+    photo.write_bytes(png_bytes())
+    return photo
+
+
+def _upload(page, base, photo, **fields) -> str:
+    """Upload ``photo`` from the home page (``fields``: form selectors -> values to fill first)
+    and wait for its result page; returns the reading's id."""
+    page.goto(base + "/")
+    page.set_input_files("#photo", str(photo))
+    for selector, value in fields.items():
+        if selector.startswith("select"):
+            page.select_option(selector.split(":", 1)[1], value)
+        else:
+            page.fill(selector, value)
+    page.click("#submit")
+    page.wait_for_url("**/r/*", timeout=120_000)
+    return page.url.rsplit("/", 1)[1]
+
+
 def test_upload_correct_and_see_the_total_change(live_server, tmp_path):
     base, real = live_server
     sync_api = pytest.importorskip("playwright.sync_api")
     expect = sync_api.expect
-    photo = SAMPLE if real else tmp_path / "kingdom.png"
-    if not real:
-        photo.write_bytes(png_bytes())
+    photo = _photo(real, tmp_path)
     with chromium_page(viewport={"width": 1280, "height": 900}) as (browser, page, errors):
-        page.goto(base + "/")
-        page.set_input_files("#photo", str(photo))
-        page.select_option("#rules", "kingdomino")
-        page.fill("input[name=claimed]", "40")
-        page.click("#submit")
-        page.wait_for_url("**/r/*", timeout=120_000)
-        rid = page.url.rsplit("/", 1)[1]
+        rid = _upload(page, base, photo, **{"select:#rules": "kingdomino",
+                                            "input[name=claimed]": "40"})
         view = _get_json(f"{base}/api/readings/{rid}")
         shown = page.text_content("#total").strip()
         assert shown == str(view["score"]["total"])
@@ -225,14 +243,9 @@ def test_no_page_scrolls_sideways_on_a_phone(live_server, tmp_path):
     """390 px is a common phone width: the upload page once came out 470 px wide (the Rules
     drop-down's longest title), so a referee had to scroll sideways."""
     base, real = live_server
-    photo = SAMPLE if real else tmp_path / "kingdom.png"
-    if not real:
-        photo.write_bytes(png_bytes())
+    photo = _photo(real, tmp_path)
     with chromium_page() as (browser, desk, errors):
-        desk.goto(base + "/")
-        desk.set_input_files("#photo", str(photo))
-        desk.click("#submit")
-        desk.wait_for_url("**/r/*", timeout=120_000)
+        _upload(desk, base, photo)
         result = desk.url
         page = browser.new_page(viewport={"width": 390, "height": 844}, is_mobile=True)
         page.on("pageerror", lambda exc: errors.append(str(exc)))
@@ -281,15 +294,9 @@ def test_quick_corrections_are_stored_in_the_order_they_were_made(live_server, t
     base, real = live_server
     sync_api = pytest.importorskip("playwright.sync_api")
     expect = sync_api.expect
-    photo = SAMPLE if real else tmp_path / "kingdom.png"
-    if not real:
-        photo.write_bytes(png_bytes())
+    photo = _photo(real, tmp_path)
     with chromium_page() as (browser, page, errors):
-        page.goto(base + "/")
-        page.set_input_files("#photo", str(photo))
-        page.click("#submit")
-        page.wait_for_url("**/r/*", timeout=120_000)
-        rid = page.url.rsplit("/", 1)[1]
+        rid = _upload(page, base, photo)
         view = _get_json(f"{base}/api/readings/{rid}")
         (r, c), terrain, crowns, before, after = _a_change_that_moves_the_total(
             base, view["kingdom"], view["bonuses"])
