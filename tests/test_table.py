@@ -53,16 +53,23 @@ CFG = vconfig.load()
 
 
 def test_a_kingdom_is_a_castle_with_tiles():
-    assert is_kingdom(_reading(["FFL", "FCL", "..."]), CFG)
+    assert is_kingdom(_reading(["FFL", "FCL", "FL."]), CFG)
 
 
 def test_loose_dominoes_without_castle_are_not_a_kingdom():
     assert not is_kingdom(_reading(["FF.", "LL.", "..."]), CFG)
 
 
-def test_a_castle_read_unsure_is_not_a_kingdom():
-    floor = float(CFG["table"]["min_castle"])
-    assert not is_kingdom(_reading(["FFL", "FCL", "..."], castle_confidence=floor / 2), CFG)
+def test_an_unsure_grid_count_is_not_a_kingdom():
+    # clutter merged with a tile-coloured table counts its rows and columns unsure
+    sure = float(CFG["table"]["min_grid_confidence"])
+    kingdom = _reading(["FFLL", "FCLL", "FFLL"])
+    assert is_kingdom(kingdom, CFG, grid_confidence=sure)
+    assert not is_kingdom(kingdom, CFG, grid_confidence=sure * 0.9)
+
+
+def test_two_loose_dominoes_are_not_a_kingdom_even_beside_a_castle():
+    assert not is_kingdom(_reading(["FFL", "LC.", "..."]), CFG)
 
 
 def test_a_draft_line_two_squares_wide_is_not_a_kingdom():

@@ -4,8 +4,9 @@ At the end of a game the kingdoms lie side by side on the table. The detector's 
 (``vision.tilemap`` tile maps, ``vision.detect.outline_in_map`` outline + grid count + corners)
 run on every tile blob big enough to be a kingdom instead of only the largest; each found outline
 is read by ``Reader.read(image, corners=..., rows=..., cols=...)`` and kept when the classifier
-reads a kingdom: a castle read at least ``[table] min_castle`` sure, at least ``[reader]
-min_tiles`` domino halves, at least ``[table] min_side`` squares along each side. A few loose
+reads a kingdom (``is_kingdom``: a castle, at least ``[table] min_tiles`` domino halves, at least
+``[table] min_side`` squares along each side, a grid count at least ``[table]
+min_grid_confidence`` sure). A few loose
 dominoes, the draft line, a box lid or a score pad are not kingdoms. A kingdom whose outline
 reaches the photo's edge is kept but flagged ``cut`` (with a warning): it is not scored as
 complete.
@@ -139,16 +140,23 @@ def find_kingdoms(image: np.ndarray, cfg=None) -> list[Outline]:
     return out
 
 
-def is_kingdom(reading, cfg=None) -> bool:
+def is_kingdom(reading, cfg=None, grid_confidence: float = 1.0) -> bool:
     """Whether a reading of a found outline is a kingdom: a castle read at least ``[table]
-    min_castle`` sure, ``[reader] min_tiles`` domino halves or more, and ``[table] min_side``
-    squares or more along each side (loose dominoes, a draft line, a lid or a pad are not)."""
+    min_castle`` sure, at least ``[table] min_tiles`` (and ``[reader] min_tiles``) domino halves,
+    at least ``[table] min_side`` squares along each side, and its grid counted at least
+    ``[table] min_grid_confidence`` sure (``grid_confidence``, from the outline). Loose
+    dominoes, a draft line, a lid or a pad are not kingdoms."""
     cfg = cfg if cfg is not None else _config.load()
     tab = cfg["table"]
     cells = [cell for row in reading.cells for cell in row]
-    if too_few_tiles((cell["terrain"] for cell in cells), cfg):
+    terrains = [cell["terrain"] for cell in cells]
+    if too_few_tiles(terrains, cfg):
+        return False
+    if sum(t not in ("castle", "empty") for t in terrains) < int(tab["min_tiles"]):
         return False
     if min(reading.rows, reading.cols) < int(tab["min_side"]):
+        return False
+    if grid_confidence < float(tab["min_grid_confidence"]):
         return False
     castle = [cell.get("confidence", 1.0) for cell in cells if cell["terrain"] == "castle"]
     return bool(castle) and max(castle) >= float(tab["min_castle"])
@@ -172,7 +180,7 @@ def read_table(reader, image: np.ndarray, size: int | None = None) -> list[Table
                                   cols=found.cols)
         except PhotoError:
             continue
-        if not is_kingdom(reading, cfg):
+        if not is_kingdom(reading, cfg, found.confidence):
             continue
         warnings = list(found.warnings) + list(reading.warnings)
         if found.cut:
