@@ -78,12 +78,47 @@ def number_order(centres, sides=None, tolerance: float | None = None, cfg=None) 
     return [i for col in columns for i in sorted(col, key=lambda j: (pts[j, 1], pts[j, 0]))]
 
 
-def _maps(small: np.ndarray, det) -> list[np.ndarray]:
+def _maps(small: np.ndarray, det, both: bool) -> list[np.ndarray]:
+    """The tile maps to search: the network's (mixed with the per-pixel model's) and, with
+    ``both``, the per-pixel model's alone (sharper where a table's colours spread the other)."""
     pixel = pixel_map(small, det)
     if not det["tile_net"]:
         return [pixel]
     mix = float(det["tile_net_weight"])
-    return [mix * tile_net(det).probability(small) + (1.0 - mix) * pixel]
+    mixed = mix * tile_net(det).probability(small) + (1.0 - mix) * pixel
+    return [mixed, pixel] if both else [mixed]
+
+
+def _same_place(a, b) -> bool:
+    """Two outlines of one kingdom: centres closer than a third of the smaller side."""
+    d = np.linalg.norm(np.asarray(a.corners, float).mean(0) - np.asarray(b.corners, float).mean(0))
+    return bool(d < min(_side(a.corners), _side(b.corners)) / 3)
+
+
+def _merge(found_by_map: list[list], agree_at: float) -> list:
+    """One outline per place: where both maps found one, the same grid with corners within
+    ``[detect] outline_agree`` of a side keeps the per-pixel outline (as ``vision.detect.locate``
+    does), otherwise the surer grid count wins (ties: the network's)."""
+    from vision.detect import corner_error
+
+    if len(found_by_map) == 1:
+        return found_by_map[0]
+    first, second = found_by_map
+    out, used = [], set()
+    for a in first:
+        match = next((j for j, b in enumerate(second) if j not in used and _same_place(a, b)),
+                     None)
+        if match is None:
+            out.append(a)
+            continue
+        used.add(match)
+        b = second[match]
+        agree = (a.rows, a.cols) == (b.rows, b.cols) and corner_error(
+            np.asarray(a.corners, float), np.asarray(b.corners, float), any_first=True) <= agree_at
+        out.append(b if agree or b.confidence > a.confidence else a)
+    out += [b for j, b in enumerate(second) if j not in used
+            and not any(_same_place(b, a) for a in out)]
+    return out
 
 
 def _blobs(prob: np.ndarray, det, tab) -> list[np.ndarray]:
@@ -120,12 +155,19 @@ def find_kingdoms(image: np.ndarray, cfg=None) -> list[Outline]:
     h, w = image.shape[:2]
     gray_mid = cv2.cvtColor(mid, cv2.COLOR_BGR2GRAY)
     edges = edge_map(gray_mid) if det["refine"] else None
-    prob = _maps(small, det)[0]
+    found_by_map = [_outlines(prob, mid, gray_mid, edges, s, s_mid, image.shape, det, tab)
+                    for prob in _maps(small, det, bool(tab["both_maps"]))]
+    return _merge(found_by_map, float(det["outline_agree"]))
+
+
+def _outlines(prob, mid, gray_mid, edges, s, s_mid, shape, det, tab) -> list[Outline]:
+    """The outline of every kingdom-sized blob of one tile map."""
+    h, w = shape[:2]
     reach = disk(max(1, int(round(float(tab["reach"]) * max(prob.shape)))))
     out = []
     for blob in _blobs(prob, det, tab):
         own = prob * cv2.dilate(blob, reach).astype(np.float32)
-        found = outline_in_map(own, mid, gray_mid, edges, s, s_mid, image.shape, det)
+        found = outline_in_map(own, mid, gray_mid, edges, s, s_mid, shape, det)
         if found is None:
             continue
         corners, rows, cols, conf, warnings = found
