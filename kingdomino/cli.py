@@ -86,6 +86,12 @@ def cmd_score(args) -> int:
     from kingdomino import service
 
     _check_rules(args)
+    if getattr(args, "all", False):  # whole-table photos: kingdomino.table
+        from kingdomino.table import cmd_score_all
+
+        return cmd_score_all(args)
+    if getattr(args, "players", None) is not None:
+        raise UsageError("--players names the kingdoms of a whole-table photo: add --all")
     corners = _check_corners(args)
     log = logging.getLogger("kingdomino.score")
     status = EXIT_OK
@@ -217,6 +223,12 @@ def build_parser() -> argparse.ArgumentParser:
                    help="the kingdom's four outer corners in the photo's stored pixels (any "
                         "corner first, either direction): read inside this outline instead of "
                         "searching the photo (one photo only)")
+    p.add_argument("--all", action="store_true",
+                   help="whole-table photo: read every kingdom, numbered by centre from left "
+                        "to right (ties top to bottom)")
+    p.add_argument("--players", metavar="NAMES", default=None,
+                   help="with --all: the players' names in kingdom order, e.g. \"Ann,Bob,Cat\"; "
+                        "prints the game's standings")
     p.add_argument("--verbose", action="store_true",
                    help="print the traceback of a photo that fails inside the reader")
     _add_scoring_options(p)

@@ -191,3 +191,7 @@ def corner_error(found: np.ndarray, truth: np.ndarray, any_first: bool = False) 
     starts = range(4) if any_first else (0,)
     return float(min(np.max(np.linalg.norm(np.roll(found, k, axis=0) - truth, axis=1))
                      for k in starts) / side)
+
+
+# public name of the per-map outline step, for callers that pick their own blobs (vision.table)
+outline_in_map = _outline

@@ -119,6 +119,9 @@ def create_app(test_config: dict | None = None) -> Flask:
     app.register_blueprint(pages.bp)
     app.register_blueprint(api.bp)
     app.register_blueprint(outline.bp)  # the outline given by hand
+    from . import table
+
+    app.register_blueprint(table.bp)  # whole-table photos: the game page
     try:
         from . import batch
     except ImportError:  # the batch page is optional: the rest works without it

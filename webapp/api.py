@@ -9,7 +9,7 @@ from __future__ import annotations
 from flask import Blueprint, jsonify, request, url_for
 from werkzeug.exceptions import BadRequest
 
-from . import get_store, outline, service
+from . import get_store, outline, service, table
 
 bp = Blueprint("api", __name__, url_prefix="/api")
 
@@ -32,6 +32,8 @@ def score_grid():
 def score():
     if "photo" not in request.files:
         raise BadRequest("no photo: send the image in a multipart form field named \"photo\"")
+    if table.wants_all(request.form):  # whole-table photo: every kingdom (webapp.table)
+        return table.api_score_all()
     rules, bonuses = service.form_choice(request.form)
     corners, size = outline.form_outline(request.form)
     rid, obj = service.read_photo(request.files["photo"], rules, bonuses,

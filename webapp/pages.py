@@ -7,7 +7,7 @@ from flask import Blueprint, Response, abort, redirect, render_template, request
 from werkzeug.exceptions import BadRequest, UnprocessableEntity
 
 from . import get_store
-from . import service
+from . import service, table
 
 bp = Blueprint("pages", __name__)
 
@@ -26,6 +26,8 @@ def upload():
     """The upload form: read, store, then show the permalink (or the form again, with why)."""
     form = request.form
     try:
+        if table.wants_all(form):  # "whole table": every kingdom, then the game page
+            return table.upload_table()
         rules, bonuses = service.form_choice(form)
         claimed = service.parse_claimed(form.get("claimed"))
         upload = request.files.get("photo")

@@ -18,6 +18,7 @@ LOW_CONFIDENCE = 0.8  # a square read with less confidence than this may explain
 
 
 _READ_LOCK = threading.Lock()
+READ_LOCK = _READ_LOCK  # one reading at a time, the whole-table reader too (webapp.table)
 
 
 def default_reader(photo: bytes, rules: str, bonuses=(), corners=None, size=None) -> dict:

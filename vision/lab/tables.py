@@ -913,3 +913,7 @@ def main(argv=None) -> int:
 
 if __name__ == "__main__":
     sys.exit(main())
+
+
+# public name of the clutter step, for scenes composed elsewhere (vision.lab.table_photos)
+add_clutter = _add_clutter

@@ -1,0 +1,170 @@
+"""Whole-table photos (``kingdomino score PHOTO --all``, ``POST /api/score`` with ``all=1``, the
+web app's game page and ``kingdomino batch --all``): every kingdom of one photo scored, numbered
+as ``vision.table`` numbers them, and the game's standings.
+
+A kingdom cut by the photo's edge keeps ``"cut": true`` and a warning: it is scored as far as
+it is seen, never as complete, and the standings mark it.
+"""
+from __future__ import annotations
+
+import engine
+
+from kingdomino import service
+
+TOTEM_RULES = ("origins-totem",)   # rule sets whose scores depend on the other kingdoms (totems)
+
+
+class PlayersError(ValueError):
+    """The players' names given for a table photo cannot be used."""
+
+
+def parse_players(text) -> list[str]:
+    """``"Ann,Bob,Cat"`` -> the names in kingdom order (0, 1, 2); ``PlayersError`` for an empty
+    name or a name given twice."""
+    if text is None:
+        return []
+    names = [name.strip() for name in str(text).split(",")]
+    if not any(names):
+        return []
+    if any(not name for name in names):
+        raise PlayersError(f"an empty name in the players {text!r}: give one name per kingdom, "
+                           "separated by commas, e.g. \"Ann,Bob,Cat\"")
+    if len(set(names)) != len(names):
+        raise PlayersError(f"a name is given twice in the players {text!r}: give each player once")
+    if any(len(name) > 80 for name in names):
+        raise PlayersError("a player's name is longer than 80 characters: shorten it")
+    return names
+
+
+def award_across(objs: list[dict], rules: str | None, bonuses=()) -> list[dict]:
+    """Rule sets whose points depend on the other players (Origins Totem: each totem goes to the
+    player with a strict majority of its resource): the kingdoms rescored together."""
+    if (rules or "kingdomino") not in TOTEM_RULES or len(objs) < 2:
+        return objs
+    kingdoms = [engine.Kingdom.from_json({k: o[k] for k in ("rules", "size", "cells") if k in o})
+                for o in objs]
+    out = []
+    for obj, kingdom in zip(objs, engine.award_totems(kingdoms)):
+        obj = dict(obj)
+        obj["totems"] = list(kingdom.totems)
+        obj["score"] = engine.score(kingdom, rules=rules, bonuses=tuple(bonuses)).to_json()
+        out.append(obj)
+    return out
+
+
+def score_table_image(image, rules: str | None = None, bonuses=(), size: int | None = None
+                      ) -> list[dict]:
+    """Every kingdom of a decoded BGR table photo, scored: the contract's object each (without
+    ``source``) plus ``"kingdom"`` (its number) and ``"cut"``; in numbering order. Raises
+    ``vision.PhotoError`` when the photo holds no kingdom."""
+    from vision.table import read_table
+
+    objs = []
+    for found in read_table(service.reader(), image, size=size):
+        obj = service.score_reading(found.reading, rules=rules, bonuses=bonuses)
+        obj["kingdom"] = found.kingdom
+        obj["cut"] = bool(found.cut)
+        objs.append(obj)
+    return award_across(objs, rules, bonuses)
+
+
+def score_table(path_or_bytes, rules: str | None = None, bonuses=(), size: int | None = None
+                ) -> list[dict]:
+    """Decode a table photo (path or bytes) and score every kingdom (``score_table_image``)."""
+    import vision
+
+    return score_table_image(vision.load_image(path_or_bytes), rules=rules, bonuses=bonuses,
+                             size=size)
+
+
+def player_name(players: list[str], k: int) -> str:
+    return players[k] if k < len(players) else f"kingdom {k}"
+
+
+def standings(objs: list[dict], players: list[str]) -> list[dict]:
+    """The game's standings (``engine.rank``: total, then the rule set's tie-breaks), each row
+    with ``kingdom`` and ``cut`` added. Kingdoms beyond the names given are named "kingdom k"."""
+    by_name = {player_name(players, o["kingdom"]): o for o in objs}
+    rows = engine.rank([(name, o["score"]) for name, o in by_name.items()])
+    for row in rows:
+        o = by_name[row["player"]]
+        row["kingdom"] = o["kingdom"]
+        row["cut"] = bool(o.get("cut"))
+    return rows
+
+
+def players_warning(objs: list[dict], players: list[str]) -> str | None:
+    """What to tell a person when the names given do not match the kingdoms found."""
+    if players and len(players) != len(objs):
+        return (f"{len(players)} players named but {len(objs)} kingdoms found: names go to "
+                "kingdoms in numbering order (0 is the leftmost); check the numbers on the photo")
+    return None
+
+
+def format_standings(rows: list[dict]) -> str:
+    lines = ["standings:"]
+    for row in rows:
+        tie = ", ".join(f"{k.replace('_', ' ')} {v}" for k, v in row["tiebreak"].items())
+        note = []
+        if row["shared"]:
+            note.append("shared place")
+        if row["cut"]:
+            note.append("kingdom cut by the photo's edge: incomplete")
+        lines.append(f"  {row['place']}. {row['player']} (kingdom {row['kingdom']})  "
+                     f"{row['total']}" + (f"  [tie-break: {tie}]" if tie else "")
+                     + (f"  ({'; '.join(note)})" if note else ""))
+    return "\n".join(lines)
+
+
+def cmd_score_all(args) -> int:
+    """``kingdomino score PHOTO... --all``: every kingdom of each photo (see ``kingdomino.cli``).
+
+    JSON: one line per kingdom (the contract's object plus ``kingdom``, ``corners``, ``cut``);
+    a photo with no kingdom gives one ``{"source", "error"}`` line and exit code 1. Table: each
+    kingdom numbered and, with ``--players``, the game's standings per photo."""
+    import json
+    import logging
+    import sys
+    import traceback
+
+    from kingdomino.cli import EXIT_INPUT, EXIT_OK, UsageError, _error_line
+    from kingdomino.report import format_result
+
+    if getattr(args, "corners", None) is not None:
+        raise UsageError("--corners gives one kingdom's outline and --all reads every kingdom: "
+                         "use one or the other")
+    try:
+        players = parse_players(getattr(args, "players", None))
+    except PlayersError as exc:
+        raise UsageError(f"--players: {exc}") from None
+    log = logging.getLogger("kingdomino.score")
+    status = EXIT_OK
+    for path in args.photos:
+        try:
+            objs = score_table(path, rules=args.rules, bonuses=args.bonus, size=args.size)
+        except Exception as exc:  # one photo's failure never stops the others (contract)
+            log.debug("reading %s failed", path, exc_info=True)
+            if getattr(args, "verbose", False):
+                traceback.print_exc(file=sys.stderr)
+            _error_line(path, service.failure_message(
+                exc, "run again with --verbose to see the details"), args.json)
+            status = EXIT_INPUT
+            continue
+        if args.json:
+            for obj in objs:
+                print(json.dumps({"source": path, **obj}), flush=True)
+            continue
+        print(f"{path}: {len(objs)} kingdom{'s' if len(objs) != 1 else ''} "
+              "(numbered by centre, left to right)", flush=True)
+        for obj in objs:
+            name = player_name(players, obj["kingdom"])
+            title = f"kingdom {obj['kingdom']}" + (f" ({name})" if players and
+                                                   obj["kingdom"] < len(players) else "")
+            print(format_result({**obj, "source": title}), flush=True)
+            print(flush=True)
+        if players:
+            warning = players_warning(objs, players)
+            if warning:
+                print(f"warning: {warning}", flush=True)
+            print(format_standings(standings(objs, players)), flush=True)
+    return status

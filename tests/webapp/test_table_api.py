@@ -1,0 +1,125 @@
+"""Whole-table photos on the web (issue 17): POST /api/score with all=1, the upload page's "whole
+table" choice and the game page, with a stubbed table reader."""
+from __future__ import annotations
+
+import io
+import re
+
+import pytest
+from webapp_helpers import FAKE_TOTAL, FakeReader, page_token, png_bytes
+
+
+class FakeTableReader:
+    """Two kingdoms: the fake reader's kingdom (kingdom 0) and the same one with its two mine
+    crowns gone (kingdom 1, fewer points); ``empty`` in the photo bytes: no kingdom."""
+
+    def __init__(self):
+        self.calls = 0
+
+    def __call__(self, photo: bytes, rules: str, bonuses=(), size=None) -> list[dict]:
+        from kingdomino import service
+
+        self.calls += 1
+        if self.fail:
+            raise self.fail
+        first = FakeReader()(photo, rules, bonuses)
+        cells = [[dict(c) for c in row] for row in first["cells"]]
+        cells[3][3]["crowns"] = 0
+        second = service.score_grid({"rules": rules, "size": 5, "cells": cells}, rules=rules)
+        second.update({k: first[k] for k in ("review", "homography", "rows", "cols")})
+        second["corners"] = [[x + 1000, y] for x, y in first["corners"]]
+        return [{**first, "kingdom": 0, "cut": False}, {**second, "kingdom": 1, "cut": True}]
+
+    fail = None
+
+
+@pytest.fixture
+def table_reader():
+    return FakeTableReader()
+
+
+@pytest.fixture
+def tclient(make_app, table_reader):
+    return make_app(TABLE_READER=table_reader).test_client()
+
+
+def post(client, **fields):
+    data = {"photo": (io.BytesIO(png_bytes(1600, 600)), "table.png")}
+    data.update(fields)
+    return client.post("/api/score", data=data, content_type="multipart/form-data")
+
+
+def test_api_all_gives_every_kingdom_each_stored_with_its_permalink(tclient, table_reader):
+    resp = post(tclient, all="1", players="Ann,Bob")
+    assert resp.status_code == 200, resp.get_data(as_text=True)
+    body = resp.get_json()
+    kingdoms = body["kingdoms"]
+    assert [k["kingdom"] for k in kingdoms] == [0, 1]
+    assert kingdoms[0]["score"]["total"] == FAKE_TOTAL
+    assert kingdoms[1]["score"]["total"] < FAKE_TOTAL and kingdoms[1]["cut"] is True
+    for k in kingdoms:
+        assert len(k["corners"]) == 4 and {"rules", "size", "cells", "review", "source"} <= set(k)
+        page = tclient.get(k["permalink"])  # each kingdom is a reading of its own
+        assert page.status_code == 200
+        assert tclient.get(f"/api/readings/{k['id']}").get_json()["player"] in ("Ann", "Bob")
+    assert kingdoms[0]["id"] != kingdoms[1]["id"]
+    game = tclient.get(body["game"])
+    html = game.get_data(as_text=True)
+    assert game.status_code == 200
+    assert html.count("<polygon") == 2 and "incomplete" in html
+    standings = re.findall(r'<li value="(\d+)">([^<(]+)\(kingdom (\d)\): (\d+)', html)
+    assert [(p, name.strip(), k) for p, name, k, _ in standings] == [("1", "Ann", "0"),
+                                                                     ("2", "Bob", "1")]
+
+
+def test_a_correction_shows_on_the_game_page(tclient):
+    body = post(tclient, all="1").get_json()
+    second = body["kingdoms"][1]
+    kingdom = tclient.get(f"/api/readings/{second['id']}").get_json()["kingdom"]
+    kingdom["cells"][0][0]["crowns"] = 3   # field of 5 squares: +10 points, now ahead
+    token = page_token(tclient, second["permalink"])
+    resp = tclient.post(f"/api/readings/{second['id']}/kingdom", json=kingdom,
+                        headers={"X-CSRF-Token": token})
+    assert resp.status_code == 200, resp.get_data(as_text=True)
+    html = tclient.get(body["game"] + "?name=Ann&name=Bob").get_data(as_text=True)
+    first = re.search(r'<li value="1">([^<(]+)\(kingdom', html).group(1).strip()
+    assert first == "Bob" and "(corrected)" in html
+
+
+def test_api_all_with_no_kingdom_is_422_and_stores_nothing(tclient, table_reader):
+    table_reader.fail = ValueError("no kingdom found in the photo")
+    resp = post(tclient, all="1")
+    assert resp.status_code == 422 and "no kingdom" in resp.get_json()["error"]
+
+
+def test_api_all_refuses_bad_requests(tclient):
+    assert tclient.post("/api/score", data={"all": "1"},
+                        content_type="multipart/form-data").status_code == 400
+    resp = post(tclient, all="1", players="Ann,,Bob")
+    assert resp.status_code == 400 and "empty name" in resp.get_json()["error"]
+    resp = post(tclient, all="1", corners="0,0,10,0,10,10,0,10")
+    assert resp.status_code == 400 and "one or the other" in resp.get_json()["error"]
+
+
+def test_without_all_the_api_reads_one_kingdom(tclient, table_reader):
+    resp = post(tclient)
+    assert resp.status_code == 200 and "kingdoms" not in resp.get_json()
+    assert table_reader.calls == 0
+
+
+def test_upload_whole_table_goes_to_the_game_page(tclient):
+    html = tclient.get("/").get_data(as_text=True)
+    assert 'name="all"' in html and 'name="players"' in html
+    token = page_token(tclient)
+    resp = tclient.post("/upload", data={"csrf_token": token, "rules": "kingdomino", "all": "1",
+                                         "players": "Ann,Bob",
+                                         "photo": (io.BytesIO(png_bytes()), "t.png")},
+                        content_type="multipart/form-data")
+    assert resp.status_code == 303 and "/game/" in resp.headers["Location"]
+    page = tclient.get(resp.headers["Location"]).get_data(as_text=True)
+    assert 'value="Ann"' in page and 'value="Bob"' in page and page.count("breakdown</a>") == 2
+
+
+def test_a_game_link_of_unknown_ids_is_404(tclient):
+    assert tclient.get("/game/nothere1.nothere2").status_code == 404
+    assert tclient.get("/game/..").status_code == 404

@@ -1,0 +1,197 @@
+"""Whole-table photos in the web app: ``POST /api/score`` with ``all=1`` and the upload page's
+"whole table" choice read every kingdom of one photo (``kingdomino.table``). Each kingdom is
+stored as its own reading (its own permalink ``/r/<id>``, corrected as any other); the game's
+permalink ``/game/<id>.<id>...`` lists them in kingdom order and shows the photo with every
+outline and its number, a name field per kingdom (the names travel in the link: ``?name=Ann&
+name=Bob``) and the game's standings from the current (corrected) scores.
+"""
+from __future__ import annotations
+
+import re
+
+from flask import Blueprint, current_app, jsonify, redirect, render_template, request, url_for
+from werkzeug.exceptions import BadRequest, NotFound, ServiceUnavailable, UnprocessableEntity
+
+import engine
+from vision.io import PhotoBusy
+
+from . import get_store, service
+from .reading import READ_LOCK, shrink_photo
+from .security import ImageRejected, check_image
+
+bp = Blueprint("table", __name__)
+
+MAX_KINGDOMS = 8                     # ids in one game link (a table holds at most 4 players)
+_ID = re.compile(r"^[A-Za-z0-9_-]{4,40}$")
+PAGE_SIDE = 1600                     # the game page draws on the photo at most this wide
+
+
+def default_table_reader(photo: bytes, rules: str, bonuses=(), size=None) -> list[dict]:
+    """The real whole-table reader: one scored object per kingdom (``kingdomino.table``), one
+    photo at a time (the networks are not safe to run concurrently)."""
+    from kingdomino import table
+
+    with READ_LOCK:
+        return table.score_table(photo, rules=rules, bonuses=bonuses, size=size)
+
+
+def wants_all(form) -> bool:
+    return str(form.get("all", "")).strip().lower() in ("1", "true", "on", "yes")
+
+
+def _players(form) -> list[str]:
+    from kingdomino.table import PlayersError, parse_players
+
+    try:
+        return parse_players(form.get("players"))
+    except PlayersError as exc:
+        raise BadRequest(str(exc))
+
+
+def read_table_photo(upload, rules: str, bonuses, players=()) -> list[tuple[str, dict]]:
+    """Check, read, score and store every kingdom of an uploaded table photo: ``[(id, scored
+    object with "kingdom" and "corners"), ...]`` in kingdom order. 400 for a bad file, 422 when
+    the photo holds no kingdom (nothing is stored then), 503 when the server is busy."""
+    if upload is None:
+        raise BadRequest("no photo: send the image in a multipart form field named \"photo\"")
+    data = upload.read()
+    try:
+        check_image(data, current_app.config["MAX_PIXELS"])
+        small, (width, height) = shrink_photo(data)
+    except PhotoBusy as exc:
+        raise ServiceUnavailable(str(exc))
+    except ImageRejected as exc:
+        raise BadRequest(str(exc))
+    except ValueError as exc:
+        raise BadRequest(f"the image cannot be read: {exc}")
+    except MemoryError:
+        raise BadRequest("the image is too large to decode: send a smaller photo")
+    except Exception:
+        current_app.logger.exception("decoding an upload failed")
+        raise BadRequest("the image cannot be decoded: it is damaged or in a form this server "
+                         "does not read; send it again as a JPEG or PNG")
+    name = (upload.filename or "").replace("\\", "/").rsplit("/", 1)[-1]
+    name = "".join(ch for ch in name if ch.isprintable()).strip()[-180:] or "photo"
+    reader = current_app.config.get("TABLE_READER") or default_table_reader
+    try:
+        objs = reader(data, rules, bonuses)
+    except PhotoBusy as exc:
+        raise ServiceUnavailable(str(exc))
+    except Exception as exc:
+        if isinstance(exc, ValueError):
+            raise UnprocessableEntity(str(exc) or "no kingdom could be read in this photo")
+        current_app.logger.exception("reading table upload %r failed", name)
+        raise UnprocessableEntity("this photo could not be read: the reader failed on it (the "
+                                  "fault was logged); try another photo, taken from above")
+    if not objs:
+        raise UnprocessableEntity("no kingdom found in the photo: take it from above with every "
+                                  "kingdom whole in view")
+    store = get_store()
+    out = []
+    for k, obj in enumerate(objs):
+        obj = dict(obj)
+        obj["kingdom"] = int(obj.get("kingdom", k))
+        machine = dict(obj)
+        machine["photo_size"] = [width, height]
+        rid = store.add_reading(rules=rules, bonuses=bonuses, machine=machine,
+                                source=f"{name} #{obj['kingdom']}",
+                                player=players[k] if k < len(players) else None, photo=small)
+        out.append((rid, obj))
+    return out
+
+
+def game_link(ids, names=(), external: bool = False) -> str:
+    return url_for("table.game", ids=".".join(ids), name=[n for n in names] or None,
+                   _external=external)
+
+
+def api_score_all():
+    """``POST /api/score`` with ``all=1``: ``{"kingdoms": [...], "game": permalink}``."""
+    rules, bonuses = service.form_choice(request.form)
+    if request.form.get("corners"):
+        raise BadRequest("corners give one kingdom's outline and all=1 reads every kingdom: "
+                         "send one or the other")
+    players = _players(request.form)
+    stored = read_table_photo(request.files.get("photo"), rules, bonuses, players)
+    kingdoms = []
+    for rid, obj in stored:
+        source = get_store().get(rid)["source"]
+        kingdoms.append({"source": source, **obj, "id": rid,
+                         "permalink": url_for("pages.result", rid=rid, _external=True)})
+    return jsonify(kingdoms=kingdoms, game=game_link([rid for rid, _ in stored], players,
+                                                     external=True))
+
+
+def upload_table():
+    """The upload page's "whole table" choice: read, store, then show the game page."""
+    rules, bonuses = service.form_choice(request.form)
+    players = _players(request.form)
+    upload = request.files.get("photo")
+    if upload is None or not upload.filename:
+        raise BadRequest("choose a photo of the table first")
+    stored = read_table_photo(upload, rules, bonuses, players)
+    return redirect(game_link([rid for rid, _ in stored], players), code=303)
+
+
+def _ids(text: str) -> list[str]:
+    ids = text.split(".")
+    if not 1 <= len(ids) <= MAX_KINGDOMS or not all(_ID.match(i) for i in ids) \
+            or len(set(ids)) != len(ids):
+        raise NotFound("no such game: check the link")
+    return ids
+
+
+def game_view(ids: list[str], names: list[str]) -> dict:
+    """What the game page shows: each kingdom (number, name, id, total, outline on the photo)
+    and the standings."""
+    kingdoms, photo_size = [], None
+    for k, rid in enumerate(ids):
+        rec = service.load(rid)
+        data = service.view(rec)
+        machine = rec.get("machine") if isinstance(rec.get("machine"), dict) else {}
+        number = machine.get("kingdom", k)
+        name = names[k] if k < len(names) and names[k] else (rec.get("player") or f"kingdom {number}")
+        outline = centre = None
+        size = machine.get("photo_size")
+        try:
+            factor = min(1.0, PAGE_SIDE / max(size))
+            photo_size = photo_size or [round(size[0] * factor), round(size[1] * factor)]
+            outline = [[round(float(x) * factor, 1), round(float(y) * factor, 1)]
+                       for x, y in machine["corners"]][:4]
+            centre = [round(sum(p[0] for p in outline) / 4, 1),
+                      round(sum(p[1] for p in outline) / 4, 1)]
+        except (TypeError, ValueError, KeyError, IndexError, ZeroDivisionError):
+            outline = centre = None
+        kingdoms.append({"kingdom": number, "id": rid, "name": name, "outline": outline, "centre": centre,
+                         "score": data.get("score"), "cut": bool(machine.get("cut")),
+                         "review": len(data.get("review") or []), "error": data.get("error"),
+                         "photo": data.get("photo"), "corrected": data.get("corrections", 0) > 0})
+    scored = [k for k in kingdoms if k["score"]]
+    standings = []
+    if scored:
+        try:
+            standings = engine.rank([(k["name"], k["score"]) for k in scored])
+        except ValueError:
+            standings = []
+        by_name = {k["name"]: k for k in scored}
+        for row in standings:
+            row["kingdom"] = by_name[row["player"]]["kingdom"]
+            row["cut"] = by_name[row["player"]]["cut"]
+    photo = next((k["photo"] for k in kingdoms if k["photo"]), None)
+    return {"kingdoms": kingdoms, "standings": standings, "photo": photo,
+            "photo_size": photo_size, "ids": ids}
+
+
+@bp.get("/game/<ids>")
+def game(ids):
+    id_list = _ids(ids)
+    names = [n.strip()[:80] for n in request.args.getlist("name")][:len(id_list)]
+    seen = set()
+    for i, n in enumerate(names):  # two players cannot share a name in the standings
+        if n and n in seen:
+            names[i] = f"{n} ({i})"
+        seen.add(names[i])
+    data = game_view(id_list, names)
+    return render_template("game.html", game=data,
+                           link=game_link(id_list, [k["name"] for k in data["kingdoms"]],
+                                          external=True))
