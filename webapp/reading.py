@@ -17,8 +17,7 @@ from kingdomino.store import PHOTO_COPY_SIDE as PHOTO_MAX_SIDE
 LOW_CONFIDENCE = 0.8  # a square read with less confidence than this may explain a dispute
 
 
-_READ_LOCK = threading.Lock()
-READ_LOCK = _READ_LOCK  # one reading at a time, the whole-table reader too (webapp.table)
+READ_LOCK = threading.Lock()  # one reading at a time, the whole-table reader too (webapp.table)
 
 
 def default_reader(photo: bytes, rules: str, bonuses=(), corners=None, size=None) -> dict:
@@ -30,7 +29,7 @@ def default_reader(photo: bytes, rules: str, bonuses=(), corners=None, size=None
     """
     from kingdomino import service
 
-    with _READ_LOCK:
+    with READ_LOCK:
         return service.score_photo(photo, rules=rules, bonuses=bonuses, size=size,
                                    corners=corners)
 
