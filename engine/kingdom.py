@@ -217,7 +217,10 @@ class Cell:
             if court not in COURT_TILES:
                 raise KingdomError(f"{where}: unknown court tile {obj.get('court')!r}; use one of "
                                    f"{', '.join(COURT_TILES)}")
-        building_crowns = _count(obj.get("building_crowns", 0) or 0, "building_crowns", where, 0, 2)
+        building_crowns = obj.get("building_crowns", 0) or 0
+        if building_crowns not in (0, 1, 2) or isinstance(building_crowns, bool):
+            raise KingdomError(f"{where}: building_crowns must be 1 or 2 (a building tile shows 1 "
+                               f"or 2 crowns), not {building_crowns!r}")
         cell = cls(terrain, crowns, building, fire, resource, caveman, warrior, giants, token,
                    court, building_crowns, confidence)
         cell.check(row, col)
