@@ -255,7 +255,21 @@ class Rules:
                  + sum(v.get("points", 0) for v in extras.values() if isinstance(v, dict)))
         return Score(total=total, rules=self.name, regions=tuple(regions), bonuses=tuple(awarded),
                      tiebreak=tuple(self.tiebreak(kingdom, regions)),
-                     warnings=tuple(self.warnings(kingdom)), extras=extras)
+                     warnings=tuple(self.warnings(kingdom) + self.unscored_pieces(kingdom)),
+                     extras=extras)
+
+    def unscored_pieces(self, kingdom: Kingdom) -> list[str]:
+        """The expansions' pieces on a kingdom scored by a rule set that ignores them."""
+        if self.name in ("age-of-giants", "the-court"):
+            return []
+        out = []
+        for what, test, rules in (("giants", lambda cell: cell.giants, "age-of-giants"),
+                                  ("Court tokens or tiles", lambda cell: cell.token or cell.court,
+                                   "the-court")):
+            if any(test(cell) for _, _, cell in kingdom.squares()):
+                out.append(f"the {what} on this kingdom count only with --rules {rules}; "
+                           f"{self.name} ignores them")
+        return out
 
 
 def score(kingdom: Kingdom, rules: str | None = None, bonuses=()) -> Score:

@@ -220,3 +220,12 @@ def test_warnings_against_the_expansions_pieces():
     assert any("7 giants, but the game has only 6" in w for w in giants)
     plain = example_kingdom(EXAMPLES[0])
     assert engine.score(plain).warnings == ()
+
+
+def test_expansion_pieces_under_another_rule_set_are_flagged_not_scored():
+    one = example_kingdom(EXAMPLES[0])
+    base = engine.score(one, "kingdomino")
+    assert sum(r.points for r in base.regions) == 48  # the giants hide nothing there
+    assert any("count only with --rules age-of-giants" in w for w in base.warnings)
+    court = engine.score(example_kingdom(EXAMPLES[7]), "kingdomino")
+    assert any("count only with --rules the-court" in w for w in court.warnings)
