@@ -218,7 +218,7 @@ class Cell:
                 raise KingdomError(f"{where}: unknown court tile {obj.get('court')!r}; use one of "
                                    f"{', '.join(COURT_TILES)}")
         building_crowns = obj.get("building_crowns", 0) or 0
-        if building_crowns not in (0, 1, 2) or isinstance(building_crowns, bool):
+        if not _is_int(building_crowns) or building_crowns not in (0, 1, 2):
             raise KingdomError(f"{where}: building_crowns must be 1 or 2 (a building tile shows 1 "
                                f"or 2 crowns), not {building_crowns!r}")
         cell = cls(terrain, crowns, building, fire, resource, caveman, warrior, giants, token,
