@@ -171,6 +171,12 @@ class AgeOfGiants(Kingdomino):
     def region_crowns(self, kingdom, cells):
         return sum(kingdom[rc].visible_crowns for rc in cells)
 
+    def check_terrains(self, kingdom):
+        from engine.court import check_court
+
+        super().check_terrains(kingdom)
+        check_court(kingdom)   # Court tiles, when a kingdom has both expansions
+
     def bonus(self, name, kingdom, regions):
         return quest(name, kingdom, regions)
 

@@ -200,8 +200,9 @@ def test_two_of_a_courtier_that_exists_once_is_an_error():
     grid = "rules: the-court\n" + "\n".join(["F0@king F0 F0 F0 F0", "F0 F0 F0 F0 F0", "F0 F0 C F0 F0",
                                               "F0 F0 F0 F0 F0", "F0 F0 F0 F0 G0@king"])
     kingdom = engine.load_kingdom(grid)
-    with pytest.raises(engine.KingdomError, match="one king tile, found 2"):
-        engine.score(kingdom)
+    for rules in ("the-court", "age-of-giants"):   # both score the Court tiles they find
+        with pytest.raises(engine.KingdomError, match="one king tile, found 2"):
+            engine.score(kingdom, rules)
 
 
 def test_an_unknown_mark_names_both_kinds_of_at_mark():
