@@ -45,3 +45,20 @@ def test_the_editor_learns_the_pieces_and_quests_from_the_engine(client):
     assert "folie-des-grandeurs" in giants["bonuses"] and "four-corners-lake" in giants["bonuses"]
     assert set(court["piece_options"]) == {"resource", "court", "building_crowns"}
     assert "king" in court["piece_options"]["court"]["values"]
+
+
+def test_the_csv_export_adds_up_with_a_line_per_courtier(client):
+    import csv
+    import io
+
+    from webapp_helpers import page_token
+
+    token = page_token(client, "/new")
+    resp = client.post("/api/readings", json=_court(), headers={"X-CSRF-Token": token})
+    assert resp.status_code == 201, resp.get_data(as_text=True)
+    rid = resp.get_json()["id"]
+    rows = list(csv.DictReader(io.StringIO(client.get(f"/r/{rid}.csv").get_data(as_text=True))))
+    courtiers = [r for r in rows if r["item"] == "courtier"]
+    assert [r["name"] for r in courtiers] == ["Lumberjack r1c1: 3 + 1 wood x 3 = 6"]
+    assert rows[-1]["item"] == "total"
+    assert sum(int(r["points"]) for r in rows[:-1]) == int(rows[-1]["points"]) == 6
