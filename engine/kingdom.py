@@ -307,8 +307,10 @@ class Cell:
 
     def to_token(self) -> str:
         token = LETTER_OF.get(self.terrain, self.terrain)
-        if self.crowns or self.terrain not in NO_PRINTED_CROWNS:
-            token += str(self.crowns)
+        marks = "g" * self.giants + ("r" if self.token else "")
+        marks += f"b{self.building_crowns}" if self.building_crowns else ""
+        if self.crowns or self.terrain not in NO_PRINTED_CROWNS or marks:
+            token += str(self.crowns) + marks   # the expansions' marks go right after the crowns
         if self.fire_tokens:
             token += f"+{self.fire_tokens}"
         if self.resource:
@@ -317,11 +319,6 @@ class Cell:
             token += f"!{self.caveman}"
         if self.warrior:
             token += f"^{self.warrior}"
-        if self.giants or self.token or self.building_crowns:
-            if not (self.crowns or self.terrain not in NO_PRINTED_CROWNS):
-                token += "0"
-            token += "g" * self.giants + ("r" if self.token else "")
-            token += f"b{self.building_crowns}" if self.building_crowns else ""
         if self.court and self.court != "building":
             token += f"@{self.court}"
         return token
@@ -377,6 +374,9 @@ def _parse_token(token: str, row: int, col: int) -> Cell:
                 if "court" in obj:
                     raise KingdomError(f"{where}: one court tile per square in {token!r}")
                 obj["court"] = name
+            elif obj.get("resource") is True:
+                raise KingdomError(f"{where}: {token!r} has a Court token (r) and an Origins "
+                                   f"resource (@{value}); a square holds one or the other")
             else:
                 obj["resource"] = value.lower()
         elif mark == "!":

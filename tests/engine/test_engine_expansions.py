@@ -230,3 +230,12 @@ def test_expansion_pieces_under_another_rule_set_are_flagged_not_scored():
     assert any("count only with --rules age-of-giants" in w for w in base.warnings)
     court = engine.score(example_kingdom(EXAMPLES[7]), "kingdomino")
     assert any("count only with --rules the-court" in w for w in court.warnings)
+
+
+def test_the_expansion_marks_follow_the_crowns_whatever_other_marks_a_square_has():
+    cells = [Cell("forest", 1, fire_tokens=2, giants=1), Cell("swamp", 0, warrior=1, court="building",
+                                                             building_crowns=2, giants=2)]
+    for cell in cells:
+        assert engine.kingdom._parse_token(cell.to_token(), 0, 0) == cell
+    with pytest.raises(engine.KingdomError, match="one or the other"):
+        engine.kingdom._parse_token("G0r@mammoth", 0, 0)
