@@ -47,6 +47,15 @@ CAVEMAN_ALIASES = {"fisher": "fishing-child", "fishing_child": "fishing-child",
                    "fire_lady": "fire-lady", "firelady": "fire-lady"}
 WARRIORS = {"small": 1, "amazon": 2, "oafish": 3}
 BUILDING_PER = ("region", "tower", "knight")
+# The Court (expansion): the twelve courtiers (one tile of each) and the building tiles.
+COURTIERS = ("farmer", "lumberjack", "fisherman", "shepherdess", "banker", "queen", "king",
+             "captain", "axe-warrior", "sword-warrior", "light-archer", "heavy-archer")
+COURT_TILES = (*COURTIERS, "building")
+COURT_ALIASES = {"axe_warrior": "axe-warrior", "sword_warrior": "sword-warrior",
+                 "light_archery": "light-archer", "heavy_archery": "heavy-archer",
+                 "light-archery": "light-archer", "heavy-archery": "heavy-archer"}
+# The Court: which token a crownless square of these terrains gets (swamp and mine get none).
+TOKEN_OF = {"field": "wheat", "forest": "wood", "lake": "fish", "grassland": "sheep"}
 # Top-level keys a photo reading or a scored result may carry; accepted and ignored.
 IGNORED_KEYS = ("review", "corners", "homography", "source", "score", "warnings", "error")
 
@@ -144,11 +153,20 @@ class Cell:
     resource: str | None = None         # Origins: mammoth, fish, mushroom, flint
     caveman: str | None = None          # Origins Tribe: one of CAVEMEN
     warrior: int = 0                    # Origins Tribe: warrior power 1..3 (0 = none)
+    giants: int = 0                     # Age of Giants: giants standing here, each hides a crown
+    token: bool = False                 # The Court: a resource token (JSON "resource": true)
+    court: str | None = None            # The Court: a courtier (COURTIERS) or "building"
+    building_crowns: int = 0            # The Court: crowns on the building tile (1 or 2)
     confidence: float | None = None     # from a photo reading; kept, never scored
 
     @property
     def is_land(self) -> bool:
         return self.terrain not in NOT_LAND
+
+    @property
+    def visible_crowns(self) -> int:
+        """Crowns that score: printed + a Court building's, less those giants hide."""
+        return max(0, self.crowns + self.building_crowns - self.giants)
 
     @classmethod
     def from_json(cls, obj, row: int, col: int) -> "Cell":
@@ -167,6 +185,9 @@ class Cell:
         building = Building.from_json(building, where) if building is not None else None
         fire = _count(obj.get("fire_tokens", 0), "fire_tokens", where, 0, 3)
         resource = obj.get("resource")
+        token = resource is True
+        if isinstance(resource, bool):
+            resource = None
         if resource is not None and resource not in RESOURCES:
             raise KingdomError(f"{where}: unknown resource {resource!r}; use one of {', '.join(RESOURCES)}")
         caveman = obj.get("caveman")
@@ -186,7 +207,22 @@ class Cell:
         if confidence is not None and (isinstance(confidence, bool)
                                        or not isinstance(confidence, (int, float))):
             confidence = None
-        cell = cls(terrain, crowns, building, fire, resource, caveman, warrior, confidence)
+        giants = obj.get("giants", 0)
+        if giants == 0 and "giant" in obj:   # "giant": true / a number, as some files write it
+            giants = int(obj["giant"]) if isinstance(obj["giant"], bool) else obj["giant"]
+        giants = _count(giants if giants is not None else 0, "giants", where, 0, 3)
+        court = obj.get("court")
+        if court is not None:
+            court = COURT_ALIASES.get(court, court) if isinstance(court, str) else court
+            if court not in COURT_TILES:
+                raise KingdomError(f"{where}: unknown court tile {obj.get('court')!r}; use one of "
+                                   f"{', '.join(COURT_TILES)}")
+        building_crowns = obj.get("building_crowns", 0) or 0
+        if not _is_int(building_crowns) or building_crowns not in (0, 1, 2):
+            raise KingdomError(f"{where}: building_crowns must be 1 or 2 (a building tile shows 1 "
+                               f"or 2 crowns), not {building_crowns!r}")
+        cell = cls(terrain, crowns, building, fire, resource, caveman, warrior, giants, token,
+                   court, building_crowns, confidence)
         cell.check(row, col)
         return cell
 
@@ -205,6 +241,45 @@ class Cell:
             raise KingdomError(f"{where}: an empty square cannot hold a {pieces[0]}")
         if self.caveman and self.warrior:
             raise KingdomError(f"{where}: one tile per square: a caveman or a warrior, not both")
+        self._check_expansions(where)
+
+    def _check_expansions(self, where: str) -> None:
+        """Giants (Age of Giants) and tokens, courtiers, buildings (The Court) where they can lie."""
+        if self.giants and self.giants > self.crowns + self.building_crowns:
+            if not self.crowns + self.building_crowns:
+                raise KingdomError(f"{where}: a giant stands on a crown; this {self.terrain} square "
+                                   f"has none (remove the giant or give the square its crowns)")
+            raise KingdomError(f"{where}: {self.giants} giants but only "
+                               f"{self.crowns + self.building_crowns} crown(s); each giant hides "
+                               f"one crown, so at most {self.crowns + self.building_crowns} giants")
+        if self.token:
+            if self.terrain not in TOKEN_OF:
+                raise KingdomError(f"{where}: a resource token lies only on field, forest, lake "
+                                   f"or grassland, not on {self.terrain}")
+            if self.crowns:
+                raise KingdomError(f"{where}: a resource token lies only on a square without a "
+                                   f"crown; this one has {self.crowns} (remove the token)")
+            if self.court:
+                raise KingdomError(f"{where}: a court tile goes on a square without a resource "
+                                   f"token (the token is spent first): remove the token or the "
+                                   f"{self.court}")
+        if self.court:
+            if not self.is_land:
+                raise KingdomError(f"{where}: a {self.court} tile goes on a terrain square, not on "
+                                   f"a {self.terrain}")
+            if self.crowns:
+                raise KingdomError(f"{where}: a court tile goes on a square without a crown; this "
+                                   f"one has {self.crowns} (move the {self.court})")
+            if self.court == "building":
+                if self.terrain == "mine":
+                    raise KingdomError(f"{where}: no building stands on a mine (buildings exist "
+                                       f"for field, forest, lake, grassland and swamp)")
+                if not self.building_crowns:
+                    raise KingdomError(f"{where}: a building shows 1 or 2 crowns; give "
+                                       f"\"building_crowns\": 1 or 2")
+        if self.building_crowns and self.court != "building":
+            raise KingdomError(f"{where}: \"building_crowns\" goes with \"court\": \"building\" "
+                               f"(a building tile on this square)")
 
     def to_json(self) -> dict:
         out: dict = {"terrain": self.terrain, "crowns": self.crowns}
@@ -218,14 +293,24 @@ class Cell:
             out["caveman"] = self.caveman
         if self.warrior:
             out["warrior"] = self.warrior
+        if self.giants:
+            out["giants"] = self.giants
+        if self.token:
+            out["resource"] = True
+        if self.court:
+            out["court"] = self.court
+        if self.building_crowns:
+            out["building_crowns"] = self.building_crowns
         if self.confidence is not None:
             out["confidence"] = self.confidence
         return out
 
     def to_token(self) -> str:
         token = LETTER_OF.get(self.terrain, self.terrain)
-        if self.crowns or self.terrain not in NO_PRINTED_CROWNS:
-            token += str(self.crowns)
+        marks = "g" * self.giants + ("r" if self.token else "")
+        marks += f"b{self.building_crowns}" if self.building_crowns else ""
+        if self.crowns or self.terrain not in NO_PRINTED_CROWNS or marks:
+            token += str(self.crowns) + marks   # the expansions' marks go right after the crowns
         if self.fire_tokens:
             token += f"+{self.fire_tokens}"
         if self.resource:
@@ -234,15 +319,21 @@ class Cell:
             token += f"!{self.caveman}"
         if self.warrior:
             token += f"^{self.warrior}"
+        if self.court and self.court != "building":
+            token += f"@{self.court}"
         return token
 
 
-_TOKEN = re.compile(r"^(?P<t>[A-Za-z][A-Za-z_-]*?|\.)(?P<c>\d+)?(?P<x>(?:[+@!^][^+@!^]+)*)$")
+# Marks right after the crowns: g per giant, r a resource token, bN a building of N crowns.
+_TOKEN = re.compile(r"^(?P<t>[A-Za-z][A-Za-z_-]*?|\.)(?:(?P<c>\d+)(?P<m>(?:g|r|b\d)*))?"
+                    r"(?P<x>(?:[+@!^][^+@!^]+)*)$")
 _SUFFIX = re.compile(r"([+@!^])([^+@!^]+)")
 
 
 def _parse_token(token: str, row: int, col: int) -> Cell:
     where = _where(row, col)
+    if token in ("CC", "..", "HH"):   # the doubled castle / empty / hut of two-letter grids
+        token = token[0]
     m = _TOKEN.match(token)
     if not m:
         raise KingdomError(f"{where}: cannot read {token!r}; write a terrain letter and crowns, "
@@ -254,13 +345,40 @@ def _parse_token(token: str, row: int, col: int) -> Cell:
         raise KingdomError(f"{where}: unknown terrain {letters!r} in {token!r}; letters: {known} "
                            f"(or a full terrain name)")
     obj: dict = {"terrain": terrain, "crowns": int(m.group("c") or 0)}
+    marks = m.group("m") or ""
+    if marks:
+        if marks.count("g"):
+            obj["giants"] = marks.count("g")
+        if "r" in marks:
+            if marks.count("r") > 1:
+                raise KingdomError(f"{where}: one resource token per square, not {marks.count('r')} "
+                                   f"in {token!r}")
+            obj["resource"] = True
+        built = re.findall(r"b(\d)", marks)
+        if built:
+            if len(built) > 1:
+                raise KingdomError(f"{where}: one building per square in {token!r}")
+            obj["court"], obj["building_crowns"] = "building", int(built[0])
     for mark, value in _SUFFIX.findall(m.group("x")):
         if mark == "+":
             if not value.isdigit():
                 raise KingdomError(f"{where}: fire token {value!r} in {token!r} must be 1, 2 or 3")
             obj["fire_tokens"] = int(value)
         elif mark == "@":
-            obj["resource"] = value.lower()
+            name = COURT_ALIASES.get(value.lower(), value.lower())
+            if name not in COURTIERS and name not in RESOURCES:
+                raise KingdomError(f"{where}: unknown @{value} in {token!r}; @ names an Origins "
+                                   f"resource ({', '.join(RESOURCES)}) or a courtier of The Court "
+                                   f"({', '.join(COURTIERS)})")
+            if name in COURTIERS:   # The Court: @farmer, @king, ...
+                if "court" in obj:
+                    raise KingdomError(f"{where}: one court tile per square in {token!r}")
+                obj["court"] = name
+            elif obj.get("resource") is True:
+                raise KingdomError(f"{where}: {token!r} has a Court token (r) and an Origins "
+                                   f"resource (@{value}); a square holds one or the other")
+            else:
+                obj["resource"] = value.lower()
         elif mark == "!":
             obj["caveman"] = value.lower()
         else:

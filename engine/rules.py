@@ -83,7 +83,7 @@ def register(cls: type["Rules"]) -> type["Rules"]:
 
 def _registry() -> dict[str, type["Rules"]]:
     # The rule-set modules register themselves on import.
-    from engine import domain, origins, queendomino  # noqa: F401
+    from engine import court, domain, giants, origins, queendomino  # noqa: F401
 
     return _REGISTRY
 
@@ -179,6 +179,10 @@ class Rules:
     # docs/engine.md): on a square, and on the whole kingdom. Editors offer exactly these.
     cell_pieces: tuple[str, ...] = ()
     kingdom_pieces: tuple[str, ...] = ()
+    # How an editor offers a piece it has no special form for (docs/engine.md): per field,
+    # {"kind": "count", "min", "max"} | {"kind": "flag"} | {"kind": "choice", "values": [...]},
+    # plus "label" and "hint" for people.
+    piece_options: dict[str, dict] = {}
     # bonus name -> (points, test, reason); the test takes the kingdom.
     bonuses: dict[str, tuple[int, Callable[[Kingdom], bool], str]] = {}
 
@@ -212,6 +216,13 @@ class Rules:
     def warnings(self, kingdom: Kingdom) -> list[str]:
         return connection_warnings(kingdom, self.start_terrain)
 
+    def bonus(self, name: str, kingdom: Kingdom, regions: list[RegionScore]) -> Bonus:
+        """One chosen bonus, met or not (``name`` already checked); rule sets with bonuses
+        worth more than a fixed amount override this."""
+        points, test, reason = self.bonuses[name]
+        ok = test(kingdom)
+        return Bonus(name, points if ok else 0, reason if ok else "not met: " + reason)
+
     # --- the fixed part -------------------------------------------------------------------
     def check_terrains(self, kingdom: Kingdom) -> None:
         allowed = set(self.terrains) | {self.start_terrain, "empty"}
@@ -238,17 +249,27 @@ class Rules:
         self.check_terrains(kingdom)
         regions = self.regions(kingdom)
         extras = self.extras(kingdom, regions)
-        awarded = []
-        for name in names:
-            points, test, reason = self.bonuses[name]
-            ok = test(kingdom)
-            awarded.append(Bonus(name, points if ok else 0, reason if ok else "not met: " + reason))
+        awarded = [self.bonus(name, kingdom, regions) for name in names]
         regions.sort(key=lambda reg: (-reg.points, -reg.squares, reg.cells[0]))
         total = (sum(r.points for r in regions) + sum(b.points for b in awarded)
                  + sum(v.get("points", 0) for v in extras.values() if isinstance(v, dict)))
         return Score(total=total, rules=self.name, regions=tuple(regions), bonuses=tuple(awarded),
                      tiebreak=tuple(self.tiebreak(kingdom, regions)),
-                     warnings=tuple(self.warnings(kingdom)), extras=extras)
+                     warnings=tuple(self.warnings(kingdom) + self.unscored_pieces(kingdom)),
+                     extras=extras)
+
+    def unscored_pieces(self, kingdom: Kingdom) -> list[str]:
+        """The expansions' pieces on a kingdom scored by a rule set that ignores them."""
+        if self.name in ("age-of-giants", "the-court"):
+            return []
+        out = []
+        for what, test, rules in (("giants", lambda cell: cell.giants, "age-of-giants"),
+                                  ("Court tokens or tiles", lambda cell: cell.token or cell.court,
+                                   "the-court")):
+            if any(test(cell) for _, _, cell in kingdom.squares()):
+                out.append(f"the {what} on this kingdom count only with --rules {rules}; "
+                           f"{self.name} ignores them")
+        return out
 
 
 def score(kingdom: Kingdom, rules: str | None = None, bonuses=()) -> Score:

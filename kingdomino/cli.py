@@ -26,7 +26,7 @@ def _rules_help() -> str:
     return "\n".join(lines)
 
 
-def _check_rules(args) -> None:
+def _check_rules(args, bonuses: bool = True) -> None:
     import engine
 
     try:
@@ -35,6 +35,13 @@ def _check_rules(args) -> None:
         raise UsageError(
             f"unknown rule set {args.rules!r}; choose one of: {', '.join(engine.rule_names())}"
         ) from None
+    if bonuses:
+        _check_bonuses(args)
+
+
+def _check_bonuses(args) -> None:
+    import engine
+
     allowed = engine.bonus_names(args.rules)
     for bonus in args.bonus:
         if bonus not in allowed:
@@ -114,7 +121,8 @@ def cmd_score(args) -> int:
 def cmd_score_grid(args) -> int:
     from kingdomino import service
 
-    _check_rules(args)
+    # without --rules the file's own rule set decides which bonuses (quests) exist
+    _check_rules(args, bonuses=args.rules_given)
     source = None if args.file == "-" else args.file
     try:
         if source is None:
@@ -132,6 +140,15 @@ def cmd_score_grid(args) -> int:
     except UnicodeDecodeError:
         _error_line(source, "not a text file: give Kingdom JSON or the text grid format", args.json)
         return EXIT_INPUT
+    if not args.rules_given and args.bonus:
+        import engine
+
+        try:
+            args.rules = engine.load_kingdom(text).rules
+        except ValueError:
+            pass  # a bad file: scoring it below says what is wrong
+        else:
+            _check_bonuses(args)
     try:
         obj = service.score_grid(text, rules=args.rules if args.rules_given else None,
                                  bonuses=args.bonus)

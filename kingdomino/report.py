@@ -5,6 +5,8 @@ it can print any result: from a photo, a grid, or a stored one.
 """
 from __future__ import annotations
 
+import re
+
 
 _WIDTH = 56  # the points column ends here: regions, extras, bonuses and the total line up
 _LABEL = _WIDTH - 24  # the region column, before squares, crowns and points (8 each)
@@ -42,9 +44,13 @@ def _legend(grid: list[str]) -> list[str]:
     used = {t[0].upper() for t in tokens if t}
     letters = [f"{letter} {terrain}" for letter, terrain in ek.LETTERS.items() if letter in used]
     lines = _pack(letters + ["a digit after the letter: its crowns"], "  ", "  ") if letters else []
-    marks = [(mark, what) for mark, what in (("+", "fire token"), ("@", "resource"),
+    marks = [(mark, what) for mark, what in (("+", "fire token"), ("@", "resource or courtier"),
                                               ("!", "caveman"), ("^", "warrior power"))
              if any(mark in t for t in tokens)]
+    # The expansions' marks right after the crowns (F1g, F0r, F0b2)
+    marks += [(mark, what) for mark, what, pattern in (
+        ("g", "giant", r"\dg"), ("r", "resource token", r"\d[g]*r"), ("bN", "building of N crowns", r"\db\d"))
+        if any(re.search(pattern, t) for t in tokens)]
     if marks:
         lines.append("  " + ", ".join(f"{m} {what}" for m, what in marks))
     return lines
@@ -91,6 +97,10 @@ def _extras(score: dict) -> list[str]:
             cell = m.get("cell", ["?", "?"])
             lines.append(_row(f"{m.get('caveman')} {square(cell)} ({m.get('reason', '')})"[:_WIDTH - 9],
                               m.get("points", 0)))
+    courtiers = score.get("courtiers")
+    if isinstance(courtiers, dict):
+        for m in courtiers.get("list", []):
+            lines.append(_row(str(m.get("reason", ""))[:_WIDTH - 9], m.get("points", 0)))
     warriors = score.get("warriors")
     if isinstance(warriors, dict):
         for g in warriors.get("groups", []):
@@ -138,8 +148,8 @@ def format_result(obj: dict) -> str:
     lines.extend(_extras(score))
     for bonus in score.get("bonuses", []):
         lines.append(_row(f"bonus {bonus.get('name', '?')}", bonus.get("points", 0)))
-        if not bonus.get("points"):
-            lines.append(f"  ({bonus.get('reason', '')})")
+        if not bonus.get("points") or " = " in str(bonus.get("reason", "")):
+            lines.append(f"  ({bonus.get('reason', '')})")  # not met: why; quests: the arithmetic
     lines.append(" " * (_WIDTH - 8) + "-" * 8)
     lines.append(_row("total", score.get("total", 0)))
     tiebreak = score.get("tiebreak") or {}

@@ -182,6 +182,10 @@ def breakdown_csv(reading_id: str, rules: str, score: dict) -> str:
             continue
         if isinstance(value, (int, float)) and not isinstance(value, bool):
             w.writerow([reading_id, rules, "extra", key, "", "", value])
+        elif key == "courtiers" and isinstance(value, dict):  # The Court: a line per courtier
+            for item in value.get("list") or []:
+                w.writerow([reading_id, rules, "courtier", item.get("reason"), "", "",
+                            item.get("points")])
     w.writerow([reading_id, rules, "total", "", "", "", score.get("total")])
     return out.getvalue()
 

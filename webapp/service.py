@@ -93,6 +93,8 @@ def rules_meta(name: str) -> dict:
     meta["start"] = start
     meta["title"] = rules.title or name
     meta["pieces"] = pieces_of(name)
+    # how the editor offers the pieces it has no form of its own for (the expansions')
+    meta["piece_options"] = dict(getattr(rules, "piece_options", {}) or {})
     return meta
 
 

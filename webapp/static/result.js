@@ -16,6 +16,8 @@
   var RESOURCES = ["mammoth", "fish", "mushroom", "flint"];
   var CAVEMEN = ["hunter", "fishing-child", "gatherer", "sculptor", "painter", "fire-lady", "shaman"];
   var WARRIORS = [["0", "none"], ["1", "small (1)"], ["2", "amazon (2)"], ["3", "oafish (3)"]];
+  // The Court: the token a square holds follows its terrain
+  var TOKEN_OF = { field: "wheat", forest: "wood", lake: "fish", grassland: "sheep" };
 
   var state = {
     kingdom: data.kingdom,
@@ -190,9 +192,12 @@
         var label = k.terrain + (k.crowns ? ", " + k.crowns + " crown" + (k.crowns > 1 ? "s" : "") : "");
         if (k.building) { label += ", building"; }
         if (k.fire_tokens) { label += ", fire token " + k.fire_tokens; }
-        if (k.resource) { label += ", " + k.resource; }
+        if (typeof k.resource === "string") { label += ", " + k.resource; }
         if (k.caveman) { label += ", " + k.caveman; }
         if (k.warrior) { label += ", warrior " + k.warrior; }
+        if (k.giants) { label += ", " + plural(k.giants, "giant"); }
+        if (k.resource === true) { label += ", " + (TOKEN_OF[k.terrain] || "resource") + " token"; }
+        if (k.court) { label += ", " + (k.court === "building" ? "building with " + plural(k.building_crowns || 0, "crown") : k.court.replace(/-/g, " ")); }
         if (review[r + "," + c]) { b.classList.add("review"); label += ", to check"; }
         if (machineCells && machineCells[r] && machineCells[r][c] &&
             (machineCells[r][c].terrain !== k.terrain || (machineCells[r][c].crowns || 0) !== k.crowns)) {
@@ -215,7 +220,11 @@
     var out = "";
     if (k.building) { out += "\u2302" + (k.building.crowns ? k.building.crowns : ""); }
     if (k.fire_tokens) { out += "\u2668" + k.fire_tokens; }
-    if (k.resource) { out += k.resource.charAt(0).toUpperCase(); }
+    if (typeof k.resource === "string") { out += k.resource.charAt(0).toUpperCase(); }
+    if (k.giants) { out += new Array(k.giants + 1).join("\u25B2"); }
+    if (k.resource === true) { out += "\u25CF"; }
+    if (k.court === "building") { out += "\u2302" + (k.building_crowns || ""); }
+    else if (k.court) { out += k.court.split("-")[0].slice(0, 3); }
     if (k.caveman) { out += "\u263A"; }
     if (k.warrior) { out += "\u2694" + k.warrior; }
     return out;
@@ -287,7 +296,88 @@
       if (t === "empty" || t === "castle" || t === "hut" || t === "town") { k.crowns = 0; }
       if (t !== "town") { delete k.building; }
       if (t === "empty") { delete k.fire_tokens; delete k.resource; delete k.caveman; delete k.warrior; }
+      fitExpansionPieces(k);
     });
+  }
+
+  // The expansions' pieces only lie where they can (docs/engine.md): keep a square valid
+  // when its terrain or crowns change, so a correction is never refused for them.
+  function fitExpansionPieces(k) {
+    var land = ["empty", "castle", "hut", "town"].indexOf(k.terrain) < 0;
+    if (k.resource === true && (!TOKEN_OF[k.terrain] || k.crowns || k.court)) { delete k.resource; }
+    if (k.court && (!land || k.crowns || (k.court === "building" && k.terrain === "mine"))) {
+      delete k.court; delete k.building_crowns;
+    }
+    if (k.building_crowns && k.court !== "building") { delete k.building_crowns; }
+    var most = land ? (k.crowns || 0) + (k.building_crowns || 0) : 0;
+    if (k.giants > most) { k.giants = most; }
+    if (!k.giants) { delete k.giants; }
+  }
+
+  function setPiece(name, v) {
+    setCell(function (x) {
+      if (name === "giants") { x.giants = v; }
+      if (name === "resource") {
+        if (v) { x.resource = true; delete x.court; delete x.building_crowns; } else { delete x.resource; }
+      }
+      if (name === "court") {
+        if (!v) { delete x.court; delete x.building_crowns; }
+        else {
+          x.court = v; delete x.resource;
+          if (v === "building") { x.building_crowns = x.building_crowns || 1; } else { delete x.building_crowns; }
+        }
+      }
+      if (name === "building_crowns") { x.building_crowns = v; }
+      fitExpansionPieces(x);
+    });
+  }
+
+  // The pieces the engine describes in piece_options (the expansions'): counts as chips,
+  // a flag as a toggle, a choice as a list; all buttons and lists, so the keyboard reaches them.
+  function expansionPieces(box, m, k) {
+    var opts = m.piece_options || {};
+    var names = ((m.pieces || {}).cell || []).filter(function (n) { return opts[n]; });
+    if (!names.length) { return; }
+    var land = ["empty", "castle", "hut", "town"].indexOf(k.terrain) < 0;
+    var p = make("div", "pieces-row expansion-pieces");
+    names.forEach(function (name) {
+      var o = opts[name];
+      if (!land) { return; }
+      if (name === "giants" && !((k.crowns || 0) + (k.building_crowns || 0))) { return; }
+      if (name === "resource" && (!TOKEN_OF[k.terrain] || k.crowns)) { return; }
+      if (name === "court" && k.crowns) { return; }
+      if (name === "building_crowns" && k.court !== "building") { return; }
+      if (o.kind === "count") {
+        var row = make("div", "chips");
+        row.appendChild(make("span", "hint", o.label));
+        var top = name === "giants" ? (k.crowns || 0) + (k.building_crowns || 0) : o.max;
+        for (var n = o.min; n <= top; n++) {
+          (function (n) {
+            var b = button(String(n), function () { setPiece(name, n); }, (k[name] || 0) === n);
+            b.setAttribute("data-piece", name);
+            b.setAttribute("data-value", n);
+            row.appendChild(b);
+          })(n);
+        }
+        if (o.hint) { row.title = o.hint; }
+        p.appendChild(row);
+      } else if (o.kind === "flag") {
+        var on = k[name] === true;
+        var f = button((on ? "Remove " : "Place a ") + (TOKEN_OF[k.terrain] || "") + " token",
+          function () { setPiece(name, !on); }, on);
+        f.setAttribute("data-piece", name);
+        if (o.hint) { f.title = o.hint; }
+        p.appendChild(f);
+      } else if (o.kind === "choice") {
+        var values = o.values.filter(function (v) { return !(v === "building" && k.terrain === "mine"); });
+        var sel = selectInput(o.label, [["", "none"]].concat(values.map(function (v) { return [v, v.replace(/-/g, " ")]; })),
+          k[name] || "", function (v) { setPiece(name, v); });
+        sel.querySelector("select").setAttribute("data-piece", name);
+        if (o.hint) { sel.title = o.hint; }
+        p.appendChild(sel);
+      }
+    });
+    if (p.childNodes.length) { box.appendChild(p); }
   }
 
   function renderEditor() {
@@ -313,7 +403,7 @@
       cr.appendChild(make("span", "hint", m.start === "hut" ? "Fire" : "Crowns"));
       for (var n = 0; n <= 3; n++) {
         (function (n) {
-          var b = button(String(n), function () { setCell(function (x) { x.crowns = n; }); }, (k.crowns || 0) === n);
+          var b = button(String(n), function () { setCell(function (x) { x.crowns = n; fitExpansionPieces(x); }); }, (k.crowns || 0) === n);
           b.setAttribute("data-crowns", n);
           cr.appendChild(b);
         })(n);
@@ -349,7 +439,7 @@
       p.appendChild(selectInput("Fire token", [["0", "none"], ["1", "1 fire"], ["2", "2 fires"], ["3", "3 fires"]],
         String(k.fire_tokens || 0), function (v) { setCell(function (x) { v = parseInt(v, 10); if (v) { x.fire_tokens = v; } else { delete x.fire_tokens; } }); }));
     }
-    if (pieces.cell.indexOf("resource") >= 0 && k.terrain !== "empty") {
+    if (pieces.cell.indexOf("resource") >= 0 && !(m.piece_options || {}).resource && k.terrain !== "empty") {
       p.appendChild(selectInput("Resource", [["", "none"]].concat(RESOURCES.map(function (x) { return [x, x]; })),
         k.resource || "", function (v) { setCell(function (x) { if (v) { x.resource = v; } else { delete x.resource; } }); }));
     }
@@ -363,6 +453,12 @@
       }));
     }
     if (p.childNodes.length) { box.appendChild(p); }
+    expansionPieces(box, m, k);
+    if (Object.keys(m.piece_options || {}).length) {
+      box.appendChild(make("p", "hint expansion-note", "The photo reader does not see giants or " +
+        "Court tiles yet: add them here, square by square (keys: + and - giants, r token, " +
+        "b building; or the buttons)."));
+    }
   }
 
   // ------------------------------------------------------------------ rules, bonuses, kingdom pieces
@@ -490,6 +586,17 @@
     Object.keys(s).forEach(function (key) {
       if (["total", "rules", "regions", "bonuses", "tiebreak", "warnings"].indexOf(key) >= 0) { return; }
       var v = s[key];
+      if (key === "courtiers" && v && v.list) {  // every courtier its own line, with the arithmetic
+        v.list.forEach(function (x) {
+          var row = make("tr", "extra courtier");
+          row.appendChild(make("td"));
+          row.appendChild(make("td", null, x.reason));
+          row.appendChild(make("td")); row.appendChild(make("td"));
+          row.appendChild(make("td", "num", x.points));
+          tb.appendChild(row);
+        });
+        return;
+      }
       var pts = (typeof v === "number") ? v : (v && typeof v.points === "number" ? v.points : null);
       if (pts === null) { return; }
       var tr = make("tr", "extra");
@@ -607,11 +714,30 @@
     if (key === "Delete" || key === "Backspace") { e.preventDefault(); setTerrain("empty"); return; }
     var t = LETTERS[key.toLowerCase()];
     if (t && meta().terrains.indexOf(t) >= 0) { e.preventDefault(); setTerrain(t); return; }
+    var opts = meta().piece_options || {};
+    var here = cell(r, c);
+    if ((key === "+" || key === "-") && opts.giants) {
+      var most = (here.crowns || 0) + (here.building_crowns || 0);
+      var g = (here.giants || 0) + (key === "+" ? 1 : -1);
+      if (g >= 0 && g <= most) { e.preventDefault(); setPiece("giants", g); }
+      return;
+    }
+    if (key === "r" && opts.resource && TOKEN_OF[here.terrain] && !here.crowns) {
+      e.preventDefault(); setPiece("resource", here.resource !== true); return;
+    }
+    if (key === "b" && opts.court && !here.crowns && here.terrain !== "mine" && LETTER_OF[here.terrain] &&
+        ["castle", "hut", "empty", "town"].indexOf(here.terrain) < 0) {
+      e.preventDefault();  // none -> building of 1 crown -> of 2 crowns -> none
+      if (here.court !== "building") { setPiece("court", "building"); }
+      else if ((here.building_crowns || 1) < 2) { setPiece("building_crowns", 2); }
+      else { setPiece("court", ""); }
+      return;
+    }
     if (/^[0-9]$/.test(key)) {
       var k = cell(r, c);
       if (["empty", "castle", "hut", "town"].indexOf(k.terrain) < 0) {
         e.preventDefault();
-        setCell(function (x) { x.crowns = Number(key); });
+        setCell(function (x) { x.crowns = Number(key); fitExpansionPieces(x); });
       }
     }
   });

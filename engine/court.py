@@ -1,0 +1,157 @@
+"""The Court (Kingdomino print-and-play expansion): resource tokens, buildings, courtiers.
+
+Per square: ``resource`` (true: a token; its kind follows the terrain), ``court`` (a courtier,
+or ``building`` with ``building_crowns`` 1 or 2). Buildings add crowns to their square; each
+courtier scores from the 8 squares around it. Rules: ``rules/EXPANSIONS.md`` (shared).
+"""
+from __future__ import annotations
+
+from collections import Counter
+
+from engine.errors import KingdomError
+from engine.kingdom import COURT_TILES, COURTIERS, TOKEN_OF, Kingdom, square_name
+from engine.rules import Kingdomino, register
+
+WARRIORS = ("axe-warrior", "sword-warrior", "light-archer", "heavy-archer")
+# courtier -> (base points, points per item, item counted in the 8 squares around, its word)
+VALUES = {
+    "farmer": (3, 3, "wheat", "wheat"),
+    "lumberjack": (3, 3, "wood", "wood"),
+    "fisherman": (3, 3, "fish", "fish"),
+    "shepherdess": (3, 3, "sheep", "sheep"),
+    "banker": (2, 2, "token", "token(s)"),
+    "queen": (2, 2, "character", "character(s)"),
+    "king": (0, 1, "crown", "crown(s)"),
+    "captain": (1, 3, "warrior", "warrior(s)"),
+    "axe-warrior": (3, 0, None, ""),
+    "sword-warrior": (3, 0, None, ""),
+    "light-archer": (4, 0, None, ""),
+    "heavy-archer": (4, 0, None, ""),
+}
+# Building tiles per terrain and the crowns they show (none for mines).
+BUILDINGS = {"field": (1, 1, 1), "forest": (1, 1, 1), "lake": (1, 1, 1), "grassland": (1, 2),
+             "swamp": (1, 2)}
+
+
+def _rc(r: int, c: int) -> str:
+    return f"r{r + 1}c{c + 1}"
+
+
+def _title(courtier: str) -> str:
+    return courtier.replace("-", " ").capitalize()
+
+
+def has_court(kingdom: Kingdom) -> bool:
+    return any(cell.token or cell.court for _, _, cell in kingdom.squares())
+
+
+def around(kingdom: Kingdom, r: int, c: int):
+    for dr in (-1, 0, 1):
+        for dc in (-1, 0, 1):
+            if (dr or dc) and 0 <= r + dr < kingdom.size and 0 <= c + dc < kingdom.size:
+                yield kingdom[(r + dr, c + dc)]
+
+
+def _count(cell, item: str) -> int:
+    if item == "token":
+        return int(cell.token)
+    if item == "character":
+        return int(cell.court in COURTIERS)
+    if item == "warrior":
+        return int(cell.court in WARRIORS)
+    if item == "crown":
+        return cell.visible_crowns if cell.is_land else 0
+    return int(cell.token and TOKEN_OF.get(cell.terrain) == item)
+
+
+def courtier_points(kingdom: Kingdom, r: int, c: int, courtier: str) -> tuple[int, str]:
+    """(points, the arithmetic as a line: "Lumberjack r1c1: 3 + 4 wood x 3 = 15")."""
+    base, each, item, word = VALUES[courtier]
+    name = f"{_title(courtier)} {_rc(r, c)}"
+    if item is None:
+        return base, f"{name}: {base}"
+    n = sum(_count(cell, item) for cell in around(kingdom, r, c))
+    points = base + n * each
+    return points, f"{name}: {base} + {n} {word} x {each} = {points}"
+
+
+def courtier_extras(kingdom: Kingdom) -> dict:
+    listed = []
+    for r, c, cell in kingdom.squares():
+        if cell.court in COURTIERS:
+            points, reason = courtier_points(kingdom, r, c, cell.court)
+            listed.append({"courtier": cell.court, "cell": [r, c], "points": points,
+                           "reason": reason})
+    tokens = Counter(TOKEN_OF[cell.terrain] for _, _, cell in kingdom.squares() if cell.token)
+    buildings = [{"cell": [r, c], "terrain": cell.terrain, "crowns": cell.building_crowns}
+                 for r, c, cell in kingdom.squares() if cell.court == "building"]
+    return {"courtiers": {"points": sum(x["points"] for x in listed), "list": listed},
+            "court_buildings": {"count": len(buildings), "list": buildings,
+                                "note": "their crowns are counted in their regions"},
+            "tokens": {"count": {kind: tokens[kind] for kind in TOKEN_OF.values()},
+                       "note": "tokens left score nothing by themselves"}}
+
+
+def check_court(kingdom: Kingdom) -> None:
+    """Errors: a courtier that exists once found twice."""
+    seen = Counter(cell.court for _, _, cell in kingdom.squares() if cell.court in COURTIERS)
+    for name, n in seen.items():
+        if n > 1:
+            where = [square_name(r, c) for r, c, cell in kingdom.squares() if cell.court == name]
+            raise KingdomError(f"The Court has one {name} tile, found {n} ({', '.join(where)}); "
+                               f"remove all but one")
+
+
+def court_warnings(kingdom: Kingdom) -> list[str]:
+    """Against the 13 building tiles: per terrain how many, and the crowns they show."""
+    out = []
+    built: dict[str, list[int]] = {}
+    for r, c, cell in kingdom.squares():
+        if cell.court == "building":
+            built.setdefault(cell.terrain, []).append(cell.building_crowns)
+            if cell.building_crowns not in BUILDINGS.get(cell.terrain, ()):
+                out.append(f"{square_name(r, c)}: no {cell.terrain} building shows "
+                           f"{cell.building_crowns} crowns (they show "
+                           f"{' or '.join(str(x) for x in sorted(set(BUILDINGS[cell.terrain])))})")
+    for terrain, crowns in built.items():
+        have = Counter(BUILDINGS.get(terrain, ()))
+        for k, n in Counter(crowns).items():
+            if have[k] and n > have[k]:
+                out.append(f"{n} {terrain} buildings with {k} crown(s), but the game has only "
+                           f"{have[k]}")
+    return out
+
+
+@register
+class TheCourt(Kingdomino):
+    name = "the-court"
+    aliases = ("court", "la-cour")
+    title = "Kingdomino: The Court (resources, buildings, courtiers)"
+    cell_pieces = ("resource", "court", "building_crowns")
+    piece_options = {
+        "resource": {"kind": "flag", "label": "Resource token",
+                     "hint": "wheat on a field, wood on a forest, fish on a lake, sheep on a "
+                             "grassland; only on a square without a crown"},
+        "court": {"kind": "choice", "values": list(COURT_TILES), "label": "Court tile",
+                  "hint": "a courtier or a building, on a square without a crown or token"},
+        "building_crowns": {"kind": "count", "min": 1, "max": 2, "label": "Building crowns",
+                            "hint": "with a building only"},
+    }
+
+    def region_crowns(self, kingdom, cells):
+        return sum(kingdom[rc].visible_crowns for rc in cells)
+
+    def check_terrains(self, kingdom):
+        super().check_terrains(kingdom)
+        check_court(kingdom)
+
+    def extras(self, kingdom, regions):
+        return courtier_extras(kingdom)
+
+    def warnings(self, kingdom):
+        from engine.giants import combined_warning
+
+        out = court_warnings(kingdom)
+        if any(cell.giants for _, _, cell in kingdom.squares()):
+            out += combined_warning(kingdom, "giants (Age of Giants)")
+        return out + super().warnings(kingdom)

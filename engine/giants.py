@@ -1,0 +1,205 @@
+"""Age of Giants (Kingdomino expansion): giants hide crowns; the quest tiles are the bonuses.
+
+Per square: ``giants`` (each hides one of its crowns). The two quests drawn for the game are
+chosen as bonuses by name. Rules, with how sure each value is: ``rules/EXPANSIONS.md`` (shared).
+"""
+from __future__ import annotations
+
+from collections import Counter
+
+from engine.kingdom import Kingdom, square_name
+from engine.rules import Bonus, Kingdomino, RegionScore, frame_filled, register, start_in_centre
+
+TERRAINS = ("field", "forest", "lake", "grassland", "swamp", "mine")
+# Bleak King counts regions of these terrains only (never swamp or mine).
+BLEAK_TERRAINS = ("field", "forest", "grassland", "lake")
+BLEAK_MIN_SQUARES = 5
+# Squares of each terrain on the 60 dominoes (48 + the 12 of the expansion).
+SET_SQUARES = {"field": 30, "forest": 26, "lake": 22, "grassland": 19, "swamp": 14, "mine": 9}
+WOODEN_GIANTS = 6
+QUESTS = {
+    "harmony": (5, "frame completely filled, no domino discarded"),
+    "middle-kingdom": (10, "castle on the centre square"),
+    "lost-corner": (20, "castle on a corner square of the frame"),
+    "bleak-king": (10, "10 per field, forest, grassland or lake region of 5+ squares without a "
+                       "visible crown"),
+    "folie-des-grandeurs": (10, "10 per line of 3 crowned squares (lines share at most one square)"),
+    **{f"four-corners-{t}": (5, f"5 per corner square of the frame that is {t}") for t in TERRAINS},
+    **{f"local-business-{t}": (5, f"5 per {t} square among the 8 around the castle")
+       for t in TERRAINS},
+}
+
+
+def _rc(rc) -> str:
+    return f"r{rc[0] + 1}c{rc[1] + 1}"
+
+
+def crowned(cell) -> bool:
+    """A square showing at least one crown (giants hide theirs; castle and empty never)."""
+    return cell.is_land and cell.visible_crowns > 0
+
+
+def corners(kingdom: Kingdom) -> list[tuple[int, int]]:
+    last = kingdom.size - 1
+    return [(0, 0), (0, last), (last, 0), (last, last)]
+
+
+def around(kingdom: Kingdom, r: int, c: int) -> list[tuple[int, int]]:
+    """The up to 8 squares around (r, c) inside the grid."""
+    return [(r + dr, c + dc) for dr in (-1, 0, 1) for dc in (-1, 0, 1)
+            if (dr or dc) and 0 <= r + dr < kingdom.size and 0 <= c + dc < kingdom.size]
+
+
+def lines_of(kingdom: Kingdom) -> list[tuple[str, list[tuple[int, int]]]]:
+    """Every row, column and diagonal (both directions) of the grid, named for people."""
+    n = kingdom.size
+    out = [(f"row {r + 1}", [(r, c) for c in range(n)]) for r in range(n)]
+    out += [(f"column {c + 1}", [(r, c) for r in range(n)]) for c in range(n)]
+    for start in range(-(n - 1), n):
+        down = [(r, r - start) for r in range(n) if 0 <= r - start < n]
+        up = [(r, start + (n - 1) - r) for r in range(n) if 0 <= start + (n - 1) - r < n]
+        if len(down) >= 3:
+            out.append((f"diagonal {_rc(down[0])}-{_rc(down[-1])}", down))
+        if len(up) >= 3:
+            out.append((f"diagonal {_rc(up[0])}-{_rc(up[-1])}", up))
+    return out
+
+
+def folie_lines(kingdom: Kingdom) -> list[tuple[str, int]]:
+    """Counted lines per run: a run of k >= 3 crowned squares in a row, column or diagonal
+    gives (k - 1) // 2 lines (no two counted lines share two squares: EXPANSIONS.md, literal
+    reading of the clarification)."""
+    found = []
+    for name, squares in lines_of(kingdom):
+        run: list[tuple[int, int]] = []
+        for rc in squares + [None]:
+            if rc is not None and crowned(kingdom[rc]):
+                run.append(rc)
+                continue
+            if len(run) >= 3:
+                found.append((f"{name} {_rc(run[0])}-{_rc(run[-1])}", (len(run) - 1) // 2))
+            run = []
+    return found
+
+
+def bleak_regions(regions: list[RegionScore]) -> list[RegionScore]:
+    return [reg for reg in regions if reg.terrain in BLEAK_TERRAINS
+            and reg.squares >= BLEAK_MIN_SQUARES and reg.crowns == 0]
+
+
+def quest(name: str, kingdom: Kingdom, regions: list[RegionScore]) -> Bonus:
+    """One quest tile's points with the arithmetic, or 0 and why not."""
+    each, rule = QUESTS[name]
+    start = kingdom.start
+    if name == "harmony":
+        if frame_filled(kingdom):
+            return Bonus(name, each, f"frame completely filled: {each}")
+        empty = [rc for r, c, cell in kingdom.squares() if cell.terrain == "empty" for rc in [(r, c)]]
+        why = (f"{len(empty)} empty square(s), first {_rc(empty[0])}" if empty
+               else "the kingdom does not fill its frame")
+        return Bonus(name, 0, f"not met: {why}")
+    if name in ("middle-kingdom", "lost-corner"):
+        if start is None:
+            return Bonus(name, 0, "not met: no castle")
+        ok = start_in_centre(kingdom) if name == "middle-kingdom" else start in corners(kingdom)
+        where = "the centre" if name == "middle-kingdom" else "a corner"
+        if ok:
+            return Bonus(name, each, f"castle on {where} ({_rc(start)}): {each}")
+        return Bonus(name, 0, f"not met: the castle is on {_rc(start)}, not on {where}")
+    if name == "bleak-king":
+        found = bleak_regions(regions)
+        if not found:
+            return Bonus(name, 0, "not met: no field, forest, grassland or lake region of "
+                                  f"{BLEAK_MIN_SQUARES}+ squares without a visible crown")
+        listed = ", ".join(f"{reg.terrain} {reg.squares} squares at {_rc(reg.cells[0])}" for reg in found)
+        return Bonus(name, each * len(found),
+                     f"{len(found)} region(s) x {each} = {each * len(found)} ({listed})")
+    if name == "folie-des-grandeurs":
+        found = folie_lines(kingdom)
+        n = sum(k for _, k in found)
+        if not n:
+            return Bonus(name, 0, "not met: no 3 crowned squares in a row, column or diagonal")
+        listed = ", ".join(f"{where} ({k})" for where, k in found)
+        return Bonus(name, each * n, f"{n} line(s) x {each} = {each * n}: {listed}")
+    terrain = name.rsplit("-", 1)[1]
+    if name.startswith("four-corners-"):
+        hits = [rc for rc in corners(kingdom) if kingdom[rc].terrain == terrain]
+        if not hits:
+            return Bonus(name, 0, f"not met: no corner square is {terrain}")
+        return Bonus(name, each * len(hits), f"{len(hits)} {terrain} corner(s) x {each} = "
+                     f"{each * len(hits)} ({', '.join(_rc(rc) for rc in hits)})")
+    if start is None:
+        return Bonus(name, 0, "not met: no castle")
+    hits = [rc for rc in around(kingdom, *start) if kingdom[rc].terrain == terrain]
+    if not hits:
+        return Bonus(name, 0, f"not met: no {terrain} square around the castle ({_rc(start)})")
+    return Bonus(name, each * len(hits), f"{len(hits)} {terrain} square(s) around the castle x "
+                 f"{each} = {each * len(hits)} ({', '.join(_rc(rc) for rc in hits)})")
+
+
+def giant_warnings(kingdom: Kingdom) -> list[str]:
+    """Against the expansion's pieces: 60 dominoes' squares, 6 wooden giants."""
+    out = []
+    giants = sum(cell.giants for _, _, cell in kingdom.squares())
+    if giants > WOODEN_GIANTS:
+        out.append(f"{giants} giants, but the game has only {WOODEN_GIANTS}")
+    seen = Counter(cell.terrain for _, _, cell in kingdom.squares())
+    for terrain, have in SET_SQUARES.items():
+        if seen[terrain] > have:
+            out.append(f"{seen[terrain]} {terrain} squares, but the 60 dominoes have only {have}")
+    for r, c, cell in kingdom.squares():
+        if cell.crowns > 3:
+            out.append(f"{square_name(r, c)}: no square shows more than 3 crowns, not {cell.crowns}")
+    return out
+
+
+def combined_warning(kingdom: Kingdom, pieces: str) -> list[str]:
+    return [f"this kingdom has {pieces}, which belong to the other expansion; no rulebook "
+            f"covers playing both, so they are scored as the reference scorer does (unofficial)"]
+
+
+@register
+class AgeOfGiants(Kingdomino):
+    name = "age-of-giants"
+    aliases = ("giants", "aog")
+    title = "Kingdomino: Age of Giants (giants, quest tiles)"
+    cell_pieces = ("giants",)
+    piece_options = {"giants": {"kind": "count", "min": 0, "max": 3, "label": "Giants",
+                                "hint": "each giant hides one crown of this square"}}
+    bonuses = {name: (points, None, reason) for name, (points, reason) in QUESTS.items()}
+
+    def region_crowns(self, kingdom, cells):
+        return sum(kingdom[rc].visible_crowns for rc in cells)
+
+    def check_terrains(self, kingdom):
+        from engine.court import check_court
+
+        super().check_terrains(kingdom)
+        check_court(kingdom)   # Court tiles, when a kingdom has both expansions
+
+    def bonus(self, name, kingdom, regions):
+        return quest(name, kingdom, regions)
+
+    def extras(self, kingdom, regions):
+        from engine.court import courtier_extras, has_court
+
+        hidden = sum(min(cell.giants, cell.crowns + cell.building_crowns)
+                     for _, _, cell in kingdom.squares())
+        out = {"giants": {"count": sum(cell.giants for _, _, cell in kingdom.squares()),
+                          "hidden_crowns": hidden}}
+        if has_court(kingdom):
+            out.update(courtier_extras(kingdom))
+        return out
+
+    def tiebreak(self, kingdom, regions):
+        return [("largest_region", max((r.squares for r in regions), default=0)),
+                ("crowns", sum(r.crowns for r in regions))]
+
+    def warnings(self, kingdom):
+        from engine.court import court_warnings, has_court
+        from engine.rules import connection_warnings
+
+        out = giant_warnings(kingdom)
+        if has_court(kingdom):
+            out += combined_warning(kingdom, "The Court's tokens or tiles") + court_warnings(kingdom)
+        return out + connection_warnings(kingdom, self.start_terrain)
