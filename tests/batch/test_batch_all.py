@@ -245,10 +245,12 @@ def test_manifest_names_players_by_kingdom_number_and_ranks_each_game(tmp_path, 
 def test_manifest_kingdom_the_photo_lacks_or_photo_unread(tmp_path, calls):
     folder = table_folder(tmp_path / "in")
     (folder / "lid.png").write_bytes(fk.table())
+    (folder / "pair.png").write_bytes(fk.table({"kingdom": DAN}, {"kingdom": CAT}))
     (tmp_path / "m.csv").write_text(
         "photo,kingdom,player\n"
         "table1.png,0,Ann\ntable1.png,3,Eve\n"  # table1 holds kingdoms 0 to 2
-        "lid.png,0,Bob\nlid.png,1,Cat\n")  # no kingdom read in lid.png: both without a score
+        "lid.png,0,Bob\nlid.png,1,Cat\n"  # no kingdom read in lid.png: both without a score
+        "pair.png,,Fay\n")  # two kingdoms, no number: which one is Fay's?
     out = tmp_path / "r.csv"
     assert run_all([folder, "--out", out, "--db", tmp_path / "db",
                     "--manifest", tmp_path / "m.csv"]) == 1
@@ -258,9 +260,29 @@ def test_manifest_kingdom_the_photo_lacks_or_photo_unread(tmp_path, calls):
     for player in ("Bob", "Cat"):
         assert "no kingdom" in named[player]["status"] and named[player]["total"] == ""
     assert (named["Bob"]["kingdom"], named["Cat"]["kingdom"]) == ("0", "1")
+    assert "holds 2 kingdoms" in named["Fay"]["status"] and "kingdom number" in named["Fay"]["status"]
     st = read_csv(tmp_path / "r-standings.csv")
     lid = {r["player"]: r["place"] for r in st if r["scope"] == "game" and r["table"] == "lid.png"}
     assert lid == {"Bob": "", "Cat": ""}  # no score: no place
+
+
+@pytest.mark.parametrize("lines, message", [
+    ("t.jpg,0,Ann\nt.jpg,0,Bob\n", "kingdom 0 of photo 't.jpg' is already listed on line 2"),
+    ("t.jpg,,Ann\nt.jpg,1,Bob\n", "photo 't.jpg' is already listed on line 2"),
+    ("t.jpg,0,Ann\nt.jpg,,Bob\n", "photo 't.jpg' is already listed on line 2"),
+    ("t.jpg,-1,Ann\n", "not a kingdom number"),
+    ("t.jpg,0,Ann\nu.jpg,1,Ann\nt.jpg,1,Ann\n", "player 'Ann' already has a photo"),
+])
+def test_manifest_kingdom_lines_that_cannot_be_used(lines, message):
+    from kingdomino import standings
+
+    with pytest.raises(standings.ManifestError, match=message):
+        standings.read_manifest("photo,kingdom,player\n" + lines, kingdoms=True)
+    rows = standings.read_manifest("photo,kingdom,player,round\nt.jpg,1,Ann,\nt.jpg,0,Bob,2\n",
+                                   kingdoms=True)
+    assert rows == [{"photo": "t.jpg", "player": "Ann", "table": "t.jpg", "round": "",
+                     "kingdom": 1},
+                    {"photo": "t.jpg", "player": "Bob", "table": "", "round": "2", "kingdom": 0}]
 
 
 def test_kingdom_numbers_in_a_manifest_need_all(tmp_path, calls, capsys):
@@ -324,3 +346,65 @@ def test_an_old_store_gains_the_kingdom_columns_when_opened(tmp_path, calls):
     folder = table_folder(tmp_path / "in")
     assert run_all([folder, "--out", tmp_path / "r.csv", "--db", db]) == 0
     assert len(read_csv(tmp_path / "r.csv")) == 4
+
+
+@pytest.mark.slow
+def test_real_table_reader_in_worker_processes(tmp_path):
+    """A generated table photo through the real whole-table reader in two worker processes:
+    the rows are what ``kingdomino score --all`` gives for the same photo."""
+    import cv2
+
+    from kingdomino import table
+    from vision.lab.table_photos import make_table_scene
+
+    folder = tmp_path / "in"
+    folder.mkdir()
+    scene = make_table_scene(11, n=2, clutter=False)
+    ok, jpg = cv2.imencode(".jpg", scene.image, [cv2.IMWRITE_JPEG_QUALITY, 90])
+    assert ok
+    (folder / "game.jpg").write_bytes(jpg.tobytes())
+    (folder / "copy.jpg").write_bytes(jpg.tobytes())  # the same bytes: read once
+    out = tmp_path / "r.csv"
+    code = run_all([folder, "--out", out, "--db", tmp_path / "db", "--jobs", "2"],
+                   score_fn=None)
+    rows = read_csv(out)
+    try:
+        direct = table.score_table(jpg.tobytes())
+    except ValueError as exc:  # the reader finds no kingdom: the batch says so too
+        assert code == 1 and [r["status"] for r in rows] == [f"error: {exc}"] * 2
+        return
+    assert code == 0
+    for name in ("game.jpg", "copy.jpg"):
+        got = by_kingdom(rows, name)
+        assert sorted(got) == [o["kingdom"] for o in direct]
+        for obj in direct:
+            row = got[obj["kingdom"]]
+            assert int(row["total"]) == obj["score"]["total"]
+            assert json.loads(row["corners"]) == [[round(v, 1) for v in p]
+                                                  for p in obj["corners"]]
+            want = "review" if obj["review"] or obj["cut"] else "ok"
+            assert row["status"] == want
+    assert by_kingdom(rows, "game.jpg")[0]["reading_id"] == by_kingdom(rows, "copy.jpg")[0][
+        "reading_id"]
+
+
+def test_web_batch_page_refuses_kingdom_numbers_with_a_400(tmp_path):
+    """The web page's batch reads one kingdom per photo: a manifest with kingdom numbers is a
+    400 that says so, never a 500 later when the results are built."""
+    import io
+    import re
+
+    pytest.importorskip("flask")
+    from webapp import create_app
+
+    app = create_app({"TESTING": True, "DATABASE": str(tmp_path / "web.sqlite3"),
+                      "INSTANCE_PATH": str(tmp_path / "instance"), "READER": fk.fake_score,
+                      "BATCH_JOBS": 1, "BATCH_WAIT": True})
+    client = app.test_client()
+    html = client.get("/batch/").get_data(as_text=True)
+    csrf = re.search(r'name="csrf-token" content="([^"]+)"', html).group(1)
+    manifest = b"photo,kingdom,player\ntable1.png,0,Ann\n"
+    r = client.post("/batch/", data={"manifest": (io.BytesIO(manifest), "m.csv")},
+                    headers={"X-CSRF-Token": csrf, "Accept": "application/json"},
+                    content_type="multipart/form-data")
+    assert r.status_code == 400 and "--all" in r.get_json()["error"]
