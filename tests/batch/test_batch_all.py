@@ -408,3 +408,14 @@ def test_web_batch_page_refuses_kingdom_numbers_with_a_400(tmp_path):
                     headers={"X-CSRF-Token": csrf, "Accept": "application/json"},
                     content_type="multipart/form-data")
     assert r.status_code == 400 and "--all" in r.get_json()["error"]
+
+
+def test_a_photo_without_kingdom_is_kept_unless_retry_errors(tmp_path, calls):
+    folder = tmp_path / "in"
+    folder.mkdir()
+    (folder / "lid.png").write_bytes(fk.table())
+    args = [folder, "--out", tmp_path / "r.csv", "--db", tmp_path / "db"]
+    assert run_all(args) == 1 and fk.calls(calls) == 1
+    assert run_all(args) == 1 and fk.calls(calls) == 1  # the stored error is the row
+    assert run_all([*args, "--retry-errors"]) == 1 and fk.calls(calls) == 2
+    assert len(read_csv(tmp_path / "r.csv")) == 1
