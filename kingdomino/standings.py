@@ -2,9 +2,9 @@
 
 A *manifest* says whose kingdom each photo shows: CSV with the columns ``photo`` and ``player``
 and, optionally, ``table`` and ``round`` (and, for whole-table photos read by ``kingdomino batch
---all``, ``kingdom``: the kingdom's number in the photo). Every game (one round at one table) is ranked with the
-rule set's official tie-breaks (by ``engine.rank``), taken in order from the score's
-``"tiebreak"`` object that the engine fills (Kingdomino: largest region, then crowns; players still equal share the place).
+--all``, ``kingdom``: the kingdom's number in the photo). Every game (one round at one table) is
+ranked with the rule set's official tie-breaks (by ``engine.rank``), taken in order from the
+score's ``"tiebreak"`` object that the engine fills (Kingdomino: largest region, then crowns; players still equal share the place).
 
 Across rounds a player's totals are added (Kingdomino *Dynasty*: three games summed). The rules
 name no tie-break for Dynasty totals, so, as in ``engine.dynasty``, equal sums share the place.

@@ -32,5 +32,6 @@ __all__ = [
     "IMAGE_EXTENSIONS", "Batch", "BatchUsageError", "Collection", "Item", "ItemError", "Outcome",
     "_ItemError", "build_rows", "collect", "collect_uploads", "limits", "looks_like_image",
     "match_manifest", "photo_copy", "read_item", "review_for_people", "row_json", "rows_to_csv",
-    "run", "score_photo_bytes", "score_table_bytes", "standings_for", "standings_path", "tiebreak_columns",
+    "run", "score_photo_bytes", "score_table_bytes", "standings_for", "standings_path",
+    "tiebreak_columns",
 ]

@@ -70,7 +70,8 @@ CUT_REASON = ("the kingdom is cut by the photo's edge: its total is not complete
               "again with every kingdom whole in view, or correct the kingdom at /r/<reading_id>")
 
 
-def _error_row(source: str, status: str, **extra) -> dict:
+def _blank_row(source: str, status: str, **extra) -> dict:
+    """A --all row with nothing scored yet (``extra`` fills in what is known)."""
     row = {"source": source, "total": None, "status": status, "player": "", "table": "",
            "round": "", "tiebreak": {}, "review": [], "corrected": False, "reading_id": "",
            "content_hash": "", "result": None, "kingdom": None, "corners": None, "reason": ""}
@@ -81,16 +82,16 @@ def _error_row(source: str, status: str, **extra) -> dict:
 def _table_rows(store: Store, o: Outcome, rules: str, bonuses) -> list[dict]:
     """--all: one row per kingdom of the photo (by number), or the photo's one error row."""
     if o.error:
-        return [_error_row(o.item.source, f"error: {o.error}",
+        return [_blank_row(o.item.source, f"error: {o.error}",
                            content_hash=o.content_hash or "")]
     if o.reading_id is None:
-        return [_error_row(o.item.source, "error: not read (the batch was stopped)",
+        return [_blank_row(o.item.source, "error: not read (the batch was stopped)",
                            content_hash=o.content_hash or "")]
     readings = (store.table_readings(o.table_read) if o.table_read
                 else [store.get(o.reading_id)])
     rows = []
     for reading in readings:
-        row = _error_row(o.item.source, "", reading_id=reading["id"],
+        row = _blank_row(o.item.source, "", reading_id=reading["id"],
                          content_hash=o.content_hash or "", kingdom=reading.get("kingdom"))
         machine = reading.get("machine") or {}
         row["corners"] = machine.get("corners")
@@ -125,7 +126,7 @@ def _name_kingdoms(rows: list[dict], manifest: list[dict], outcomes) -> None:
         info = manifest[m]
         names = {"player": info["player"], "table": info["table"], "round": info["round"]}
         if i < 0:
-            rows.append(_error_row(info["photo"], "error: listed in the manifest but not among "
+            rows.append(_blank_row(info["photo"], "error: listed in the manifest but not among "
                                    "the photos given; check the name or add the photo",
                                    kingdom=info.get("kingdom"), **names))
             continue
@@ -150,7 +151,7 @@ def _name_kingdoms(rows: list[dict], manifest: list[dict], outcomes) -> None:
         else:
             why = (f"listed in the manifest as kingdom {k}, but the photo holds {len(read)} "
                    f"kingdom(s), numbered 0 to {len(read) - 1} from the left; check the number")
-        rows.append(_error_row(outcomes[i].item.source, f"error: {why}", kingdom=k,
+        rows.append(_blank_row(outcomes[i].item.source, f"error: {why}", kingdom=k,
                                content_hash=mine[0]["content_hash"], **names))
 
 
