@@ -259,7 +259,8 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("batch", help="score many photos (folders and zips are walked) into a CSV")
     p.add_argument("paths", nargs="+", metavar="PATH")
     p.add_argument("--out", required=True, metavar="CSV", help="results table to write")
-    p.add_argument("--manifest", metavar="CSV", help="photo,player,table,round -> standings")
+    p.add_argument("--manifest", metavar="CSV",
+                   help="photo,player,table,round (with --all also kingdom) -> standings")
     p.add_argument("--jobs", type=int, default=None, help="worker processes (default: all cores)")
     p.add_argument("--store", "--db", dest="db", default=None, metavar="PATH", help=STORE_HELP)
     p.add_argument("--verbose", action="store_true",
@@ -269,6 +270,10 @@ def build_parser() -> argparse.ArgumentParser:
                         "needing a look (default), all, or none")
     p.add_argument("--retry-errors", action="store_true",
                    help="read again the photos that failed in an earlier run (default: keep the error)")
+    p.add_argument("--all", action="store_true",
+                   help="whole-table photos: every kingdom of each photo, one row per kingdom "
+                        "(numbered by centre from left to right); the manifest may then name "
+                        "players by kingdom number (column kingdom)")
     _add_scoring_options(p)
     p.set_defaults(func=cmd_batch)
 

@@ -1,9 +1,10 @@
 """Tournament standings from scored photos: per game, per table (Dynasty) and overall.
 
 A *manifest* says whose kingdom each photo shows: CSV with the columns ``photo`` and ``player``
-and, optionally, ``table`` and ``round``. Every game (one round at one table) is ranked with the
-rule set's official tie-breaks (by ``engine.rank``), taken in order from the score's
-``"tiebreak"`` object that the engine fills (Kingdomino: largest region, then crowns; players still equal share the place).
+and, optionally, ``table`` and ``round`` (and, for whole-table photos read by ``kingdomino batch
+--all``, ``kingdom``: the kingdom's number in the photo). Every game (one round at one table) is
+ranked with the rule set's official tie-breaks (by ``engine.rank``), taken in order from the
+score's ``"tiebreak"`` object that the engine fills (Kingdomino: largest region, then crowns; players still equal share the place).
 
 Across rounds a player's totals are added (Kingdomino *Dynasty*: three games summed). The rules
 name no tie-break for Dynasty totals, so, as in ``engine.dynasty``, equal sums share the place.
@@ -57,8 +58,23 @@ class Standing:
 MANIFEST_COLUMNS = ("photo", "player", "table", "round")
 
 
-def read_manifest(text: str) -> list[dict]:
-    """Parse manifest CSV text into rows with the keys photo, player, table, round (strings)."""
+def _kingdom_number(value: str, line: int) -> int:
+    if not value.isdigit() or len(value) > 3:
+        raise ManifestError(
+            f"manifest line {line}: kingdom {value!r} is not a kingdom number; write 0, 1, 2 "
+            "or 3 (the kingdom's number in the table photo: 0 is the leftmost, as `kingdomino "
+            "score PHOTO --all` numbers them), or leave it empty for a photo of one kingdom")
+    return int(value)
+
+
+def read_manifest(text: str, kingdoms: bool = False) -> list[dict]:
+    """Parse manifest CSV text into rows with the keys photo, player, table, round (strings).
+
+    With ``kingdoms`` (``kingdomino batch --all``) an optional ``kingdom`` column names the
+    players of a whole-table photo by kingdom number: such a row also has ``"kingdom": k``, and
+    when it gives no table and no round its game is the photo (``table`` is the photo's name).
+    A row without a kingdom number keeps its meaning: the photo shows that player's kingdom.
+    Without ``kingdoms`` a kingdom number is refused (``ManifestError``)."""
     reader = csv.DictReader(io.StringIO(text.lstrip("\ufeff")))
     if not reader.fieldnames:
         raise ManifestError("the manifest is empty: give a CSV with the header photo,player,table,round")
@@ -72,16 +88,34 @@ def read_manifest(text: str) -> list[dict]:
     rows, seen, games = [], {}, {}
     for line, raw in enumerate(reader, start=2):
         row = {c: (raw.get(names[c]) or "").strip() if c in names else "" for c in MANIFEST_COLUMNS}
-        if not any(row.values()):
+        number = (raw.get(names["kingdom"]) or "").strip() if "kingdom" in names else ""
+        if not any(row.values()) and not number:
             continue
         if not row["photo"] or not row["player"]:
             raise ManifestError(f"manifest line {line}: both photo and player are needed")
-        if row["photo"] in seen:
+        if number:
+            if not kingdoms:
+                raise ManifestError(
+                    f"manifest line {line}: a kingdom number names a kingdom of a whole-table "
+                    "photo; read the photos with `kingdomino batch --all`, or leave the kingdom "
+                    "column empty when each photo shows one kingdom")
+            row["kingdom"] = _kingdom_number(number, line)
+        spot = (row["photo"], row.get("kingdom"))
+        # a photo is one player's, or each of its kingdoms (by number) is one player's
+        first = seen.get(spot) or seen.get((row["photo"], None)) or (
+            None if "kingdom" in row else min((n for (p, _), n in seen.items()
+                                               if p == row["photo"]), default=None))
+        if first:
+            what = (f"kingdom {row['kingdom']} of photo {row['photo']!r}" if spot in seen
+                    and "kingdom" in row else f"photo {row['photo']!r}")
             raise ManifestError(
-                f"manifest line {line}: photo {row['photo']!r} is already listed on line "
-                f"{seen[row['photo']]}; one photo shows one player's kingdom"
+                f"manifest line {line}: {what} is already listed on line {first}; one photo "
+                "shows one player's kingdom (a whole-table photo: one line per kingdom, each "
+                "with its number in the kingdom column)"
             )
-        seen[row["photo"]] = line
+        seen[spot] = line
+        if "kingdom" in row and not row["table"] and not row["round"]:
+            row["table"] = row["photo"]  # a table photo is one game unless the manifest says
         key = (row["player"], row["table"], row["round"])
         if key in games:
             raise ManifestError(

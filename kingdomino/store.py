@@ -145,9 +145,14 @@ class Store:
         self._db.execute("PRAGMA journal_mode=WAL")
         self._db.executescript(SCHEMA)
         columns = {r[1] for r in self._db.execute("PRAGMA table_info(readings)")}
-        if "derived_from" not in columns:  # a store made before readings could derive
-            with self._db:
-                self._db.execute("ALTER TABLE readings ADD COLUMN derived_from TEXT")
+        # columns added after the first stores were made: an older store gains them when opened
+        for name, kind in (("derived_from", "TEXT"), ("kingdom", "INTEGER"),
+                           ("table_read", "TEXT")):
+            if name not in columns:
+                with self._db:
+                    self._db.execute(f"ALTER TABLE readings ADD COLUMN {name} {kind}")
+        with self._db:
+            self._db.execute("CREATE INDEX IF NOT EXISTS readings_table ON readings (table_read)")
 
     def close(self) -> None:
         self._db.close()
@@ -161,9 +166,7 @@ class Store:
 
         ``derived_from``: the reading this one re-scores (same photo, other bonuses); its
         corrections count for this one too."""
-        rid = secrets.token_urlsafe(9)
-        while rid[0] in "-_":  # an id never starts like a spreadsheet formula or an option
-            rid = secrets.token_urlsafe(9)
+        rid = self._new_id()
         with self._db:
             self._db.execute(
                 "INSERT INTO readings (id, created, source, content_hash, rules, bonuses, machine,"
@@ -173,6 +176,13 @@ class Store:
                  json.dumps(machine) if machine is not None else None, error, player, claimed,
                  batch, photo, derived_from),
             )
+        return rid
+
+    @staticmethod
+    def _new_id() -> str:
+        rid = secrets.token_urlsafe(9)
+        while rid[0] in "-_":  # an id never starts like a spreadsheet formula or an option
+            rid = secrets.token_urlsafe(9)
         return rid
 
     def add_correction(self, reading_id: str, kingdom: dict) -> None:
@@ -229,13 +239,15 @@ class Store:
     # -- for the batch: readings made by batches, corrections of one reading, claims
 
     def find_batch_reading(self, content_hash: str, rules: str, bonuses=()) -> dict | None:
-        """The newest reading of this photo made by a batch under these rules and bonuses.
+        """The newest reading of this photo made by a batch under these rules and bonuses (one
+        kingdom per photo; whole-table readings are ``find_batch_table``'s).
 
         Single uploads in the web app belong to their uploader: a batch never reuses them (nor
         their corrections)."""
         row = self._db.execute(
             "SELECT * FROM readings WHERE content_hash=? AND rules=? AND bonuses=?"
-            " AND batch IS NOT NULL ORDER BY created DESC, rowid DESC LIMIT 1",
+            " AND batch IS NOT NULL AND table_read IS NULL ORDER BY created DESC, rowid DESC"
+            " LIMIT 1",
             (content_hash, rules, json.dumps(sorted(bonuses))),
         ).fetchone()
         return self._row(row) if row else None
@@ -244,8 +256,8 @@ class Store:
         """The newest successful batch reading of this photo under ``rules``, any bonuses."""
         row = self._db.execute(
             "SELECT * FROM readings WHERE content_hash=? AND rules=? AND machine IS NOT NULL"
-            " AND batch IS NOT NULL AND derived_from IS NULL ORDER BY created DESC, rowid DESC"
-            " LIMIT 1",
+            " AND batch IS NOT NULL AND derived_from IS NULL AND table_read IS NULL"
+            " ORDER BY created DESC, rowid DESC LIMIT 1",
             (content_hash, rules),
         ).fetchone()
         return self._row(row) if row else None
@@ -269,6 +281,75 @@ class Store:
                 return json.loads(row[0])
             rid = row[1]
         return None
+
+    # -- whole-table photos in the batch (``kingdomino batch --all``; additive): every kingdom of
+    # a photo is its own reading (its own permalink and corrections), with its number in the
+    # photo (``kingdom``); the readings of one read of one photo share ``table_read``
+
+    def add_table_readings(self, *, rules: str, bonuses=(), kingdoms=(), error: str | None = None,
+                           source: str | None = None, content_hash: str | None = None,
+                           batch: str | None = None, photo: bytes | None = None,
+                           derived_from=None) -> tuple[str, list[str]]:
+        """Store every kingdom read in one table photo (``kingdoms``: the scored object of each,
+        with its ``"kingdom"`` number), or the photo's failure (``error``, one reading without
+        a number), all in one transaction: a batch stopped midway keeps the whole photo or none
+        of it. Returns ``(table_read, ids)``: a reading id per kingdom, or the error's one.
+        ``derived_from``: per kingdom, the reading it re-scores for other bonuses (its
+        corrections count too)."""
+        kingdoms = list(kingdoms)
+        if not kingdoms and error is None:
+            raise ValueError("add_table_readings needs the kingdoms read or the error; give one")
+        derived = list(derived_from) if derived_from is not None else [None] * len(kingdoms)
+        if len(derived) != len(kingdoms):
+            raise ValueError("derived_from needs one reading id (or None) per kingdom")
+        group = self._new_id()
+        ids = []
+        entries = [(k, None) for k in zip(kingdoms, derived)] or [(None, error)]
+        with self._db:
+            for pair, err in entries:
+                machine, parent = pair if pair is not None else (None, None)
+                number = int(machine["kingdom"]) if machine is not None else None
+                rid = self._new_id()
+                name = f"{source} #{number}" if source is not None and number is not None \
+                    else source
+                self._db.execute(
+                    "INSERT INTO readings (id, created, source, content_hash, rules, bonuses,"
+                    " machine, error, batch, photo, derived_from, kingdom, table_read)"
+                    " VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)",
+                    (rid, time.time(), name, content_hash, rules, json.dumps(sorted(bonuses)),
+                     json.dumps(machine) if machine is not None else None, err, batch, photo,
+                     parent, number, group))
+                ids.append(rid)
+        return group, ids
+
+    def table_readings(self, table_read: str) -> list[dict]:
+        """The readings of one read of a table photo, by kingdom number (the failure: alone)."""
+        rows = self._db.execute(
+            "SELECT * FROM readings WHERE table_read=? ORDER BY kingdom, rowid",
+            (table_read,)).fetchall()
+        return [self._row(r) for r in rows]
+
+    def find_batch_table(self, content_hash: str, rules: str, bonuses=()) -> list[dict] | None:
+        """The newest batch read of this table photo under these rules and bonuses: its
+        readings by kingdom number (one reading with ``error`` when it held no kingdom)."""
+        row = self._db.execute(
+            "SELECT table_read FROM readings WHERE content_hash=? AND rules=? AND bonuses=?"
+            " AND batch IS NOT NULL AND table_read IS NOT NULL"
+            " ORDER BY created DESC, rowid DESC LIMIT 1",
+            (content_hash, rules, json.dumps(sorted(bonuses))),
+        ).fetchone()
+        return self.table_readings(row[0]) if row else None
+
+    def find_batch_table_photo(self, content_hash: str, rules: str) -> list[dict] | None:
+        """The newest successful batch read of this table photo under ``rules``, any bonuses,
+        that re-scores no other (its readings by kingdom number), or None."""
+        row = self._db.execute(
+            "SELECT table_read FROM readings WHERE content_hash=? AND rules=?"
+            " AND machine IS NOT NULL AND batch IS NOT NULL AND derived_from IS NULL"
+            " AND table_read IS NOT NULL ORDER BY created DESC, rowid DESC LIMIT 1",
+            (content_hash, rules),
+        ).fetchone()
+        return self.table_readings(row[0]) if row else None
 
     @staticmethod
     def claim_owner() -> str:

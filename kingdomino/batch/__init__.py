@@ -9,7 +9,8 @@ One module per job (see ``docs/batch.md``):
 - ``results``: rows from the store, the results CSV, JSON Lines, standings;
 - ``command``: the ``kingdomino batch`` command.
 
-The scoring function is a parameter (``score_fn(data, rules, bonuses) -> scored JSON``), so tests
+The scoring function is a parameter (``score_fn(data, rules, bonuses) -> scored JSON``; with
+``--all``, ``-> {"kingdoms": [scored JSON with "kingdom", "corners", "cut"], ...}``), so tests
 can swap the photo reader for a fake one. The names below are the package's public interface
 (the web app's batch page uses them).
 """
@@ -21,7 +22,7 @@ from kingdomino.batch.inputs import Collection, Item, collect, collect_uploads
 from kingdomino.batch.limits import (EXIT_INPUT, EXIT_INTERRUPTED, EXIT_OK, EXIT_USAGE,
                                      IMAGE_EXTENSIONS, BatchUsageError)
 from kingdomino.batch.photo import ItemError, _ItemError, looks_like_image, photo_copy, read_item
-from kingdomino.batch.pool import Batch, Outcome, score_photo_bytes
+from kingdomino.batch.pool import Batch, Outcome, score_photo_bytes, score_table_bytes
 from kingdomino.batch.results import (BASE_COLUMNS, TAIL_COLUMNS, build_rows, match_manifest,
                                       review_for_people, row_json, rows_to_csv, standings_for,
                                       standings_path, tiebreak_columns)
@@ -31,5 +32,6 @@ __all__ = [
     "IMAGE_EXTENSIONS", "Batch", "BatchUsageError", "Collection", "Item", "ItemError", "Outcome",
     "_ItemError", "build_rows", "collect", "collect_uploads", "limits", "looks_like_image",
     "match_manifest", "photo_copy", "read_item", "review_for_people", "row_json", "rows_to_csv",
-    "run", "score_photo_bytes", "standings_for", "standings_path", "tiebreak_columns",
+    "run", "score_photo_bytes", "score_table_bytes", "standings_for", "standings_path",
+    "tiebreak_columns",
 ]

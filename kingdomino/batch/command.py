@@ -21,8 +21,9 @@ from kingdomino.batch.results import (_write_atomic, build_rows, match_manifest,
 from kingdomino.store import Store
 
 
-def _batch_id(paths, rules, bonuses) -> str:
-    key = json.dumps([sorted(os.path.abspath(str(p)) for p in paths), rules, sorted(bonuses)])
+def _batch_id(paths, rules, bonuses, all_kingdoms: bool = False) -> str:
+    key = [sorted(os.path.abspath(str(p)) for p in paths), rules, sorted(bonuses)]
+    key = json.dumps(key + ["all"] if all_kingdoms else key)
     return "cli-" + hashlib.sha256(key.encode()).hexdigest()[:12]
 
 
@@ -53,11 +54,12 @@ def run(args, score_fn=None) -> int:
     if jobs is not None and jobs < 1:
         print("kingdomino: error: --jobs must be 1 or more", file=err)
         return EXIT_USAGE
+    all_kingdoms = bool(getattr(args, "all", False))  # --all: every kingdom of each photo
     manifest = None
     if getattr(args, "manifest", None):
         try:
             text = Path(args.manifest).read_text(encoding="utf-8-sig")
-            manifest = standings_mod.read_manifest(text)
+            manifest = standings_mod.read_manifest(text, kingdoms=all_kingdoms)
         except FileNotFoundError:
             print(f"kingdomino: error: no such manifest: {args.manifest}", file=err)
             return EXIT_USAGE
@@ -102,9 +104,10 @@ def run(args, score_fn=None) -> int:
                 bar.set_postfix(already_done=counts["reused"], refresh=False)
 
     batch = Batch(store, rules=rules, bonuses=bonuses,
-                  batch_id=_batch_id(args.paths, rules, bonuses), score_fn=score_fn, jobs=jobs,
-                  keep_photos=getattr(args, "keep_photos", "review") or "review",
-                  retry_errors=getattr(args, "retry_errors", False), progress=tick)
+                  batch_id=_batch_id(args.paths, rules, bonuses, all_kingdoms), score_fn=score_fn,
+                  jobs=jobs, keep_photos=getattr(args, "keep_photos", "review") or "review",
+                  retry_errors=getattr(args, "retry_errors", False), progress=tick,
+                  all_kingdoms=all_kingdoms)
     try:
         try:
             outcomes = batch.run(coll.items)
@@ -119,13 +122,14 @@ def run(args, score_fn=None) -> int:
         return EXIT_INTERRUPTED
     coll.close()
     try:
-        rows = build_rows(store, outcomes, rules=rules, bonuses=bonuses, manifest=manifest)
+        rows = build_rows(store, outcomes, rules=rules, bonuses=bonuses, manifest=manifest,
+                          all_kingdoms=all_kingdoms)
     except standings_mod.ManifestError as exc:
         print(f"kingdomino: error: {args.manifest}: {exc}", file=err)
         store.close()
         return EXIT_USAGE
     store.close()
-    _write_atomic(out, rows_to_csv(rows, rules=rules, bonuses=bonuses))
+    _write_atomic(out, rows_to_csv(rows, rules=rules, bonuses=bonuses, all_kingdoms=all_kingdoms))
     table = None
     if manifest:
         table = standings_for(rows)
@@ -136,7 +140,9 @@ def run(args, score_fn=None) -> int:
         for r in rows:
             print(json.dumps(row_json(r)), flush=True)
     else:
-        summary = (f"{len(rows)} photo(s): {len(rows) - n_err - n_rev} ok, {n_rev} to review, "
+        counted = (f"{len(rows)} row(s) from {len(outcomes)} table photo(s)" if all_kingdoms
+                   else f"{len(rows)} photo(s)")
+        summary = (f"{counted}: {len(rows) - n_err - n_rev} ok, {n_rev} to review, "
                    f"{n_err} error(s); {batch.scored} read now, {counts['reused']} already in "
                    f"the store")
         print(summary)
@@ -147,7 +153,8 @@ def run(args, score_fn=None) -> int:
             print(f"standings: {standings_path(out)}")
             print(standings_mod.format_table(table))
         if n_err or n_rev:
-            print("photos needing a look are listed first in the CSV; open /r/<reading_id> in "
+            print(f"{'kingdoms' if all_kingdoms else 'photos'} needing a look are listed first in "
+                  "the CSV; open /r/<reading_id> in "
                   "`kingdomino serve` to check or correct them")
     return EXIT_INPUT if n_err else EXIT_OK
 

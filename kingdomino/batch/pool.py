@@ -47,6 +47,7 @@ class Outcome:
     reading_id: str | None = None
     error: str | None = None
     reused: bool = False
+    table_read: str | None = None  # --all: the stored read of this table photo (every kingdom)
 
 
 def score_photo_bytes(data: bytes, rules: str, bonuses) -> dict:
@@ -54,6 +55,22 @@ def score_photo_bytes(data: bytes, rules: str, bonuses) -> dict:
     from kingdomino import service
 
     return service.score_photo(data, rules=rules, bonuses=tuple(bonuses))
+
+
+def score_table_bytes(data: bytes, rules: str, bonuses) -> dict:
+    """The default scoring function of ``--all``: every kingdom of a table photo, scored
+    (``kingdomino.table``), as ``{"kingdoms": [object with "kingdom", "corners", "cut", ...]}``.
+    Raises ``vision.PhotoError`` when the photo holds no kingdom."""
+    from kingdomino import table
+
+    return {"kingdoms": table.score_table(data, rules=rules, bonuses=tuple(bonuses))}
+
+
+def _needs_look(payload) -> bool:
+    kingdoms = payload.get("kingdoms")
+    if isinstance(kingdoms, list):  # a table photo: any kingdom to check or cut by the edge
+        return any(bool(k.get("review")) or bool(k.get("cut")) for k in kingdoms)
+    return bool(payload.get("review"))
 
 
 def _watch_parent(parent: int) -> None:
@@ -87,7 +104,7 @@ def _work(score_fn, data: bytes, rules: str, bonuses, keep: str = "none"):
     except Exception as exc:  # a bug in the reader must not stop the batch
         kind, payload = "error", unexpected_error(exc)
         detail = traceback.format_exc()
-    needs_look = kind == "error" or bool(payload.get("review"))
+    needs_look = kind == "error" or _needs_look(payload)
     copy = None
     if keep == "all" or (keep == "review" and needs_look):
         copy = photo_copy(data)
@@ -114,12 +131,15 @@ class Batch:
 
     def __init__(self, store: Store, *, rules: str = "kingdomino", bonuses=(), batch_id=None,
                  score_fn=None, jobs: int | None = None, keep_photos: str = "review",
-                 retry_errors: bool = False, mp_context=None, progress=None):
+                 retry_errors: bool = False, mp_context=None, progress=None,
+                 all_kingdoms: bool = False):
         self.store = store
+        # --all: ``score_fn`` returns {"kingdoms": [...]} and every kingdom is its own reading
+        self.all_kingdoms = all_kingdoms
         self.rules = rules
         self.bonuses = tuple(sorted(bonuses))
         self.batch_id = batch_id
-        self.score_fn = score_fn or score_photo_bytes
+        self.score_fn = score_fn or (score_table_bytes if all_kingdoms else score_photo_bytes)
         self.jobs = max(1, jobs or os.cpu_count() or 1)
         self.keep_photos = keep_photos
         self.retry_errors = retry_errors
@@ -154,26 +174,41 @@ class Batch:
             if self._reuse(h, out):
                 self._settle(outcomes, i)
                 continue
-            if not self.store.claim(h, self.rules, self.bonuses, self.owner):
+            if not self.store.claim(self._claim_key(h), self.rules, self.bonuses, self.owner):
                 deferred.append((i, h))  # another batch is reading it now
                 continue
             if self._reuse(h, out) or self._rescore_known(h, item, out):
-                self.store.release(h, self.rules, self.bonuses, self.owner)
+                self.store.release(self._claim_key(h), self.rules, self.bonuses, self.owner)
                 self._settle(outcomes, i)
                 continue
             task = in_flight[h] = _Task(h, data, [i])
             yield task
 
+    def _claim_key(self, h: str) -> str:
+        """The claim's name for a photo: reading every kingdom of it is other work than reading
+        its most prominent one, so the two modes never wait on each other."""
+        return f"table:{h}" if self.all_kingdoms else h
+
+    def _known(self, h: str) -> dict | None:
+        """The stored batch reading of this photo (with --all: the first of its kingdoms)."""
+        if not self.all_kingdoms:
+            return self.store.find_batch_reading(h, self.rules, self.bonuses)
+        readings = self.store.find_batch_table(h, self.rules, self.bonuses)
+        return readings[0] if readings else None
+
     def _reuse(self, h: str, out: Outcome) -> bool:
-        known = self.store.find_batch_reading(h, self.rules, self.bonuses)
+        known = self._known(h)
         if known is None or (known["error"] and self.retry_errors):
             return False
         out.reading_id, out.reused = known["id"], True
+        out.table_read = known.get("table_read") if self.all_kingdoms else None
         return True
 
     def _rescore_known(self, h: str, item: Item, out: Outcome) -> bool:
         """The photo was read before with other bonuses: score that kingdom, do not re-read it.
         The new reading derives from that one, so a correction made there counts here too."""
+        if self.all_kingdoms:
+            return self._rescore_table(h, item, out)
         known = self.store.find_batch_photo(h, self.rules)
         if known is None:
             return False
@@ -194,10 +229,74 @@ class Batch:
         out.reused = True
         return True
 
+    def _rescore_table(self, h: str, item: Item, out: Outcome) -> bool:
+        """--all: the table photo was read before with other bonuses: every kingdom re-scored
+        (each derives from its reading there), the photo not read again."""
+        known = self.store.find_batch_table_photo(h, self.rules)
+        if not known:
+            return False
+        from kingdomino import service, table
+
+        objs = []
+        for reading in known:
+            machine = reading["machine"]
+            try:
+                result = service.score_grid({k: machine[k] for k in ("rules", "size", "cells")},
+                                            rules=self.rules, bonuses=self.bonuses)
+            except (ValueError, KeyError):
+                return False
+            result.update({k: v for k, v in machine.items() if k not in result})
+            objs.append(result)
+        try:  # rule sets that award across the kingdoms (Origins totems) see them together
+            objs = table.award_across(objs, self.rules, self.bonuses)
+        except (ValueError, KeyError):
+            return False
+        photo = self.store.photo(known[0]["id"]) if self.keep_photos != "none" else None
+        group, ids = self.store.add_table_readings(
+            rules=self.rules, bonuses=self.bonuses, kingdoms=objs, source=item.source,
+            content_hash=h, batch=self.batch_id, photo=photo,
+            derived_from=[r["id"] for r in known])
+        out.reading_id, out.table_read, out.reused = ids[0], group, True
+        return True
+
+    def _record_table(self, outcomes, task: _Task, kind: str, payload, copy) -> None:
+        """--all: every kingdom of the photo stored at once (or its one error)."""
+        first = outcomes[task.indexes[0]].item
+        kingdoms, error = [], payload if kind == "error" else None
+        if kind == "ok":
+            for k, obj in enumerate(payload.get("kingdoms") or []):
+                machine = dict(obj)
+                machine["kingdom"] = int(machine.get("kingdom", k))
+                if copy is not None:
+                    machine["photo_size"] = copy[1]
+                kingdoms.append(machine)
+            if not kingdoms:
+                error = ("no kingdom found in this photo: take it from above with every kingdom "
+                         "whole in view")
+        group, ids = self.store.add_table_readings(
+            rules=self.rules, bonuses=self.bonuses, kingdoms=kingdoms if error is None else (),
+            error=error, source=first.source, content_hash=task.content_hash,
+            batch=self.batch_id, photo=copy[0] if copy is not None else None)
+        self._recorded(outcomes, task, ids[0], group)
+
+    def _recorded(self, outcomes, task: _Task, rid: str, table_read: str | None = None) -> None:
+        self.store.release(self._claim_key(task.content_hash), self.rules, self.bonuses,
+                           self.owner)
+        self.scored += 1
+        task.done = True
+        task.data = b""
+        for j in task.indexes:
+            outcomes[j].reading_id = rid
+            outcomes[j].table_read = table_read
+            self._settle(outcomes, j)
+
     def _record(self, outcomes, task: _Task, kind: str, payload, copy=None, detail=None) -> None:
         first = outcomes[task.indexes[0]].item
         if detail:
             log.error("reading %s failed:\n%s", first.source, detail.rstrip())
+        if self.all_kingdoms:
+            self._record_table(outcomes, task, kind, payload, copy)
+            return
         machine = None
         if kind == "ok":
             machine = dict(payload)
@@ -209,13 +308,7 @@ class Batch:
             source=first.source, content_hash=task.content_hash, batch=self.batch_id,
             photo=copy[0] if copy is not None else None,
         )
-        self.store.release(task.content_hash, self.rules, self.bonuses, self.owner)
-        self.scored += 1
-        task.done = True
-        task.data = b""
-        for j in task.indexes:
-            outcomes[j].reading_id = rid
-            self._settle(outcomes, j)
+        self._recorded(outcomes, task, rid)
 
     def run(self, items: list[Item]) -> list[Outcome]:
         outcomes: list = [None] * len(items)
@@ -243,8 +336,9 @@ class Batch:
         other."""
         while True:
             for _, h in deferred:
-                if (self.store.find_batch_reading(h, self.rules, self.bonuses) is not None
-                        or self.store.claim(h, self.rules, self.bonuses, self.owner)):
+                if (self._known(h) is not None
+                        or self.store.claim(self._claim_key(h), self.rules, self.bonuses,
+                                            self.owner)):
                     return
             time.sleep(CLAIM_POLL_SECONDS)
 

@@ -6,6 +6,12 @@ A fake "photo" is PNG magic bytes followed by ``KINGDOM:`` and JSON: either a re
 on call N+1; ``KD_FAKE_KILL_AFTER=N`` SIGKILLs the process on call N+1; ``KD_FAKE_PIDS`` file
 gets the process id of each call; ``KD_FAKE_SLOW=S`` makes each call take S seconds. A payload
 ``{"raise": "TypeError"}`` makes the reader fail the way a bug in it would.
+
+``fake_score_all`` is the fake whole-table reader (``kingdomino batch --all``): a payload
+``{"kingdoms": [payload, ...]}`` is a table photo whose kingdoms are numbered in list order (an
+entry may add ``"cut": true`` and ``"corners"``), ``{"kingdoms": []}`` a photo with no kingdom,
+and any other payload a photo of that one kingdom. ``fake_score`` reads the first kingdom of a
+table photo (the most prominent).
 """
 from __future__ import annotations
 
@@ -84,7 +90,8 @@ def pids(path) -> set[int]:
         return set()
 
 
-def fake_score(data: bytes, rules, bonuses) -> dict:
+def _payload(data: bytes) -> dict:
+    """What every fake read does first: count the call, honour the environment, parse."""
     _note_pid()
     n = _count()
     slow = float(os.environ.get("KD_FAKE_SLOW") or 0)
@@ -104,6 +111,10 @@ def fake_score(data: bytes, rules, bonuses) -> dict:
         os._exit(3)
     if obj.get("raise") == "TypeError":
         raise TypeError("Can't parse 'ksize'. Sequence item with index 0 has a wrong type")
+    return obj
+
+
+def _one(obj: dict, rules, bonuses) -> dict:
     if "kingdom" in obj:
         from kingdomino import service
 
@@ -114,3 +125,41 @@ def fake_score(data: bytes, rules, bonuses) -> dict:
                "confidence": 0.9} for c in range(5)] for r in range(5)]
     return {"rules": rules, "size": 5, "cells": cells, "review": obj.get("review", []),
             "score": obj["score"]}
+
+
+def fake_score(data: bytes, rules, bonuses) -> dict:
+    obj = _payload(data)
+    if obj.get("kingdoms"):  # a table photo read one kingdom per photo: the first
+        obj = obj["kingdoms"][0]
+    return _one(obj, rules, bonuses)
+
+
+def corners_of(k: int) -> list[list[float]]:
+    """The outline the fake table reader gives kingdom ``k`` when its payload names none."""
+    x = 100.0 + 900.0 * k
+    return [[x, 100.0], [x + 800.0, 100.0], [x + 800.0, 900.0], [x, 900.0]]
+
+
+CUT_WARNING = "this kingdom is cut by the photo's edge: it is not scored as complete"
+
+
+def table(*entries: dict, salt: str = "") -> bytes:
+    """A fake table photo: each entry is one kingdom's payload, numbered in this order."""
+    return photo({"kingdoms": list(entries)}, salt)
+
+
+def fake_score_all(data: bytes, rules, bonuses) -> dict:
+    obj = _payload(data)
+    entries = obj["kingdoms"] if "kingdoms" in obj else [obj]
+    if not entries:
+        raise FakePhotoError("no kingdom found in this photo: take it from above with every "
+                             "kingdom whole in view")
+    kingdoms = []
+    for k, entry in enumerate(entries):
+        one = _one(entry, rules, bonuses)
+        one["kingdom"] = k
+        one["corners"] = entry.get("corners") or corners_of(k)
+        one["cut"] = bool(entry.get("cut"))
+        one["warnings"] = [CUT_WARNING] if one["cut"] else []
+        kingdoms.append(one)
+    return {"kingdoms": kingdoms}
