@@ -46,6 +46,7 @@ class _Found:
     offsets: np.ndarray | None      # in the classifier's board px
     warnings: list
     logits: np.ndarray | None = None  # the squares already read (vision.frame), row by row
+    grid: list | None = None          # ... and their readings (classifier.read_logits)
 
 
 def _frame(rows: int, cols: int, size: int | None) -> int:
@@ -80,9 +81,9 @@ class Reader:
                 detect.candidates(image, self.cfg, size)):
             corners, rows, cols, logits = frame.choose(image, corners, rows, cols,
                                                        self.classifier, self.cfg, size)
-            found = _Found(np.asarray(corners, np.float32), rows, cols, _frame(rows, cols, size),
-                           None, list(warnings), logits)
             grid = self.classifier.read_logits(logits, rows, cols)
+            found = _Found(np.asarray(corners, np.float32), rows, cols, _frame(rows, cols, size),
+                           None, list(warnings), logits, grid)
             castle = frame.terrain_odds(logits, "castle", self.classifier.t_terrain).max()
             if not too_few_tiles((sq.terrain for row in grid for sq in row), self.cfg) \
                     and castle >= float(self.cfg["reader"]["min_castle_odds"]):
@@ -126,7 +127,9 @@ class Reader:
         cell, bm, cm = self.ccfg["cell"], self.ccfg["board_margin"], self.ccfg["crop_margin"]
         rows, cols = found.rows, found.cols
         board, H = rectify(image, found.corners, rows, cols, cell, bm)
-        if found.logits is not None:
+        if found.grid is not None:
+            grid = found.grid
+        elif found.logits is not None:
             grid = self.classifier.read_logits(found.logits, rows, cols)
         else:
             crops = cell_crops(board, rows, cols, cell, board_margin=bm, crop_margin=cm,

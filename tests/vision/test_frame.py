@@ -190,13 +190,16 @@ class _CutClassifier:
 
 def test_recount_reads_a_5x5_kingdom_found_as_7x7_as_5x5():
     """The outline is right but the detector counted 7 squares a side: the 5x5 cut reads
-    crisply, the 7x7 cut runs through tiles."""
+    crisply, the 7x7 cut runs through tiles (recounting is off as shipped: turned on here)."""
     image = _photo_with_kingdom(5, square=70, pad=0)
     found = _square_corners(0, 0, 350, 350)
-    rows, cols, logits = frame.recount(image, found, 7, 7, _CutClassifier(), _cfg(0))
+    cfg = _cfg(0)
+    cfg["frame"]["recount_sizes"] = [5, 7]
+    assert frame.recount(image, found, 7, 7, _CutClassifier(), _cfg(0))[:2] == (7, 7)
+    rows, cols, logits = frame.recount(image, found, 7, 7, _CutClassifier(), cfg)
     assert (rows, cols, len(logits)) == (5, 5, 25)
     # asked for a 7x7 frame: the count is the caller's
-    assert frame.recount(image, found, 7, 7, _CutClassifier(), _cfg(0), size=7)[:2] == (7, 7)
+    assert frame.recount(image, found, 7, 7, _CutClassifier(), cfg, size=7)[:2] == (7, 7)
     # a strip of a half-built kingdom is not recounted
     assert frame.recount(image[:70], _square_corners(0, 0, 350, 70), 1, 5, _CutClassifier(),
-                         _cfg(0))[:2] == (1, 5)
+                         cfg)[:2] == (1, 5)
