@@ -68,8 +68,9 @@ class Reader:
     # ------------------------------------------------------------------ board
     def find(self, image: np.ndarray, size: int | None = None) -> _Found:
         """The kingdom's outline and grid. With ``[frame] enabled`` (and ``[grid]`` off) each
-        outline the detector finds (``vision.detect.candidates``, best first) is read one ring
-        larger and its window chosen by the square classifier (``vision.frame``); the first
+        outline the detector finds (``vision.detect.candidates``, best first) is read (with
+        ``[frame] ring`` squares around it) and its window chosen by the square classifier
+        (``vision.frame``); the first
         whose window holds at least ``[reader] min_tiles`` domino halves and a square with
         castle odds of at least ``[reader] min_castle_odds`` is the kingdom."""
         if not self.cfg["frame"]["enabled"] or self.cfg["grid"]["enabled"]:
@@ -77,11 +78,15 @@ class Reader:
         if size is not None and size not in (5, 7):
             raise ValueError(f"size must be 5 or 7, got {size}")
         tries = int(self.cfg["frame"]["max_candidates"])
-        for k, (corners, rows, cols, _conf, warnings) in enumerate(
+        for k, (corners, found_rows, found_cols, _conf, warnings) in enumerate(
                 detect.candidates(image, self.cfg, size)):
-            corners, rows, cols, logits = frame.choose(image, corners, rows, cols,
+            corners, rows, cols, logits = frame.choose(image, corners, found_rows, found_cols,
                                                        self.classifier, self.cfg, size)
             grid = self.classifier.read_logits(logits, rows, cols)
+            if (rows, cols) != (found_rows, found_cols):
+                warnings = list(warnings) + [
+                    f"the outline found held {found_rows}x{found_cols} squares; by what its "
+                    f"squares read, the kingdom is {rows}x{cols}: check its outline"]
             found = _Found(np.asarray(corners, np.float32), rows, cols, _frame(rows, cols, size),
                            None, list(warnings), logits, grid)
             castle = frame.terrain_odds(logits, "castle", self.classifier.t_terrain).max()

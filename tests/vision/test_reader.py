@@ -179,6 +179,13 @@ def test_find_tries_the_next_outline_when_one_holds_no_kingdom(reader, monkeypat
     assert np.allclose(found.corners, kingdom[0]) and (found.rows, found.cols) == (2, 2)
     reading = reader.read(image)
     assert [c["terrain"] for c in reading.cells[0][:2] + reading.cells[1][:2]].count("field") >= 2
+    # an outline reaching one row of table too far: that row leaves, and the reading says so
+    longer = (np.float32([[500, 100], [700, 100], [700, 400], [500, 400]]), 3, 2, 0.5, [])
+    monkeypatch.setattr(detect, "candidates", lambda img, cfg, size=None: iter([longer]))
+    reading = reader.read(image)
+    assert (reading.rows, reading.cols) == (2, 2)
+    assert np.allclose(reading.corners, kingdom[0], atol=0.5)
+    assert any("held 3x2 squares" in w for w in reading.warnings)
     monkeypatch.setattr(detect, "candidates", lambda img, cfg, size=None: iter([table, table]))
     with pytest.raises(PhotoError, match="no kingdom found"):
         reader.find(image)
