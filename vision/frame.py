@@ -69,6 +69,16 @@ def terrain_odds(logits: np.ndarray, terrain: str, t_terrain: float = 1.0) -> np
     return p[:, TERRAINS.index(terrain)]
 
 
+def centres_off_photo(shape, corners, rows: int, cols: int) -> np.ndarray:
+    """rows x cols booleans: the square's centre lies outside the photo of this shape."""
+    H_inv = np.linalg.inv(board_homography(corners, rows, cols, 1))
+    cr, cc = np.mgrid[0:rows, 0:cols]
+    centres = np.stack([cc + 0.5, cr + 0.5], -1).reshape(1, -1, 2).astype(np.float64)
+    x, y = cv2.perspectiveTransform(centres, H_inv)[0].T
+    h, w = shape[:2]
+    return ((x < 0) | (y < 0) | (x > w) | (y > h)).reshape(rows, cols)
+
+
 def empty_odds(logits: np.ndarray, t_terrain: float = 1.0) -> np.ndarray:
     """Each square's probability of being bare table (the terrain head's ``empty``)."""
     return terrain_odds(logits, "empty", t_terrain)
@@ -123,7 +133,8 @@ def read_grid(image, corners, rows: int, cols: int, classifier, cfg: dict) -> np
 
     ccfg = cfg["classify"]
     crops = photo_crops(image, corners, rows, cols, int(ccfg["cell"]),
-                        board_margin=int(ccfg["board_margin"]), crop_margin=int(ccfg["crop_margin"]))
+                        board_margin=int(ccfg["board_margin"]),
+                        crop_margin=int(ccfg["crop_margin"]))
     return classifier.logits(crops)
 
 
@@ -158,25 +169,23 @@ def choose(image: np.ndarray, corners, rows: int, cols: int, classifier, cfg: di
     logits (row by row) for ``classifier.read_logits``. ``size`` (5 or 7, given by the
     caller) caps the window; otherwise ``[detect] max_cells``.
     """
-    from vision.reader import outside_cells
-
-    fcfg = cfg["frame"]
     rows, cols, logits = recount(image, corners, rows, cols, classifier, cfg, size)
-    ring = int(fcfg["ring"])
+    ring = int(cfg["frame"]["ring"])
     R, C = rows + 2 * ring, cols + 2 * ring
     big = ring_corners(corners, rows, cols, ring)
     if ring:
         logits = read_grid(image, big, R, C, classifier, cfg)
-    gain = square_gain(empty_odds(logits, classifier.t_terrain), float(fcfg["inside_empty"]),
-                       float(fcfg["odds_floor"])).reshape(R, C)
+    gain = square_gain(empty_odds(logits, classifier.t_terrain),
+                       float(cfg["frame"]["inside_empty"]),
+                       float(cfg["frame"]["odds_floor"])).reshape(R, C)
     # a ring square whose centre lies outside the photo is read from replicated edge pixels:
     # take it for table
-    for r, c in outside_cells(image.shape, big, R, C, {"outside_tolerance": 0.0}):
-        if not (ring <= r < ring + rows and ring <= c < ring + cols):
-            gain[r, c] = np.log(float(fcfg["inside_empty"]))
+    off = centres_off_photo(image.shape, big, R, C)
+    off[ring:ring + rows, ring:ring + cols] = False
+    gain[off] = np.log(float(cfg["frame"]["inside_empty"]))
     cap = int(size) if size is not None else int(cfg["detect"]["max_cells"])
     keep = Window(ring, ring, rows, cols)
-    win = best_window(gain, cap, cap, keep, float(fcfg["keep_bonus"]))
+    win = best_window(gain, cap, cap, keep, float(cfg["frame"]["keep_bonus"]))
     pick = np.arange(R * C).reshape(R, C)[win.row:win.row + win.rows, win.col:win.col + win.cols]
     new = window_corners(corners, rows, cols, Window(win.row - ring, win.col - ring,
                                                      win.rows, win.cols))

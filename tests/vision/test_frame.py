@@ -12,7 +12,8 @@ CFG = config.load()["frame"]
 
 
 def gains(p_empty):
-    return square_gain(np.asarray(p_empty, float), float(CFG["inside_empty"]), float(CFG["odds_floor"]))
+    return square_gain(np.asarray(p_empty, float), float(CFG["inside_empty"]),
+                       float(CFG["odds_floor"]))
 
 
 def grid_with_kingdom(R, C, win: Window, table=0.98, tile=0.02):
@@ -56,9 +57,10 @@ def test_squares_more_likely_table_beside_the_grid_do_not_move_it():
     at 5 % it does."""
     p = grid_with_kingdom(7, 7, Window(1, 1, 5, 5))
     p[1:6, 6] = 0.05
-    assert best_window(gains(p), 7, 7, Window(1, 1, 5, 5), float(CFG["keep_bonus"])) == Window(1, 1, 5, 6)
+    keep, bonus = Window(1, 1, 5, 5), float(CFG["keep_bonus"])
+    assert best_window(gains(p), 7, 7, keep, bonus) == Window(1, 1, 5, 6)
     p[1:6, 6] = 0.7
-    assert best_window(gains(p), 7, 7, Window(1, 1, 5, 5), float(CFG["keep_bonus"])) == Window(1, 1, 5, 5)
+    assert best_window(gains(p), 7, 7, keep, bonus) == keep
 
 
 def test_the_window_is_at_most_the_frame_asked_for():
@@ -136,7 +138,8 @@ def test_choose_drops_a_ring_of_table_the_detector_took_in():
     image = _photo_with_kingdom(5)
     found = _square_corners(120, 120, 540, 540)        # 7x7 squares of 60 px from (2, 2)
     for ring in (0, 1):
-        corners, rows, cols, logits = frame.choose(image, found, 7, 7, _ColourClassifier(), _cfg(ring))
+        corners, rows, cols, logits = frame.choose(image, found, 7, 7, _ColourClassifier(),
+                                                   _cfg(ring))
         assert (rows, cols) == (5, 5) and len(logits) == 25
         assert np.allclose(corners, _square_corners(180, 180, 480, 480), atol=0.5)
 
@@ -154,7 +157,7 @@ def test_choose_moves_a_frame_one_column_off_onto_the_kingdom():
 
 
 def test_choose_never_reaches_beyond_the_photo():
-    """The kingdom fills the photo: the ring lies outside it (edge pixels repeated) and stays out."""
+    """The kingdom fills the photo: the ring lies outside it (edge pixels repeated), stays out."""
     image = _photo_with_kingdom(5, pad=0)
     found = _square_corners(0, 0, 300, 300)
     corners, rows, cols, _ = frame.choose(image, found, 5, 5, _ColourClassifier(), _cfg(1))
