@@ -69,8 +69,18 @@ def locate(image: np.ndarray, cfg=None, size: int | None = None):
     surer row and column count wins (ties: the network's). The network sees a lake on a blue
     mat for what it is; the per-pixel map has the sharper outline, where the network's spreads
     onto a wooden table beside other tiles (on the dev phone photos its outlines read 5 more
-    squares wrong).
+    squares wrong). The first of :func:`candidates`.
     """
+    return next(candidates(image, cfg, size, fallback=False))
+
+
+def candidates(image: np.ndarray, cfg=None, size: int | None = None, fallback: bool = True):
+    """Every outline found, best first (see :func:`locate`), made as they are asked for: each
+    is (corners, rows, cols, confidence, warnings). The first is ``locate``'s choice; then the
+    other tile map's outline and, for each of ``[detect] fallback_thresholds``, each map's blob
+    at that tile threshold: the reader tries them in turn when what it read in one holds no
+    kingdom (``fallback=False``: not these). Raises ``PhotoError`` (no kingdom) when there is
+    none, or no more."""
     det = _section(cfg, "detect")
     if not isinstance(image, np.ndarray) or image.dtype != np.uint8 or image.ndim != 3 \
             or image.shape[2] != 3:
@@ -86,21 +96,31 @@ def locate(image: np.ndarray, cfg=None, size: int | None = None):
     if is_rectified_board(pixel, det):
         corners = np.array([[0, 0], [w, 0], [w, h], [0, h]], np.float32)
         n = size or 5
-        return corners, n, n, 0.9, []
+        yield corners, n, n, 0.9, []
+        return
     maps = [pixel]
     if det["tile_net"]:
         mix = float(det["tile_net_weight"])
         maps.insert(0, mix * tile_net(det).probability(small) + (1.0 - mix) * pixel)
     gray_mid = cv2.cvtColor(mid, cv2.COLOR_BGR2GRAY)
     edges = edge_map(gray_mid) if det["refine"] else None
-    found = [f for f in (_outline(prob, mid, gray_mid, edges, s, s_mid, image.shape, det)
-                         for prob in maps) if f is not None]
-    if not found:
-        raise PhotoError(NO_KINGDOM)
+
+    def outlines(d):
+        return [f for f in (_outline(prob, mid, gray_mid, edges, s, s_mid, image.shape, d)
+                            for prob in maps) if f is not None]
+
+    found = outlines(det)
     if len(found) == 2 and found[0][1:3] == found[1][1:3] and corner_error(
             found[0][0], found[1][0], any_first=True) <= det["outline_agree"]:
-        return found[1]  # the same grid in the same place: the per-pixel map's sharper outline
-    return max(found, key=lambda f: f[3])  # the surer count; ties: the network's
+        found = found[1:]  # the same grid in the same place: the per-pixel map's sharper outline
+    found.sort(key=lambda f: -f[3])   # the surer count first; ties (a stable sort): the network's
+    yield from found
+    for threshold in det["fallback_thresholds"] if fallback else ():
+        more = outlines(dict(det, prob_threshold=float(threshold)))
+        found += more
+        yield from more
+    if not found:
+        raise PhotoError(NO_KINGDOM)
 
 
 def _outline(prob, mid, gray_mid, edges, s, s_mid, shape, det):

@@ -11,7 +11,7 @@ import cv2
 import numpy as np
 
 from vision import config as _config
-from vision import detect
+from vision import detect, frame
 from vision.classify import SquareClassifier, SquareReading
 from vision.errors import NO_KINGDOM, PhotoError
 from vision.squares import cell_crops, rectify
@@ -45,6 +45,8 @@ class _Found:
     size: int
     offsets: np.ndarray | None      # in the classifier's board px
     warnings: list
+    logits: np.ndarray | None = None  # the squares already read (vision.frame), row by row
+    grid: list | None = None          # ... and their readings (classifier.read_logits)
 
 
 def _frame(rows: int, cols: int, size: int | None) -> int:
@@ -65,6 +67,37 @@ class Reader:
 
     # ------------------------------------------------------------------ board
     def find(self, image: np.ndarray, size: int | None = None) -> _Found:
+        """The kingdom's outline and grid. With ``[frame] enabled`` (and ``[grid]`` off) each
+        outline the detector finds (``vision.detect.candidates``, best first) is read (with
+        ``[frame] ring`` squares around it) and its window chosen by the square classifier
+        (``vision.frame``); the first
+        whose window holds at least ``[reader] min_tiles`` domino halves and a square with
+        castle odds of at least ``[reader] min_castle_odds`` is the kingdom."""
+        if not self.cfg["frame"]["enabled"] or self.cfg["grid"]["enabled"]:
+            return self._found_board(image, size)
+        if size is not None and size not in (5, 7):
+            raise ValueError(f"size must be 5 or 7, got {size}")
+        tries = int(self.cfg["frame"]["max_candidates"])
+        for k, (corners, found_rows, found_cols, _conf, warnings) in enumerate(
+                detect.candidates(image, self.cfg, size)):
+            corners, rows, cols, logits = frame.choose(image, corners, found_rows, found_cols,
+                                                       self.classifier, self.cfg, size)
+            grid = self.classifier.read_logits(logits, rows, cols)
+            if (rows, cols) != (found_rows, found_cols):
+                warnings = list(warnings) + [
+                    f"the outline found held {found_rows}x{found_cols} squares; by what its "
+                    f"squares read, the kingdom is {rows}x{cols}: check its outline"]
+            found = _Found(np.asarray(corners, np.float32), rows, cols, _frame(rows, cols, size),
+                           None, list(warnings), logits, grid)
+            castle = frame.terrain_odds(logits, "castle", self.classifier.t_terrain).max()
+            if not too_few_tiles((sq.terrain for row in grid for sq in row), self.cfg) \
+                    and castle >= float(self.cfg["reader"]["min_castle_odds"]):
+                return found
+            if k + 1 >= tries:
+                break
+        raise PhotoError(NO_KINGDOM)
+
+    def _found_board(self, image: np.ndarray, size: int | None) -> _Found:
         cell = self.ccfg["cell"]
         board = detect.find_board(image, self.cfg, size=size)
         offsets = None
@@ -99,9 +132,14 @@ class Reader:
         cell, bm, cm = self.ccfg["cell"], self.ccfg["board_margin"], self.ccfg["crop_margin"]
         rows, cols = found.rows, found.cols
         board, H = rectify(image, found.corners, rows, cols, cell, bm)
-        crops = cell_crops(board, rows, cols, cell, board_margin=bm, crop_margin=cm,
-                           offsets=found.offsets)
-        grid = self.classifier.read(crops, rows, cols)
+        if found.grid is not None:
+            grid = found.grid
+        elif found.logits is not None:
+            grid = self.classifier.read_logits(found.logits, rows, cols)
+        else:
+            crops = cell_crops(board, rows, cols, cell, board_margin=bm, crop_margin=cm,
+                               offsets=found.offsets)
+            grid = self.classifier.read(crops, rows, cols)
         reasons = review_reasons(grid, self.rcfg, outside_cells(image.shape, found.corners,
                                                                 rows, cols, self.rcfg))
         frame = _frame(rows, cols, size if size is not None else found.size)

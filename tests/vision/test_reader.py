@@ -149,3 +149,57 @@ def test_generated_tables_without_a_kingdom(reader):
             continue
         found.append(9000 + k)
     assert len(found) <= 1, found
+
+
+def test_find_tries_the_next_outline_when_one_holds_no_kingdom(reader, monkeypatch):
+    """The detector's first outline holds table only (read as empty): the reader goes on to
+    the next outline it found and reads the kingdom there; with none holding one, "no kingdom"
+    (each outline judged by what the square classifier reads, not by the blob)."""
+    from vision import PhotoError, detect
+    from vision.labels import TERRAINS
+
+    image = np.full((400, 800, 3), 128, np.uint8)
+    image[100:300, 500:700] = (40, 160, 60)          # the kingdom: 2x2 squares of 100 px
+
+    def logits(crops):
+        out = np.zeros((len(crops), len(TERRAINS) + 4))
+        for i, crop in enumerate(crops):
+            mid = crop[crop.shape[0] // 2, crop.shape[1] // 2].astype(int)
+            green = mid[1] - mid[0] > 50
+            out[i, TERRAINS.index("field" if green else "empty")] = 9.0
+            out[i, TERRAINS.index("castle")] = 8.5 if green and i == 0 else 0.0
+            out[i, len(TERRAINS)] = 9.0                # no crowns
+        return out
+
+    table = (np.float32([[100, 100], [300, 100], [300, 300], [100, 300]]), 2, 2, 0.9, [])
+    kingdom = (np.float32([[500, 100], [700, 100], [700, 300], [500, 300]]), 2, 2, 0.5, [])
+    monkeypatch.setattr(reader.classifier, "logits", logits)
+    monkeypatch.setattr(detect, "candidates", lambda img, cfg, size=None: iter([table, kingdom]))
+    found = reader.find(image)
+    assert np.allclose(found.corners, kingdom[0]) and (found.rows, found.cols) == (2, 2)
+    reading = reader.read(image)
+    assert [c["terrain"] for c in reading.cells[0][:2] + reading.cells[1][:2]].count("field") >= 2
+    # an outline reaching one row of table too far: that row leaves, and the reading says so
+    longer = (np.float32([[500, 100], [700, 100], [700, 400], [500, 400]]), 3, 2, 0.5, [])
+    monkeypatch.setattr(detect, "candidates", lambda img, cfg, size=None: iter([longer]))
+    reading = reader.read(image)
+    assert (reading.rows, reading.cols) == (2, 2)
+    assert np.allclose(reading.corners, kingdom[0], atol=0.5)
+    assert any("held 3x2 squares" in w for w in reading.warnings)
+    monkeypatch.setattr(detect, "candidates", lambda img, cfg, size=None: iter([table, table]))
+    with pytest.raises(PhotoError, match="no kingdom found"):
+        reader.find(image)
+
+
+def test_find_keeps_the_detectors_outline_without_frame_choice(reader, monkeypatch):
+    """[frame] enabled = false: the reader reads the detector's first outline as it is."""
+    from vision import config
+
+    cfg = config.load()
+    cfg["frame"]["enabled"] = False
+    from vision import Reader
+
+    plain = Reader(cfg)
+    photo, image = aau_photo(1)
+    found = plain.find(image)
+    assert found.logits is None and (found.rows, found.cols) == (5, 5)

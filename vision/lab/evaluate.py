@@ -231,7 +231,12 @@ def frame_summary(boards: list) -> dict:
 def find_frame(image, cfg):
     """Where the reader frames the kingdom in ``image``: ``(corners, rows, cols, offsets in the
     classifier's board pixels or None)``; raises ``ValueError`` when it finds none. The one
-    place evaluation asks for the frame: it must follow what ``vision.reader.Reader.read`` does."""
+    place evaluation asks for the frame. It is the detector's first outline
+    (``detect.find_board``), which is what ``Reader.find`` keeps whenever that outline holds a
+    kingdom by the classifier's reading -- on every dev phone photo. The reader's fallbacks (the
+    detector's other outlines, the window the classifier chooses) need a classifier; in
+    cross-validation that would have to be each fold's, so they are measured on the generated
+    hard tables instead, which are read through ``Reader.read`` with the shipped models."""
     from vision import detect
 
     b = detect.find_board(image, cfg)

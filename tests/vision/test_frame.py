@@ -1,0 +1,208 @@
+"""The kingdom's window chosen by the square classifier's table odds (vision.frame), on tiny
+hand-made grids of odds: no photo, no network."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from vision import config, frame
+from vision.frame import Window, best_window, square_gain
+
+CFG = config.load()["frame"]
+
+
+def gains(p_empty):
+    return square_gain(np.asarray(p_empty, float), float(CFG["inside_empty"]),
+                       float(CFG["odds_floor"]))
+
+
+def grid_with_kingdom(R, C, win: Window, table=0.98, tile=0.02):
+    p = np.full((R, C), table)
+    p[win.row:win.row + win.rows, win.col:win.col + win.cols] = tile
+    return p
+
+
+def test_table_rows_around_a_5x5_kingdom_are_left_out():
+    """A 5x5 kingdom read as 7x7 (a ring of table taken in), read one ring larger: 9x9 squares
+    of which the middle 5x5 are tiles -> the 5x5 window, wherever the detector's grid was."""
+    p = grid_with_kingdom(9, 9, Window(2, 2, 5, 5))
+    keep = Window(1, 1, 7, 7)
+    assert best_window(gains(p), 7, 7, keep, float(CFG["keep_bonus"])) == Window(2, 2, 5, 5)
+
+
+def test_a_frame_one_column_off_moves_onto_the_tiles():
+    """The detector's 5x5 grid starts one column left of the kingdom: the ring holds the
+    kingdom's last column (tiles) and the grid's first column is table."""
+    p = grid_with_kingdom(7, 7, Window(1, 2, 5, 5))
+    keep = Window(1, 1, 5, 5)
+    assert best_window(gains(p), 7, 7, keep, float(CFG["keep_bonus"])) == Window(1, 2, 5, 5)
+
+
+def test_a_window_never_leaves_tiles_outside_for_a_bonus():
+    p = grid_with_kingdom(7, 7, Window(1, 1, 5, 6))
+    keep = Window(1, 1, 5, 5)
+    assert best_window(gains(p), 7, 7, keep, float(CFG["keep_bonus"])) == Window(1, 1, 5, 6)
+
+
+def test_empty_squares_inside_a_half_built_kingdom_stay_in():
+    """An L-shaped half-built kingdom: its bounding box holds table squares, which stay."""
+    p = np.full((6, 6), 0.98)
+    p[1, 1:5] = 0.02           # a row of four tiles
+    p[1:5, 1] = 0.02           # and a column of four
+    assert best_window(gains(p), 7, 7) == Window(1, 1, 4, 4)
+
+
+def test_squares_more_likely_table_beside_the_grid_do_not_move_it():
+    """A ring column the classifier takes for table at only 70 % does not join the kingdom;
+    at 5 % it does."""
+    p = grid_with_kingdom(7, 7, Window(1, 1, 5, 5))
+    p[1:6, 6] = 0.05
+    keep, bonus = Window(1, 1, 5, 5), float(CFG["keep_bonus"])
+    assert best_window(gains(p), 7, 7, keep, bonus) == Window(1, 1, 5, 6)
+    p[1:6, 6] = 0.7
+    assert best_window(gains(p), 7, 7, keep, bonus) == keep
+
+
+def test_the_window_is_at_most_the_frame_asked_for():
+    """Tiles over 7 columns with a 5x5 frame asked for: a 5-column window, no wider."""
+    p = grid_with_kingdom(9, 9, Window(1, 1, 5, 7))
+    win = best_window(gains(p), 5, 5)
+    assert (win.rows, win.cols) == (5, 5) and 1 <= win.col <= 3 and win.row == 1
+
+
+def test_a_window_needs_a_square():
+    with pytest.raises(ValueError, match="at least one square"):
+        best_window(np.zeros((3, 3)), 0, 5)
+
+
+def test_window_corners_follow_the_grid_homography():
+    corners = np.float32([[100, 100], [600, 100], [600, 600], [100, 600]])   # 5x5, 100 px squares
+    big = frame.ring_corners(corners, 5, 5, 1)
+    assert np.allclose(big, [[0, 0], [700, 0], [700, 700], [0, 700]], atol=1e-3)
+    one_right = frame.window_corners(corners, 5, 5, Window(0, 1, 5, 5))
+    assert np.allclose(one_right, corners + [100, 0], atol=1e-3)
+
+
+def test_empty_odds_are_the_terrain_heads_table_share():
+    from vision.labels import TERRAINS
+
+    logits = np.zeros((2, len(TERRAINS) + 4))
+    logits[0, TERRAINS.index("empty")] = 10.0
+    logits[1, TERRAINS.index("field")] = 10.0
+    p = frame.empty_odds(logits)
+    assert p[0] > 0.99 and p[1] < 0.01
+
+
+class _ColourClassifier:
+    """Stands in for the square network: a crop whose middle is grey is table, else field."""
+
+    t_terrain = 1.0
+
+    def logits(self, crops):
+        from vision.labels import TERRAINS
+
+        out = np.zeros((len(crops), len(TERRAINS) + 4))
+        for i, crop in enumerate(crops):
+            h, w = crop.shape[:2]
+            middle = crop[h // 3:2 * h // 3, w // 3:2 * w // 3].reshape(-1, 3).astype(float)
+            grey = np.mean(np.ptp(middle, axis=1)) < 20
+            out[i, TERRAINS.index("empty" if grey else "field")] = 8.0
+        return out
+
+
+def _photo_with_kingdom(n_tiles: int, square: int = 60, pad: int = 3):
+    """A grey table with an n x n block of coloured squares starting ``pad`` squares in."""
+    side = (n_tiles + 2 * pad) * square
+    image = np.full((side, side, 3), 128, np.uint8)
+    rng = np.random.default_rng(0)
+    for r in range(n_tiles):
+        for c in range(n_tiles):
+            y, x = (pad + r) * square, (pad + c) * square
+            image[y:y + square, x:x + square] = rng.integers(0, 256, 3) * [1, 0, 1] + [0, 200, 0]
+    return image
+
+
+def _cfg(ring: int):
+    cfg = config.load()
+    cfg["frame"]["ring"] = ring
+    return cfg
+
+
+def _square_corners(x0, y0, x1, y1):
+    return np.float32([[x0, y0], [x1, y0], [x1, y1], [x0, y1]])
+
+
+def test_choose_drops_a_ring_of_table_the_detector_took_in():
+    """The detector's 7x7 grid holds a 5x5 kingdom and a ring of table: the 5x5 window, with
+    its own corners and its 25 squares' logits."""
+    image = _photo_with_kingdom(5)
+    found = _square_corners(120, 120, 540, 540)        # 7x7 squares of 60 px from (2, 2)
+    for ring in (0, 1):
+        corners, rows, cols, logits = frame.choose(image, found, 7, 7, _ColourClassifier(),
+                                                   _cfg(ring))
+        assert (rows, cols) == (5, 5) and len(logits) == 25
+        assert np.allclose(corners, _square_corners(180, 180, 480, 480), atol=0.5)
+
+
+def test_choose_moves_a_frame_one_column_off_onto_the_kingdom():
+    image = _photo_with_kingdom(5)
+    found = _square_corners(120, 180, 420, 480)        # 5x5 from one column left of the kingdom
+    corners, rows, cols, _ = frame.choose(image, found, 5, 5, _ColourClassifier(), _cfg(1))
+    assert (rows, cols) == (5, 5)
+    assert np.allclose(corners, _square_corners(180, 180, 480, 480), atol=0.5)
+    # without the ring the table column is dropped and the kingdom's last one stays unread
+    corners, rows, cols, _ = frame.choose(image, found, 5, 5, _ColourClassifier(), _cfg(0))
+    assert (rows, cols) == (5, 4)
+    assert np.allclose(corners, _square_corners(180, 180, 420, 480), atol=0.5)
+
+
+def test_choose_never_reaches_beyond_the_photo():
+    """The kingdom fills the photo: the ring lies outside it (edge pixels repeated), stays out."""
+    image = _photo_with_kingdom(5, pad=0)
+    found = _square_corners(0, 0, 300, 300)
+    corners, rows, cols, _ = frame.choose(image, found, 5, 5, _ColourClassifier(), _cfg(1))
+    assert (rows, cols) == (5, 5) and np.allclose(corners, found, atol=0.5)
+
+
+def test_crispness_is_higher_for_sure_readings():
+    from vision.labels import TERRAINS
+
+    sure, unsure = np.zeros((4, len(TERRAINS) + 4)), np.zeros((4, len(TERRAINS) + 4))
+    sure[:, 0] = 9.0
+    unsure[:, 0], unsure[:, 1] = 2.0, 1.5
+    assert frame.crispness(sure) > -0.01 > frame.crispness(unsure)
+
+
+class _CutClassifier:
+    """Reads a crop as a sure tile when its middle is one colour, unsure when a tile edge
+    (a colour change) runs through it: what a grid of the wrong count cuts."""
+
+    t_terrain = 1.0
+
+    def logits(self, crops):
+        from vision.labels import TERRAINS
+
+        out = np.zeros((len(crops), len(TERRAINS) + 4))
+        for i, crop in enumerate(crops):
+            h, w = crop.shape[:2]
+            middle = crop[h // 4:3 * h // 4, w // 4:3 * w // 4].reshape(-1, 3).astype(float)
+            one = np.ptp(middle, axis=0).max() < 10
+            out[i, 0] = 8.0 if one else 1.0
+        return out
+
+
+def test_recount_reads_a_5x5_kingdom_found_as_7x7_as_5x5():
+    """The outline is right but the detector counted 7 squares a side: the 5x5 cut reads
+    crisply, the 7x7 cut runs through tiles (recounting is off as shipped: turned on here)."""
+    image = _photo_with_kingdom(5, square=70, pad=0)
+    found = _square_corners(0, 0, 350, 350)
+    cfg = _cfg(0)
+    cfg["frame"]["recount_sizes"] = [5, 7]
+    assert frame.recount(image, found, 7, 7, _CutClassifier(), _cfg(0))[:2] == (7, 7)
+    rows, cols, logits = frame.recount(image, found, 7, 7, _CutClassifier(), cfg)
+    assert (rows, cols, len(logits)) == (5, 5, 25)
+    # asked for a 7x7 frame: the count is the caller's
+    assert frame.recount(image, found, 7, 7, _CutClassifier(), cfg, size=7)[:2] == (7, 7)
+    # a strip of a half-built kingdom is not recounted
+    assert frame.recount(image[:70], _square_corners(0, 0, 350, 70), 1, 5, _CutClassifier(),
+                         cfg)[:2] == (1, 5)

@@ -1,0 +1,192 @@
+"""Choose the kingdom's frame by what the square classifier reads, not by the tile blob alone.
+
+The detector (``vision.detect``) gives an outline and a rows x cols grid. Its blob can take in
+table that looks like tiles (a 5x5 read as 7x7) or miss a row of tiles (a frame one column
+off). A table cannot fake what the square classifier reads: it was trained with bare table as
+its own class (``empty``). So the grid is read one square larger on every side (the same
+homography, one classifier pass) and the window that holds the kingdom is chosen among every
+rectangle of at most ``max_cells`` squares a side inside that larger grid:
+
+- a square inside the window is a tile, the castle, or (less likely, ``[frame] inside_empty``)
+  an empty square of a half-built kingdom;
+- a square outside it is table (``empty``);
+- the detector's own grid gets ``[frame] keep_bonus`` (log odds): the classifier must be
+  sure before the frame moves.
+
+Each square adds ``log(P(tile or castle) + inside_empty * P(empty)) - log(P(empty))`` to the
+windows that hold it, so the best window is a largest-sum rectangle (prefix sums, every
+window tried). A row of table squares read as table with high odds leaves the window; a tile
+square outside costs its odds of not being table, so a window that leaves tiles out loses.
+
+The chosen window's squares keep the logits read from the larger grid: their crops are the
+ones ``vision.squares.cell_crops`` cuts for the window's own corners (the same homography,
+shifted by whole cells), so the classifier sees what it saw in training.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import cv2
+import numpy as np
+
+from vision.geometry import board_homography
+from vision.labels import TERRAINS
+
+
+@dataclass(frozen=True)
+class Window:
+    """A rectangle of squares in a grid: first row, first column, rows, columns."""
+
+    row: int
+    col: int
+    rows: int
+    cols: int
+
+
+def ring_corners(corners, rows: int, cols: int, ring: int) -> np.ndarray:
+    """Corners (tl, tr, br, bl, image px) of the grid ``ring`` squares larger on every side
+    than the ``rows x cols`` grid with these corners, by the same homography."""
+    return window_corners(corners, rows, cols, Window(-ring, -ring, rows + 2 * ring,
+                                                       cols + 2 * ring))
+
+
+def window_corners(corners, rows: int, cols: int, w: Window) -> np.ndarray:
+    """Image corners of window ``w`` given in squares of the ``rows x cols`` grid with these
+    corners (``w.row``, ``w.col`` may be negative: squares beyond the grid)."""
+    H_inv = np.linalg.inv(board_homography(corners, rows, cols, 1))
+    pts = np.array([[[w.col, w.row], [w.col + w.cols, w.row],
+                     [w.col + w.cols, w.row + w.rows], [w.col, w.row + w.rows]]], np.float64)
+    return cv2.perspectiveTransform(pts, H_inv)[0].astype(np.float32)
+
+
+def terrain_odds(logits: np.ndarray, terrain: str, t_terrain: float = 1.0) -> np.ndarray:
+    """Each square's probability of ``terrain`` by the classifier's terrain head."""
+    lg = np.asarray(logits, np.float64).reshape(-1, logits.shape[-1])[:, :len(TERRAINS)]
+    lg = lg / float(t_terrain)
+    lg = lg - lg.max(axis=1, keepdims=True)
+    p = np.exp(lg)
+    p /= p.sum(axis=1, keepdims=True)
+    return p[:, TERRAINS.index(terrain)]
+
+
+def centres_off_photo(shape, corners, rows: int, cols: int) -> np.ndarray:
+    """rows x cols booleans: the square's centre lies outside the photo of this shape."""
+    H_inv = np.linalg.inv(board_homography(corners, rows, cols, 1))
+    cr, cc = np.mgrid[0:rows, 0:cols]
+    centres = np.stack([cc + 0.5, cr + 0.5], -1).reshape(1, -1, 2).astype(np.float64)
+    x, y = cv2.perspectiveTransform(centres, H_inv)[0].T
+    h, w = shape[:2]
+    return ((x < 0) | (y < 0) | (x > w) | (y > h)).reshape(rows, cols)
+
+
+def empty_odds(logits: np.ndarray, t_terrain: float = 1.0) -> np.ndarray:
+    """Each square's probability of being bare table (the terrain head's ``empty``)."""
+    return terrain_odds(logits, "empty", t_terrain)
+
+
+def square_gain(p_empty: np.ndarray, inside_empty: float, floor: float) -> np.ndarray:
+    """Log odds a square adds to a window that holds it (against leaving it out as table)."""
+    p = np.clip(np.asarray(p_empty, np.float64), floor, 1.0 - floor)
+    return np.log((1.0 - p) + inside_empty * p) - np.log(p)
+
+
+def best_window(gain: np.ndarray, max_rows: int, max_cols: int, keep: Window | None = None,
+                keep_bonus: float = 0.0) -> Window:
+    """The rectangle with the largest summed ``gain`` (a rows x cols array) of at most
+    ``max_rows`` x ``max_cols`` squares (either way round); ``keep`` gets ``keep_bonus``.
+    Ties go to ``keep``, then to the larger window, then to the first found."""
+    gain = np.asarray(gain, np.float64)
+    R, C = gain.shape
+    if max_rows < 1 or max_cols < 1:
+        raise ValueError(f"a window needs at least one square a side, got {max_rows}x{max_cols}")
+    S = np.zeros((R + 1, C + 1))
+    S[1:, 1:] = gain.cumsum(0).cumsum(1)
+    best, best_key = None, None
+    for h in range(1, R + 1):
+        for w in range(1, C + 1):
+            if not ((h <= max_rows and w <= max_cols) or (h <= max_cols and w <= max_rows)):
+                continue
+            for r in range(R - h + 1):
+                for c in range(C - w + 1):
+                    win = Window(r, c, h, w)
+                    total = S[r + h, c + w] - S[r, c + w] - S[r + h, c] + S[r, c]
+                    is_keep = win == keep
+                    if is_keep:
+                        total += keep_bonus
+                    key = (round(total, 9), is_keep, h * w)
+                    if best_key is None or key > best_key:
+                        best, best_key = win, key
+    return best
+
+
+def crispness(logits: np.ndarray, t_terrain: float = 1.0) -> float:
+    """Mean log odds of each square's likeliest terrain: squares cut on the tiles' own grid
+    read crisply; a grid of the wrong count cuts through tiles and reads blurred."""
+    lg = np.asarray(logits, np.float64)[:, :len(TERRAINS)] / float(t_terrain)
+    lg = lg - lg.max(axis=1, keepdims=True)
+    return float(np.mean(-np.log(np.exp(lg).sum(axis=1))))
+
+
+def read_grid(image, corners, rows: int, cols: int, classifier, cfg: dict) -> np.ndarray:
+    """The classifier's logits for every square of the grid, row by row (today's crops)."""
+    from vision.squares import photo_crops
+
+    ccfg = cfg["classify"]
+    crops = photo_crops(image, corners, rows, cols, int(ccfg["cell"]),
+                        board_margin=int(ccfg["board_margin"]),
+                        crop_margin=int(ccfg["crop_margin"]))
+    return classifier.logits(crops)
+
+
+def recount(image, corners, rows: int, cols: int, classifier, cfg: dict, size: int | None = None):
+    """The detector's square grid against the same outline cut into the other frame sizes of
+    ``[frame] recount_sizes``: the one whose squares read crispest (:func:`crispness`) wins,
+    the detector's own by ``[frame] recount_margin``. Returns ``(rows, cols, logits)``.
+    Only a square grid (rows == cols) is recounted: a half-built kingdom's strip is not a
+    5x5 or 7x7 frame."""
+    logits = read_grid(image, corners, rows, cols, classifier, cfg)
+    sizes = [int(n) for n in cfg["frame"]["recount_sizes"]]
+    if rows != cols or rows not in sizes or size is not None and rows == size:
+        return rows, cols, logits
+    best = (crispness(logits, classifier.t_terrain) + float(cfg["frame"]["recount_margin"]),
+            rows, logits)
+    for n in sizes:
+        if n == rows or (size is not None and n > size):
+            continue
+        other = read_grid(image, corners, n, n, classifier, cfg)
+        score = crispness(other, classifier.t_terrain)
+        if score > best[0]:
+            best = (score, n, other)
+    return best[1], best[1], best[2]
+
+
+def choose(image: np.ndarray, corners, rows: int, cols: int, classifier, cfg: dict,
+           size: int | None = None):
+    """The detector's grid recounted (:func:`recount`), read ``[frame] ring`` squares larger
+    on every side, and the window holding the kingdom chosen in it (:func:`best_window`).
+
+    Returns ``(corners, rows, cols, logits)``: the window's corners, its size and its squares'
+    logits (row by row) for ``classifier.read_logits``. ``size`` (5 or 7, given by the
+    caller) caps the window; otherwise ``[detect] max_cells``.
+    """
+    rows, cols, logits = recount(image, corners, rows, cols, classifier, cfg, size)
+    ring = int(cfg["frame"]["ring"])
+    R, C = rows + 2 * ring, cols + 2 * ring
+    big = ring_corners(corners, rows, cols, ring)
+    if ring:
+        logits = read_grid(image, big, R, C, classifier, cfg)
+    gain = square_gain(empty_odds(logits, classifier.t_terrain),
+                       float(cfg["frame"]["inside_empty"]),
+                       float(cfg["frame"]["odds_floor"])).reshape(R, C)
+    # a ring square whose centre lies outside the photo is read from replicated edge pixels:
+    # take it for table
+    off = centres_off_photo(image.shape, big, R, C)
+    off[ring:ring + rows, ring:ring + cols] = False
+    gain[off] = np.log(float(cfg["frame"]["inside_empty"]))
+    cap = int(size) if size is not None else int(cfg["detect"]["max_cells"])
+    keep = Window(ring, ring, rows, cols)
+    win = best_window(gain, cap, cap, keep, float(cfg["frame"]["keep_bonus"]))
+    pick = np.arange(R * C).reshape(R, C)[win.row:win.row + win.rows, win.col:win.col + win.cols]
+    new = window_corners(corners, rows, cols, Window(win.row - ring, win.col - ring,
+                                                     win.rows, win.cols))
+    return new, win.rows, win.cols, logits[pick.reshape(-1)]
