@@ -106,7 +106,7 @@ def candidates(image: np.ndarray, cfg=None, size: int | None = None, fallback: b
     edges = edge_map(gray_mid) if det["refine"] else None
 
     def outlines(d):
-        return [f for f in (_outline(prob, mid, gray_mid, edges, s, s_mid, image.shape, d)
+        return [f for f in (outline_in_map(prob, mid, gray_mid, edges, s, s_mid, image.shape, d)
                             for prob in maps) if f is not None]
 
     found = outlines(det)
@@ -123,7 +123,7 @@ def candidates(image: np.ndarray, cfg=None, size: int | None = None, fallback: b
         raise PhotoError(NO_KINGDOM)
 
 
-def _outline(prob, mid, gray_mid, edges, s, s_mid, shape, det):
+def outline_in_map(prob, mid, gray_mid, edges, s, s_mid, shape, det):
     """From one tile map: corners, rows, cols, confidence, warnings; None without a blob.
     ``mid``: the photo at the refinement size, ``gray_mid`` its grey, ``edges`` its edge map
     (None: no corner refinement); ``s``, ``s_mid``: their scales against the photo."""
@@ -212,6 +212,3 @@ def corner_error(found: np.ndarray, truth: np.ndarray, any_first: bool = False) 
     return float(min(np.max(np.linalg.norm(np.roll(found, k, axis=0) - truth, axis=1))
                      for k in starts) / side)
 
-
-# public name of the per-map outline step, for callers that pick their own blobs (vision.table)
-outline_in_map = _outline

@@ -192,7 +192,7 @@ def test_which_of_the_two_outlines_is_kept(monkeypatch, net_outline, pixel_outli
         (dx, dy), rows, cols, conf = net_outline if prob.min() > 0.85 else pixel_outline
         return square + np.float32([dx, dy]), rows, cols, conf, []
 
-    monkeypatch.setattr(detect, "_outline", fake_outline)
+    monkeypatch.setattr(detect, "outline_in_map", fake_outline)
     img = _scene(5, 5, [[300, 200], [800, 230], [780, 700], [280, 690]])
     corners, rows, cols, conf, _ = detect.locate(img, cfg)
     chosen = net_outline if expected == "net" else pixel_outline

@@ -435,7 +435,7 @@ def _free(keep_small: np.ndarray, poly, shrink: int = 8) -> bool:
     return not np.any(m & keep_small)
 
 
-def _add_clutter(scene, keep_small, square: float, rng, kinds) -> list:
+def add_clutter(scene, keep_small, square: float, rng, kinds) -> list:
     """Clutter around the kingdom, never on it; returns what was placed."""
     H, W = scene.shape[:2]
     placed = []
@@ -622,7 +622,7 @@ def make_hard_scene(rng=None, width: int = 4000, height: int = 3000, *, size: in
     placed = []
     if clutter:
         chosen = [str(c) for c in rng.choice(list(CLUTTER), int(rng.integers(2, 6)), replace=False)]
-        placed = _add_clutter(scene, keep, square, rng, chosen)
+        placed = add_clutter(scene, keep, square, rng, chosen)
 
     # the kingdom: soft drop shadow, the tiles' dark edge, the tiles
     tiles = cv2.warpPerspective(mask, Hb, (W, H), flags=cv2.INTER_LINEAR)
@@ -913,7 +913,3 @@ def main(argv=None) -> int:
 
 if __name__ == "__main__":
     sys.exit(main())
-
-
-# public name of the clutter step, for scenes composed elsewhere (vision.lab.table_photos)
-add_clutter = _add_clutter
