@@ -6,6 +6,8 @@ import json
 from flask import Blueprint, Response, abort, redirect, render_template, request, url_for
 from werkzeug.exceptions import BadRequest, UnprocessableEntity
 
+from kingdomino import i18n
+
 from . import get_store
 from . import service, table
 
@@ -100,4 +102,38 @@ def export_json(rid):
 def export_csv(rid):
     resp = Response(service.export_csv(rid), mimetype="text/csv")
     resp.headers["Content-Disposition"] = f'attachment; filename="kingdom-{rid}.csv"'
+    return resp
+
+
+LANGUAGE_COOKIE_DAYS = 365
+
+
+def _local_path(target: str | None) -> str:
+    """Where to go back to after choosing a language: a path of this site only."""
+    if not target or not target.startswith("/") or target.startswith("//") or "\\" in target:
+        return url_for("pages.index")
+    return target
+
+
+@bp.get("/lang/<locale>")
+def choose_language(locale):
+    """The language menu of every page: remember the choice in a cookie, go back to the page."""
+    if locale not in i18n.available():
+        abort(404, description="no such language: choose one from the menu at the top of the page")
+    resp = redirect(_local_path(request.args.get("next")), code=303)
+    resp.set_cookie(i18n.COOKIE, locale, max_age=LANGUAGE_COOKIE_DAYS * 86400, samesite="Lax",
+                    httponly=True)
+    return resp
+
+
+@bp.get("/i18n/<locale>.js")
+def script_catalog(locale):
+    """The page scripts' messages in ``locale`` (``window.KDI18N``, read by static/i18n.js)."""
+    if locale not in i18n.available():
+        abort(404, description="no such language")
+    body = "window.KDI18N = " + json.dumps(
+        {"locale": locale, "lang": i18n.html_lang(locale), "messages": i18n.script_catalog(locale)},
+        ensure_ascii=False, sort_keys=True) + ";\n"
+    resp = Response(body, mimetype="text/javascript")
+    resp.headers["Cache-Control"] = "public, max-age=300"
     return resp
