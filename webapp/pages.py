@@ -98,9 +98,16 @@ def export_json(rid):
     return resp
 
 
+def csv_text(text: str) -> str:
+    """A CSV download as sent: with ``?bom=1`` (the pages' download links) it starts with a
+    UTF-8 byte order mark, so spreadsheet apps read Chinese or Korean names right; without it
+    (what scripts fetch) it is plain UTF-8, as it always was."""
+    return ("\ufeff" + text) if request.args.get("bom") == "1" else text
+
+
 @bp.get("/r/<rid>.csv")
 def export_csv(rid):
-    resp = Response(service.export_csv(rid), mimetype="text/csv")
+    resp = Response(csv_text(service.export_csv(rid)), mimetype="text/csv; charset=utf-8")
     resp.headers["Content-Disposition"] = f'attachment; filename="kingdom-{rid}.csv"'
     return resp
 
