@@ -43,21 +43,15 @@ TERRAINS = {
     "copper": N_("copper"), "gems": N_("gems"), "wall": N_("wall"),
 }
 
-BONUSES = {
-    "middle-kingdom": N_("Middle Kingdom"), "harmony": N_("Harmony"),
-    "empire-of-fire": N_("Empire of Fire"), "homo-habilis": N_("Homo Habilis"),
-    "lost-corner": N_("Lost Corner"), "bleak-king": N_("Bleak King"),
-    "folie-des-grandeurs": N_("Folie des Grandeurs"),
-    "four-corners-field": N_("Four Corners: field"), "four-corners-forest": N_("Four Corners: forest"),
-    "four-corners-lake": N_("Four Corners: lake"), "four-corners-grassland": N_("Four Corners: grassland"),
-    "four-corners-swamp": N_("Four Corners: swamp"), "four-corners-mine": N_("Four Corners: mine"),
-    "local-business-field": N_("Local Business: field"),
-    "local-business-forest": N_("Local Business: forest"),
-    "local-business-lake": N_("Local Business: lake"),
-    "local-business-grassland": N_("Local Business: grassland"),
-    "local-business-swamp": N_("Local Business: swamp"),
-    "local-business-mine": N_("Local Business: mine"),
-}
+# the bonuses by their machine names (English pages show those, as they always did)
+BONUSES = {name: name for name in (
+    N_("middle-kingdom"), N_("harmony"), N_("empire-of-fire"), N_("homo-habilis"),
+    N_("lost-corner"), N_("bleak-king"), N_("folie-des-grandeurs"), N_("four-corners-field"),
+    N_("four-corners-forest"), N_("four-corners-lake"), N_("four-corners-grassland"),
+    N_("four-corners-swamp"), N_("four-corners-mine"), N_("local-business-field"),
+    N_("local-business-forest"), N_("local-business-lake"), N_("local-business-grassland"),
+    N_("local-business-swamp"), N_("local-business-mine"),
+)}
 
 
 def available() -> list[str]:

@@ -153,7 +153,7 @@ def _nothing_worth(regions: list[dict]) -> list[str]:
     if _ is _identity:
         label = f"{len(zero)} region{'s' if len(zero) != 1 else ''} without crowns"
     else:
-        label = _("regions without crowns: %(n)s") % {"n": len(zero)}
+        label = _("%(n)s regions without crowns") % {"n": len(zero)}
     squares = sum(r.get("squares", 0) for r in zero)
     lines = [_ljust(label, _LABEL) + _rjust(squares, 8) + _rjust(0, 8) + _rjust(0, 8)]
     details = [f"{_terrain(r.get('terrain', '?'))} {r.get('squares', 0)}" for r in zero]
@@ -196,8 +196,7 @@ def _format_result(obj: dict) -> str:
     lines.extend(_extras(score))
     for bonus in score.get("bonuses", []):
         name = bonus.get("name", "?")
-        if _ is not _identity:
-            name = _(i18n.BONUSES[name]) if name in i18n.BONUSES else name
+        name = _(i18n.BONUSES[name]) if name in i18n.BONUSES else name
         lines.append(_row(_("bonus") + " " + name, bonus.get("points", 0)))
         if not bonus.get("points") or " = " in str(bonus.get("reason", "")):
             lines.append(f"  ({bonus.get('reason', '')})")  # not met: why; quests: the arithmetic

@@ -7,6 +7,7 @@ from flask import Blueprint, Response, abort, redirect, render_template, request
 from werkzeug.exceptions import BadRequest, UnprocessableEntity
 
 from kingdomino import i18n
+from kingdomino.i18n import N_
 
 from . import get_store
 from . import service, table
@@ -34,13 +35,16 @@ def upload():
         claimed = service.parse_claimed(form.get("claimed"))
         upload = request.files.get("photo")
         if upload is None or not upload.filename:
-            raise BadRequest("choose a photo of the kingdom first")
+            raise BadRequest(N_("choose a photo of the kingdom first"))
         rid, _ = service.read_photo(upload, rules, bonuses, player=service.parse_player(form.get("player")),
                                 claimed=claimed)
     except (BadRequest, UnprocessableEntity) as exc:
         if getattr(exc, "reading_id", None):  # no kingdom found: place its outline by hand
             return redirect(url_for("pages.result", rid=exc.reading_id), code=303)
-        return render_template("index.html", choices=_choices(), error=exc.description,
+        from . import terms
+
+        error, detail = terms.error_text(exc.code, exc.description)  # in the page's language
+        return render_template("index.html", choices=_choices(), error=error, detail=detail,
                                form=form, chosen=form.getlist("bonus")), exc.code
     return redirect(url_for("pages.result", rid=rid), code=303)
 

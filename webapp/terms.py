@@ -33,7 +33,7 @@ def terrain_name(terrain: str) -> str:
 
 
 def bonus_title(name: str) -> str:
-    return gettext(BONUSES[name]) if name in BONUSES else name.replace("-", " ")
+    return gettext(BONUSES[name]) if name in BONUSES else name
 
 
 def rules_title(title: str) -> str:

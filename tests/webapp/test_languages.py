@@ -195,3 +195,18 @@ def test_csv_downloads_from_the_pages_start_with_a_byte_order_mark(client):
     assert f"/r/{rid}.csv?bom=1" in html
     assert client.get(f"/r/{rid}.csv?bom=1").get_data().startswith(b"\xef\xbb\xbfid,")
     assert client.get(f"/r/{rid}.csv").get_data().startswith(b"id,")  # scripts: as before
+
+
+def test_the_upload_form_says_what_is_wrong_in_the_language(client):
+    token = page_token(client)
+    resp = client.post("/upload", data={"csrf_token": token, "rules": "kingdomino"},
+                       headers={"Accept-Language": "ko"}, content_type="multipart/form-data")
+    html = resp.get_data(as_text=True)
+    assert resp.status_code == 400 and _html_lang(html) == "ko"
+    assert "먼저 왕국 사진을 고르세요" in html
+    # a reason without a translation: said in general in the language, the reason in English
+    resp = client.post("/upload", data={"csrf_token": token, "rules": "no-such-rules",
+                                        "photo": (io.BytesIO(png_bytes()), "k.png")},
+                       headers={"Accept-Language": "zh-TW"}, content_type="multipart/form-data")
+    html = resp.get_data(as_text=True)
+    assert resp.status_code == 400 and "無法處理此請求" in html and '<p class="hint" lang="en">' in html

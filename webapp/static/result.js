@@ -124,7 +124,7 @@
       if (data.id) {
         state.kingdom = b.kingdom;
         state.dispute = b.dispute;
-        setStatus(_("saved (corrections: %(n)s)", { n: b.corrections }));
+        setStatus(b.corrections === 1 ? _("saved (1 correction)") : _("saved (%(n)s corrections)", { n: b.corrections }));
       } else {
         setStatus("");
       }
@@ -194,15 +194,15 @@
         b.setAttribute("data-r", r);
         b.setAttribute("data-c", c);
         b.setAttribute("role", "gridcell");
-        var label = tn(k.terrain) + (k.crowns ? ", " + _("crowns: %(n)s", { n: k.crowns }) : "");
+        var label = tn(k.terrain) + (k.crowns ? ", " + (k.crowns === 1 ? _("1 crown") : _("%(n)s crowns", { n: k.crowns })) : "");
         if (k.building) { label += ", " + _("building"); }
-        if (k.fire_tokens) { label += ", " + _("fire tokens: %(n)s", { n: k.fire_tokens }); }
+        if (k.fire_tokens) { label += ", " + _("fire token %(n)s", { n: k.fire_tokens }); }
         if (typeof k.resource === "string") { label += ", " + _(k.resource); }
         if (k.caveman) { label += ", " + _(k.caveman); }
-        if (k.warrior) { label += ", " + _("warrior power %(n)s", { n: k.warrior }); }
-        if (k.giants) { label += ", " + _("giants: %(n)s", { n: k.giants }); }
+        if (k.warrior) { label += ", " + _("warrior %(n)s", { n: k.warrior }); }
+        if (k.giants) { label += ", " + (k.giants === 1 ? _("1 giant") : _("%(n)s giants", { n: k.giants })); }
         if (k.resource === true) { label += ", " + _("%(token)s token", { token: _(TOKEN_OF[k.terrain] || "resource") }); }
-        if (k.court) { label += ", " + (k.court === "building" ? _("building with crowns: %(n)s", { n: k.building_crowns || 0 }) : _(k.court.replace(/-/g, " "))); }
+        if (k.court) { label += ", " + (k.court === "building" ? (k.building_crowns === 1 ? _("building with 1 crown") : _("building with %(n)s crowns", { n: k.building_crowns || 0 })) : _(k.court.replace(/-/g, " "))); }
         if (review[r + "," + c]) { b.classList.add("review"); label += ", " + _("to check"); }
         if (machineCells && machineCells[r] && machineCells[r][c] &&
             (machineCells[r][c].terrain !== k.terrain || (machineCells[r][c].crowns || 0) !== k.crowns)) {
@@ -567,7 +567,9 @@
       group.appendChild(make("td"));
       var label = make("td");
       var fold = make("button", "fold", (state.showZero ? "\u25BE " : "\u25B8 ") +
-        (meta().start === "hut" ? _("regions without fire: %(n)s", { n: zero.length }) : _("regions without crowns: %(n)s", { n: zero.length })));
+        (meta().start === "hut"
+          ? (zero.length === 1 ? _("1 region without fire") : _("%(n)s regions without fire", { n: zero.length }))
+          : (zero.length === 1 ? _("1 region without crowns") : _("%(n)s regions without crowns", { n: zero.length }))));
       fold.type = "button";
       fold.setAttribute("aria-expanded", state.showZero ? "true" : "false");
       fold.title = state.showZero ? _("hide them") : _("show them one by one");
@@ -648,7 +650,9 @@
     box.appendChild(make("h2", null, _("Claimed %(claimed)s, scored %(total)s", { claimed: d.claimed, total: d.total }) +
       (d.difference ? " (" + (d.difference > 0 ? "+" : "") + d.difference + ")" : "")));
     var gap = { n: Math.abs(d.difference) };
-    box.appendChild(make("p", null, d.difference === 0 ? _("The claimed score matches.") : d.suspects.length
+    // the server's message is English (the API's); other languages say it from the catalog
+    box.appendChild(make("p", null, window.KDI18N.locale === "en" || !window.KDI18N.locale ? d.message
+      : d.difference === 0 ? _("The claimed score matches.") : d.suspects.length
       ? (d.difference > 0 ? _("The claim is %(n)s point(s) above the score. Check the highlighted regions: they hold squares the reader was unsure of.", gap)
         : _("The claim is %(n)s point(s) below the score. Check the highlighted regions: they hold squares the reader was unsure of.", gap))
       : (d.difference > 0 ? _("The claim is %(n)s point(s) above the score, and the reader was sure of every square: recount the regions with the player.", gap)
