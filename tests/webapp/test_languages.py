@@ -210,3 +210,20 @@ def test_the_upload_form_says_what_is_wrong_in_the_language(client):
                        headers={"Accept-Language": "zh-TW"}, content_type="multipart/form-data")
     html = resp.get_data(as_text=True)
     assert resp.status_code == 400 and "無法處理此請求" in html and '<p class="hint" lang="en">' in html
+
+
+def test_the_game_and_batch_pages_speak_the_language(make_app):
+    from test_table_api import FakeTableReader
+
+    client = make_app(TABLE_READER=FakeTableReader()).test_client()
+    token = page_token(client)
+    resp = client.post("/upload", data={"csrf_token": token, "rules": "kingdomino", "all": "1",
+                                        "photo": (io.BytesIO(png_bytes()), "t.png")},
+                       content_type="multipart/form-data")
+    assert resp.status_code == 303 and "/game/" in resp.headers["Location"]
+    game = client.get(resp.headers["Location"], headers={"Accept-Language": "zh-CN"})
+    html = game.get_data(as_text=True)
+    assert _html_lang(html) == "zh-Hans" and "整桌：2 个王国" in html and "明细</a>" in html
+    assert "被照片边缘切到：不完整" in html  # the second kingdom is cut by the photo's edge
+    batch = client.get("/batch/", headers={"Accept-Language": "ko"}).get_data(as_text=True)
+    assert _html_lang(batch) == "ko" and "대회 전체 점수 내기" in batch
