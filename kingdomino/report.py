@@ -1,11 +1,42 @@
 """Readable text for a scored result (the CLI's table without ``--json``).
 
 Works from the contract's JSON only (``obj["score"]`` as ``engine.Score.to_json`` gives it), so
-it can print any result: from a photo, a grid, or a stored one.
+it can print any result: from a photo, a grid, or a stored one. The words a person reads (column
+heads, the legend, terrain and bonus names) follow LANG / LC_MESSAGES through the web app's
+catalogs (``kingdomino.i18n``); the columns line up by display width (a CJK character takes two).
 """
 from __future__ import annotations
 
 import re
+import unicodedata
+
+from kingdomino import i18n
+from kingdomino.i18n import N_
+
+
+def _identity(message: str) -> str:
+    return message
+
+
+_ = _identity  # the language of the table being made (format_result sets it)
+
+
+def _width(text: str) -> int:
+    """Columns ``text`` takes in a terminal: East Asian wide and full-width characters take two."""
+    return sum(2 if unicodedata.east_asian_width(ch) in "WF" else 1 for ch in text)
+
+
+def _ljust(text: str, width: int) -> str:
+    return text + " " * max(0, width - _width(text))
+
+
+def _rjust(text, width: int) -> str:
+    text = str(text)
+    return " " * max(0, width - _width(text)) + text
+
+
+def _terrain(name: str) -> str:
+    return _(i18n.TERRAINS[name]) if name in i18n.TERRAINS else name
 
 
 _WIDTH = 56  # the points column ends here: regions, extras, bonuses and the total line up
@@ -13,7 +44,7 @@ _LABEL = _WIDTH - 24  # the region column, before squares, crowns and points (8 
 
 
 def _row(label: str, points) -> str:
-    return f"{label:<{_WIDTH - 8}}{points:>8}"
+    return _ljust(label, _WIDTH - 8) + _rjust(points, 8)
 
 
 def _pack(items: list[str], first: str, then: str) -> list[str]:
@@ -21,7 +52,7 @@ def _pack(items: list[str], first: str, then: str) -> list[str]:
     lines, line = [], first
     for i, item in enumerate(items):
         piece = item + ("," if i < len(items) - 1 else "")
-        if line.strip() and len(line) + 1 + len(piece) > _WIDTH:
+        if line.strip() and _width(line) + 1 + _width(piece) > _WIDTH:
             lines.append(line)
             line = then
         line += (" " if line.strip() else "") + piece
@@ -42,17 +73,19 @@ def _legend(grid: list[str]) -> list[str]:
 
     tokens = " ".join(grid).split()
     used = {t[0].upper() for t in tokens if t}
-    letters = [f"{letter} {terrain}" for letter, terrain in ek.LETTERS.items() if letter in used]
-    lines = _pack(letters + ["a digit after the letter: its crowns"], "  ", "  ") if letters else []
-    marks = [(mark, what) for mark, what in (("+", "fire token"), ("@", "resource or courtier"),
-                                              ("!", "caveman"), ("^", "warrior power"))
+    letters = [f"{letter} {_terrain(terrain)}" for letter, terrain in ek.LETTERS.items()
+               if letter in used]
+    lines = _pack(letters + [_("a digit after the letter: its crowns")], "  ", "  ") if letters else []
+    marks = [(mark, what) for mark, what in (("+", N_("fire token")), ("@", N_("resource or courtier")),
+                                              ("!", N_("caveman")), ("^", N_("warrior power")))
              if any(mark in t for t in tokens)]
     # The expansions' marks right after the crowns (F1g, F0r, F0b2)
     marks += [(mark, what) for mark, what, pattern in (
-        ("g", "giant", r"\dg"), ("r", "resource token", r"\d[g]*r"), ("bN", "building of N crowns", r"\db\d"))
+        ("g", N_("giant"), r"\dg"), ("r", N_("resource token"), r"\d[g]*r"),
+        ("bN", N_("building of N crowns"), r"\db\d"))
         if any(re.search(pattern, t) for t in tokens)]
     if marks:
-        lines.append("  " + ", ".join(f"{m} {what}" for m, what in marks))
+        lines.append("  " + ", ".join(f"{m} {_(what)}" for m, what in marks))
     return lines
 
 
@@ -117,47 +150,65 @@ def _nothing_worth(regions: list[dict]) -> list[str]:
     zero = [r for r in regions if not r.get("points", 0)]
     if not zero:
         return []
-    label = f"{len(zero)} region{'s' if len(zero) != 1 else ''} without crowns"
+    if _ is _identity:
+        label = f"{len(zero)} region{'s' if len(zero) != 1 else ''} without crowns"
+    else:
+        label = _("%(n)s regions without crowns") % {"n": len(zero)}
     squares = sum(r.get("squares", 0) for r in zero)
-    lines = [f"{label:<{_LABEL}}{squares:>8}{0:>8}{0:>8}"]
-    details = [f"{r.get('terrain', '?')} {r.get('squares', 0)}" for r in zero]
+    lines = [_ljust(label, _LABEL) + _rjust(squares, 8) + _rjust(0, 8) + _rjust(0, 8)]
+    details = [f"{_terrain(r.get('terrain', '?'))} {r.get('squares', 0)}" for r in zero]
     details[0], details[-1] = "(" + details[0], details[-1] + ")"
     lines.extend(_pack(details, "  ", "   "))
     return lines
 
 
-def format_result(obj: dict) -> str:
-    """A table of regions, extras, bonuses and the total, for one scored kingdom."""
+def format_result(obj: dict, locale: str | None = None) -> str:
+    """A table of regions, extras, bonuses and the total, for one scored kingdom, in ``locale``
+    (default: the language LANG / LC_MESSAGES name, see ``kingdomino.i18n``)."""
+    global _
+    locale = locale or i18n.locale_from_environment()
+    _ = _identity if locale == i18n.DEFAULT else i18n.translations(locale).gettext
+    try:
+        return _format_result(obj)
+    finally:
+        _ = _identity
+
+
+def _format_result(obj: dict) -> str:
     lines = []
     score = obj.get("score", {}) or {}
-    title = str(obj["source"]) if obj.get("source") else "kingdom"
+    title = str(obj["source"]) if obj.get("source") else _("kingdom")
     rules = score.get("rules") or obj.get("rules")
     lines.append(f"{title}" + (f"  [{rules}, {obj.get('size')}x{obj.get('size')}]"
                                 if rules and obj.get("size") else ""))
     grid = _grid(obj)
     lines.extend("  " + line for line in grid)
     lines.extend(_legend(grid))
-    lines.append(f"{'region':<{_LABEL}}{'squares':>8}{'crowns':>8}{'points':>8}")
+    lines.append(_ljust(_("region"), _LABEL) + _rjust(_("squares"), 8) + _rjust(_("crowns"), 8)
+                 + _rjust(_("points"), 8))
     regions = score.get("regions", [])
     for region in regions:
         if region.get("points", 0):
-            terrain = region.get("terrain", "?") + (" +queen" if region.get("queen") else "")
-            lines.append(f"{terrain:<{_LABEL}}{region.get('squares', 0):>8}"
-                         f"{region.get('crowns', 0):>8}{region.get('points', 0):>8}")
+            terrain = _terrain(region.get("terrain", "?")) + (" +" + _("queen") if region.get("queen") else "")
+            lines.append(_ljust(terrain, _LABEL) + _rjust(region.get("squares", 0), 8)
+                         + _rjust(region.get("crowns", 0), 8) + _rjust(region.get("points", 0), 8))
     lines.extend(_nothing_worth(regions))
     lines.extend(_extras(score))
     for bonus in score.get("bonuses", []):
-        lines.append(_row(f"bonus {bonus.get('name', '?')}", bonus.get("points", 0)))
+        name = bonus.get("name", "?")
+        name = _(i18n.BONUSES[name]) if name in i18n.BONUSES else name
+        lines.append(_row(_("bonus") + " " + name, bonus.get("points", 0)))
         if not bonus.get("points") or " = " in str(bonus.get("reason", "")):
             lines.append(f"  ({bonus.get('reason', '')})")  # not met: why; quests: the arithmetic
     lines.append(" " * (_WIDTH - 8) + "-" * 8)
-    lines.append(_row("total", score.get("total", 0)))
+    lines.append(_row(_("total"), score.get("total", 0)))
     tiebreak = score.get("tiebreak") or {}
     if tiebreak:
-        lines.append("tie-break: " + ", ".join(f"{k.replace('_', ' ')} {v}" for k, v in tiebreak.items()))
+        lines.append(_("tie-break:") + " " + ", ".join(f"{_(k.replace('_', ' '))} {v}"
+                                                       for k, v in tiebreak.items()))
     for warning in score.get("warnings", []):
-        lines.append(f"warning: {warning}")
+        lines.append(_("warning:") + " " + str(warning))
     if obj.get("review"):
         squares = ", ".join(square(rc) for rc in obj["review"])
-        lines.append(f"check by eye (r1c1 is the top-left square): {squares}")
+        lines.append(_("check by eye (r1c1 is the top-left square):") + " " + squares)
     return "\n".join(lines)

@@ -19,6 +19,15 @@ def shared_path(*parts: str) -> Path:
     return path
 
 
+@pytest.fixture(autouse=True)
+def english_messages(monkeypatch):
+    """The CLI speaks the language LANG / LC_MESSAGES name (kingdomino.i18n): the tests expect
+    English whatever the machine's locale (tests of the other languages set it themselves)."""
+    for key in ("LANGUAGE", "LC_ALL", "LC_MESSAGES"):
+        monkeypatch.delenv(key, raising=False)
+    monkeypatch.setenv("LANG", "C.UTF-8")
+
+
 @pytest.fixture
 def shared_dir() -> Path:
     return shared_path()

@@ -36,7 +36,9 @@ def test_wheel_ships_every_runtime_file(wheel_names):
                         # every module of every package and subpackage (kingdomino/batch/...)
                         "engine/**/*.py", "vision/**/*.py", "webapp/**/*.py", "kingdomino/**/*.py",
                         "models/*.py",
-                        "webapp/templates/*", "webapp/static/*")
+                        "webapp/templates/*", "webapp/static/*",
+                        # the languages of the pages and the CLI (compiled when first used)
+                        "webapp/translations/*.po")
         for path in ROOT.glob(pattern)
     ]
     assert any(n.startswith("models/") and n.endswith(".onnx") for n in needed), \

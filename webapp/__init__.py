@@ -23,8 +23,10 @@ import socket
 from pathlib import Path
 
 from flask import Flask, Response, g, jsonify, render_template, request
+from flask_babel import Babel, Domain, get_locale, gettext
 from werkzeug.exceptions import HTTPException
 
+from kingdomino import i18n
 from kingdomino.store import Store, default_store_path
 
 from . import security
@@ -83,7 +85,34 @@ def _rules_title(name: str) -> str:
     """A rule set's friendly title (as the forms show it), for the pages that name one."""
     from . import service
 
-    return service.rules_meta(name)["title"]
+    from . import terms
+
+    return terms.rules_title(service.rules_meta(name)["title"])
+
+
+def _select_locale() -> str:
+    """The page's language: the one chosen on a page (cookie), else the browser's best match."""
+    chosen = request.cookies.get(i18n.COOKIE)
+    if chosen in i18n.available():
+        return chosen
+    tags = [tag for tag, _q in request.accept_languages]  # most wanted first
+    return i18n.negotiate(tags)
+
+
+class _Catalogs(Domain):
+    """Flask-Babel's messages from ``webapp/translations/<locale>.po`` (``kingdomino.i18n``
+    compiles them in memory, so an installed copy needs no build step)."""
+
+    def get_translations(self):
+        return i18n.translations(str(get_locale()))
+
+
+def _page_language() -> dict:
+    """What every page's header needs: its ``<html lang>`` and the language menu."""
+    locale = str(get_locale())
+    return {"page_locale": locale, "html_lang": i18n.html_lang(locale),
+            "languages": [(name, i18n.html_lang(name), i18n.display_name(name))
+                          for name in i18n.available()]}
 
 
 def create_app(test_config: dict | None = None) -> Flask:
@@ -129,12 +158,23 @@ def create_app(test_config: dict | None = None) -> Flask:
     if batch is not None and getattr(batch, "bp", None) is not None:
         app.register_blueprint(batch.bp)
 
+    babel = Babel(app, default_locale=i18n.DEFAULT, locale_selector=_select_locale)
+    babel.domain_instance = _Catalogs()  # the catalogs are read from the .po files
+    app.context_processor(_page_language)
+
     app.before_request(security.check_host)
     app.before_request(security.check_csrf)
     app.teardown_appcontext(_close_store)
     app.jinja_env.globals["csrf_token"] = security.csrf_token
     app.jinja_env.globals["has_batch"] = "batch" in app.blueprints
     app.jinja_env.globals["rules_title"] = _rules_title
+    from . import terms
+
+    app.jinja_env.globals["terrain_name"] = terms.terrain_name
+    app.jinja_env.globals["bonus_title"] = terms.bonus_title
+    app.jinja_env.filters["bonus_title"] = terms.bonus_title
+    app.jinja_env.globals["page_names"] = terms.page_names
+    app.jinja_env.globals["title_of"] = terms.rules_title
 
     @app.after_request
     def _headers(resp):
@@ -158,9 +198,17 @@ def create_app(test_config: dict | None = None) -> Flask:
             limit = app.config["MAX_CONTENT_LENGTH"] // (1024 * 1024)
             message = f"the upload is too large: at most {limit} MB; send a smaller photo"
         if request.path.startswith("/api/") or request.accept_mimetypes.best == "application/json":
-            return jsonify(error=message), exc.code
-        return render_template("error.html", code=exc.code, name=exc.name,
-                               message=message), exc.code
+            return jsonify(error=message), exc.code  # API errors stay English (machines read them)
+        from . import terms
+
+        detail = None
+        if exc.code == 413:
+            message = gettext("The upload is too large: at most %(limit)s MB; send a smaller "
+                              "photo.", limit=limit)
+        else:
+            message, detail = terms.error_text(exc.code, message)
+        return render_template("error.html", code=exc.code, name=gettext(exc.name),
+                               message=message, detail=detail), exc.code
 
     @app.errorhandler(Exception)
     def _server_error(exc: Exception):  # a bug of ours: log it, answer without a traceback
@@ -168,7 +216,10 @@ def create_app(test_config: dict | None = None) -> Flask:
         message = "something went wrong on the server; the error was logged"
         if request.path.startswith("/api/"):
             return jsonify(error=message), 500
-        return render_template("error.html", code=500, name="Server error", message=message), 500
+        from . import terms
+
+        return render_template("error.html", code=500, name=gettext("Server error"),
+                               message=gettext(terms.ERROR_TEXTS[500])), 500
 
     return app
 

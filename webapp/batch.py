@@ -488,7 +488,9 @@ def _download(job_id: str, which: str) -> Response:
         if table is None:
             abort(404, description="this batch has no manifest, so no standings")
         text = standings_mod.to_csv(table)
-    resp = Response(text, mimetype="text/csv")
+    from .pages import csv_text  # the pages' links ask for a byte order mark (spreadsheets)
+
+    resp = Response(csv_text(text), mimetype="text/csv; charset=utf-8")
     resp.headers["Content-Disposition"] = f'attachment; filename="batch-{job.id}-{which}.csv"'
     return resp
 

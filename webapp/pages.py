@@ -6,6 +6,9 @@ import json
 from flask import Blueprint, Response, abort, redirect, render_template, request, url_for
 from werkzeug.exceptions import BadRequest, UnprocessableEntity
 
+from kingdomino import i18n
+from kingdomino.i18n import N_
+
 from . import get_store
 from . import service, table
 
@@ -32,13 +35,16 @@ def upload():
         claimed = service.parse_claimed(form.get("claimed"))
         upload = request.files.get("photo")
         if upload is None or not upload.filename:
-            raise BadRequest("choose a photo of the kingdom first")
+            raise BadRequest(N_("choose a photo of the kingdom first"))
         rid, _ = service.read_photo(upload, rules, bonuses, player=service.parse_player(form.get("player")),
                                 claimed=claimed)
     except (BadRequest, UnprocessableEntity) as exc:
         if getattr(exc, "reading_id", None):  # no kingdom found: place its outline by hand
             return redirect(url_for("pages.result", rid=exc.reading_id), code=303)
-        return render_template("index.html", choices=_choices(), error=exc.description,
+        from . import terms
+
+        error, detail = terms.error_text(exc.code, exc.description)  # in the page's language
+        return render_template("index.html", choices=_choices(), error=error, detail=detail,
                                form=form, chosen=form.getlist("bonus")), exc.code
     return redirect(url_for("pages.result", rid=rid), code=303)
 
@@ -96,8 +102,49 @@ def export_json(rid):
     return resp
 
 
+def csv_text(text: str) -> str:
+    """A CSV download as sent: with ``?bom=1`` (the pages' download links) it starts with a
+    UTF-8 byte order mark, so spreadsheet apps read Chinese or Korean names right; without it
+    (what scripts fetch) it is plain UTF-8, as it always was."""
+    return ("\ufeff" + text) if request.args.get("bom") == "1" else text
+
+
 @bp.get("/r/<rid>.csv")
 def export_csv(rid):
-    resp = Response(service.export_csv(rid), mimetype="text/csv")
+    resp = Response(csv_text(service.export_csv(rid)), mimetype="text/csv; charset=utf-8")
     resp.headers["Content-Disposition"] = f'attachment; filename="kingdom-{rid}.csv"'
+    return resp
+
+
+LANGUAGE_COOKIE_DAYS = 365
+
+
+def _local_path(target: str | None) -> str:
+    """Where to go back to after choosing a language: a path of this site only."""
+    if not target or not target.startswith("/") or target.startswith("//") or "\\" in target:
+        return url_for("pages.index")
+    return target
+
+
+@bp.get("/lang/<locale>")
+def choose_language(locale):
+    """The language menu of every page: remember the choice in a cookie, go back to the page."""
+    if locale not in i18n.available():
+        abort(404, description="no such language: choose one from the menu at the top of the page")
+    resp = redirect(_local_path(request.args.get("next")), code=303)
+    resp.set_cookie(i18n.COOKIE, locale, max_age=LANGUAGE_COOKIE_DAYS * 86400, samesite="Lax",
+                    httponly=True)
+    return resp
+
+
+@bp.get("/i18n/<locale>.js")
+def script_catalog(locale):
+    """The page scripts' messages in ``locale`` (``window.KDI18N``, read by static/i18n.js)."""
+    if locale not in i18n.available():
+        abort(404, description="no such language")
+    body = "window.KDI18N = " + json.dumps(
+        {"locale": locale, "lang": i18n.html_lang(locale), "messages": i18n.script_catalog(locale)},
+        ensure_ascii=False, sort_keys=True) + ";\n"
+    resp = Response(body, mimetype="text/javascript")
+    resp.headers["Cache-Control"] = "public, max-age=300"
     return resp

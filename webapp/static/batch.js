@@ -2,6 +2,7 @@
 // batch, then follow its progress. Without JavaScript the form posts everything at once.
 (function () {
   "use strict";
+  var _ = window.KDI18N._;  // the page's language (static/i18n.js)
   var meta = document.querySelector('meta[name="csrf-token"]');
   var token = meta ? meta.getAttribute("content") : "";
 
@@ -12,7 +13,7 @@
     }).then(function (resp) {
       return resp.json().catch(function () { return {}; }).then(function (data) {
         if (!resp.ok) {
-          throw new Error(data.error || ("the server answered " + resp.status));
+          throw new Error(data.error || _("the server answered %(status)s", { status: resp.status }));
         }
         return data;
       });
@@ -35,8 +36,8 @@
       var n = input.files ? input.files.length : 0;
       var size = 0;
       for (var i = 0; i < n; i++) { size += input.files[i].size; }
-      text.textContent = n ? (n + " file(s), " + Math.round(size / 1048576) + " MB") :
-        "Choose photos or zip files, or drop them here";
+      text.textContent = n ? _("files: %(n)s, %(mb)s MB", { n: n, mb: Math.round(size / 1048576) }) :
+        _("Choose photos or zip files, or drop them here");
     };
     KDForms.bonusChoices(rules);
     KDForms.dropZone(drop, input, showFiles);
@@ -45,7 +46,7 @@
       errorBox.textContent = err.message || String(err);
       errorBox.hidden = false;
       button.disabled = false;
-      button.textContent = "Read and score all";
+      button.textContent = _("Read and score all");
     };
 
     form.addEventListener("submit", function (e) {
@@ -53,9 +54,9 @@
       e.preventDefault();
       errorBox.hidden = true;
       var files = Array.prototype.slice.call(input.files || []);
-      if (!files.length) { fail(new Error("choose some photos (or a zip of photos) first")); return; }
+      if (!files.length) { fail(new Error(_("choose some photos (or a zip of photos) first"))); return; }
       button.disabled = true;
-      button.textContent = "Sending photos\u2026";
+      button.textContent = _("Sending photos\u2026");
       var fields = new FormData();
       fields.append("rules", rules.value);
       document.querySelectorAll('.bonus input:checked').forEach(function (b) { fields.append("bonus", b.value); });
@@ -70,7 +71,7 @@
           if (i >= files.length) { return post(job.start, new FormData()).then(function () { window.location = job.page; }); }
           var one = new FormData();
           one.append("photos", files[i], files[i].name);
-          status.textContent = "Sending " + (i + 1) + " of " + files.length + ": " + files[i].name;
+          status.textContent = _("Sending %(i)s of %(n)s: %(name)s", { i: i + 1, n: files.length, name: files[i].name });
           return post(job.upload, one).then(function () { i++; bar.value = i; return next(); });
         };
         return next();

@@ -4,6 +4,7 @@
 (function () {
   "use strict";
   var SVGNS = "http://www.w3.org/2000/svg";
+  var _ = window.KDI18N._;  // the page's language (static/i18n.js)
   var data = JSON.parse(document.getElementById("reading-data").textContent);
   var csrf = document.querySelector('meta[name="csrf-token"]').getAttribute("content");
   var img = document.getElementById("outline-photo");
@@ -34,8 +35,8 @@
     pts.forEach(function (p, i) {
       handles[i].setAttribute("cx", p[0]);
       handles[i].setAttribute("cy", p[1]);
-      handles[i].setAttribute("aria-label", "Outline corner " + (i + 1) + " of 4 at " +
-        Math.round(p[0]) + ", " + Math.round(p[1]) + ": arrows move it");
+      handles[i].setAttribute("aria-label", _("Outline corner %(i)s of 4 at %(x)s, %(y)s: arrows move it",
+        { i: i + 1, x: Math.round(p[0]), y: Math.round(p[1]) }));
     });
   }
 
@@ -102,7 +103,7 @@
     var body = { corners: pts.map(function (p) { return [Math.round(p[0] * 10) / 10, Math.round(p[1] * 10) / 10]; }) };
     if (sizeSel.value) { body.size = parseInt(sizeSel.value, 10); }
     button.disabled = true;
-    say("Reading the kingdom inside the outline...");
+    say(_("Reading the kingdom inside the outline\u2026"));
     fetch("/api/readings/" + encodeURIComponent(data.id) + "/outline", {
       method: "POST",
       credentials: "same-origin",
@@ -113,16 +114,15 @@
     }).then(function (res) {
       if (!res.ok) {
         button.disabled = false;
-        say(res.body.error || "the photo could not be read again", true);
+        say(res.body.error || _("the photo could not be read again"), true);
         return;
       }
-      var aside = res.body.set_aside ? " (" + res.body.set_aside + " earlier correction" +
-        (res.body.set_aside === 1 ? "" : "s") + " set aside)" : "";
-      say("Read again: total " + res.body.score.total + aside + ".");
+      var aside = res.body.set_aside ? " " + _("(earlier corrections set aside: %(n)s)", { n: res.body.set_aside }) : "";
+      say(_("Read again: total %(total)s", { total: res.body.score.total }) + aside);
       window.location.reload();
     }).catch(function () {
       button.disabled = false;
-      say("the server could not be reached: try again", true);
+      say(_("the server could not be reached: try again"), true);
     });
   });
 

@@ -8,6 +8,12 @@
   var rulesMeta = JSON.parse(document.getElementById("rules-data").textContent);
   var csrf = document.querySelector('meta[name="csrf-token"]').getAttribute("content");
   var SVGNS = "http://www.w3.org/2000/svg";
+  // what a person reads is in the page's language: the catalog (static/i18n.js) and the names
+  // of terrains, bonuses and rule sets the server put in the page
+  var _ = window.KDI18N._;
+  var names = JSON.parse(document.getElementById("names-data").textContent);
+  function tn(t) { return names.terrains[t] || t; }
+  function bonusName(b) { return names.bonuses[b] || b; }
 
   var LETTERS = { f: "field", w: "forest", l: "lake", g: "grassland", s: "swamp", m: "mine",
     t: "town", d: "desert", q: "quarry", v: "volcano", c: "castle", h: "hut", ".": "empty" };
@@ -47,8 +53,7 @@
     if (text !== undefined && text !== null) { e.textContent = text; }
     return e;
   }
-  function plural(n, word) { return n + " " + word + (n === 1 ? "" : "s"); }
-  function clone(o) { return JSON.parse(JSON.stringify(o)); }
+    function clone(o) { return JSON.parse(JSON.stringify(o)); }
   function meta() {
     for (var i = 0; i < rulesMeta.length; i++) {
       if (rulesMeta[i].name === state.rules) { return rulesMeta[i]; }
@@ -92,7 +97,7 @@
     var text = JSON.stringify(body);
     state.busy = true;
     var mine = ++state.seq;  // only the answer to the latest change is shown
-    setStatus("scoring\u2026");
+    setStatus(_("scoring\u2026"));
     var answer;
     if (data.id) {
       waiting++;
@@ -110,7 +115,7 @@
       state.busy = false;
       if (!res.ok) {
         if (previous) { state.kingdom = previous.kingdom; state.rules = previous.rules; state.bonuses = previous.bonuses; state.history.pop(); }
-        setStatus(res.body.error || "the change was refused", true);
+        setStatus(res.body.error || _("the change was refused"), true);
         renderAll();
         return;
       }
@@ -119,7 +124,7 @@
       if (data.id) {
         state.kingdom = b.kingdom;
         state.dispute = b.dispute;
-        setStatus("saved (" + b.corrections + " correction" + (b.corrections === 1 ? "" : "s") + ")");
+        setStatus(b.corrections === 1 ? _("saved (1 correction)") : _("saved (%(n)s corrections)", { n: b.corrections }));
       } else {
         setStatus("");
       }
@@ -128,7 +133,7 @@
       if (mine !== state.seq) { return; }
       state.busy = false;
       if (previous) { state.kingdom = previous.kingdom; state.history.pop(); }
-      setStatus("the server cannot be reached: the change was not saved", true);
+      setStatus(_("the server cannot be reached: the change was not saved"), true);
       renderAll();
     });
   }
@@ -189,24 +194,24 @@
         b.setAttribute("data-r", r);
         b.setAttribute("data-c", c);
         b.setAttribute("role", "gridcell");
-        var label = k.terrain + (k.crowns ? ", " + k.crowns + " crown" + (k.crowns > 1 ? "s" : "") : "");
-        if (k.building) { label += ", building"; }
-        if (k.fire_tokens) { label += ", fire token " + k.fire_tokens; }
-        if (typeof k.resource === "string") { label += ", " + k.resource; }
-        if (k.caveman) { label += ", " + k.caveman; }
-        if (k.warrior) { label += ", warrior " + k.warrior; }
-        if (k.giants) { label += ", " + plural(k.giants, "giant"); }
-        if (k.resource === true) { label += ", " + (TOKEN_OF[k.terrain] || "resource") + " token"; }
-        if (k.court) { label += ", " + (k.court === "building" ? "building with " + plural(k.building_crowns || 0, "crown") : k.court.replace(/-/g, " ")); }
-        if (review[r + "," + c]) { b.classList.add("review"); label += ", to check"; }
+        var label = tn(k.terrain) + (k.crowns ? ", " + (k.crowns === 1 ? _("1 crown") : _("%(n)s crowns", { n: k.crowns })) : "");
+        if (k.building) { label += ", " + _("building"); }
+        if (k.fire_tokens) { label += ", " + _("fire token %(n)s", { n: k.fire_tokens }); }
+        if (typeof k.resource === "string") { label += ", " + _(k.resource); }
+        if (k.caveman) { label += ", " + _(k.caveman); }
+        if (k.warrior) { label += ", " + _("warrior %(n)s", { n: k.warrior }); }
+        if (k.giants) { label += ", " + (k.giants === 1 ? _("1 giant") : _("%(n)s giants", { n: k.giants })); }
+        if (k.resource === true) { label += ", " + _("%(token)s token", { token: _(TOKEN_OF[k.terrain] || "resource") }); }
+        if (k.court) { label += ", " + (k.court === "building" ? (k.building_crowns === 1 ? _("building with 1 crown") : _("building with %(n)s crowns", { n: k.building_crowns || 0 })) : _(k.court.replace(/-/g, " "))); }
+        if (review[r + "," + c]) { b.classList.add("review"); label += ", " + _("to check"); }
         if (machineCells && machineCells[r] && machineCells[r][c] &&
             (machineCells[r][c].terrain !== k.terrain || (machineCells[r][c].crowns || 0) !== k.crowns)) {
           b.classList.add("changed");
-          label += ", corrected";
+          label += ", " + _("corrected");
         }
         if (hl[r + "," + c]) { b.classList.add("hl"); }
         if (r === state.sel[0] && c === state.sel[1]) { b.classList.add("sel"); b.setAttribute("aria-selected", "true"); }
-        b.setAttribute("aria-label", "row " + (r + 1) + " column " + (c + 1) + ": " + label);
+        b.setAttribute("aria-label", _("row %(r)s column %(c)s: %(what)s", { r: r + 1, c: c + 1, what: label }));
         b.appendChild(make("span", "crowns", k.terrain === "castle" ? "\u2656" : k.terrain === "hut" ? "\u25B3" : crownText(k.crowns)));
         var marks = pieceMarks(k);
         if (marks) { b.appendChild(make("span", "pieces", marks)); }
@@ -349,7 +354,7 @@
       if (name === "building_crowns" && k.court !== "building") { return; }
       if (o.kind === "count") {
         var row = make("div", "chips");
-        row.appendChild(make("span", "hint", o.label));
+        row.appendChild(make("span", "hint", _(o.label)));
         var top = name === "giants" ? (k.crowns || 0) + (k.building_crowns || 0) : o.max;
         for (var n = o.min; n <= top; n++) {
           (function (n) {
@@ -359,21 +364,22 @@
             row.appendChild(b);
           })(n);
         }
-        if (o.hint) { row.title = o.hint; }
+        if (o.hint) { row.title = _(o.hint); }
         p.appendChild(row);
       } else if (o.kind === "flag") {
         var on = k[name] === true;
-        var f = button((on ? "Remove " : "Place a ") + (TOKEN_OF[k.terrain] || "") + " token",
+        var token = { token: _(TOKEN_OF[k.terrain] || "resource") };
+        var f = button(on ? _("Remove the %(token)s token", token) : _("Place a %(token)s token", token),
           function () { setPiece(name, !on); }, on);
         f.setAttribute("data-piece", name);
-        if (o.hint) { f.title = o.hint; }
+        if (o.hint) { f.title = _(o.hint); }
         p.appendChild(f);
       } else if (o.kind === "choice") {
         var values = o.values.filter(function (v) { return !(v === "building" && k.terrain === "mine"); });
-        var sel = selectInput(o.label, [["", "none"]].concat(values.map(function (v) { return [v, v.replace(/-/g, " ")]; })),
+        var sel = selectInput(_(o.label), [["", _("none")]].concat(values.map(function (v) { return [v, _(v.replace(/-/g, " "))]; })),
           k[name] || "", function (v) { setPiece(name, v); });
         sel.querySelector("select").setAttribute("data-piece", name);
-        if (o.hint) { sel.title = o.hint; }
+        if (o.hint) { sel.title = _(o.hint); }
         p.appendChild(sel);
       }
     });
@@ -386,12 +392,12 @@
     var m = meta();
     var r = state.sel[0], c = state.sel[1];
     var k = cell(r, c);
-    box.appendChild(make("div", "editor-title", "Square row " + (r + 1) + ", column " + (c + 1) +
+    box.appendChild(make("div", "editor-title", _("Square row %(r)s, column %(c)s", { r: r + 1, c: c + 1 }) +
       (machineCells && machineCells[r] && machineCells[r][c] && machineCells[r][c].confidence !== undefined
-        ? " (read with " + Math.round(machineCells[r][c].confidence * 100) + "% confidence)" : "")));
+        ? " " + _("(read with %(p)s%% confidence)", { p: Math.round(machineCells[r][c].confidence * 100) }) : "")));
     var terr = make("div", "chips terrains");
     m.terrains.forEach(function (t) {
-      var b = button((LETTER_OF[t] ? LETTER_OF[t] + " " : "") + t, function () { setTerrain(t); },
+      var b = button((LETTER_OF[t] ? LETTER_OF[t] + " " : "") + tn(t), function () { setTerrain(t); },
         k.terrain === t, "t-" + t);
       b.setAttribute("data-terrain", t);
       terr.appendChild(b);
@@ -400,7 +406,7 @@
     var land = ["empty", "castle", "hut", "town"].indexOf(k.terrain) < 0;
     if (land) {
       var cr = make("div", "chips crowns-row");
-      cr.appendChild(make("span", "hint", m.start === "hut" ? "Fire" : "Crowns"));
+      cr.appendChild(make("span", "hint", m.start === "hut" ? _("Fire") : _("Crowns")));
       for (var n = 0; n <= 3; n++) {
         (function (n) {
           var b = button(String(n), function () { setCell(function (x) { x.crowns = n; fitExpansionPieces(x); }); }, (k.crowns || 0) === n);
@@ -416,9 +422,9 @@
       if (k.building) {
         var bd = k.building;
         var set = function (key, v) { setCell(function (x) { x.building[key] = v; if (v === "" || v === 0) { delete x.building[key]; } }); };
-        p.appendChild(numberInput("Building crowns", bd.crowns, 0, 3, function (v) { set("crowns", v); }));
-        p.appendChild(numberInput("points", bd.points, 0, 20, function (v) { set("points", v); }));
-        p.appendChild(selectInput("per", [["", "fixed"], ["region", "per region of"], ["tower", "per tower"], ["knight", "per knight"]],
+        p.appendChild(numberInput(_("Building crowns"), bd.crowns, 0, 3, function (v) { set("crowns", v); }));
+        p.appendChild(numberInput(_("points"), bd.points, 0, 20, function (v) { set("points", v); }));
+        p.appendChild(selectInput(_("per"), [["", _("fixed")], ["region", _("per region of")], ["tower", _("per tower")], ["knight", _("per knight")]],
           bd.per || "", function (v) {
             setCell(function (x) {
               if (v) { x.building.per = v; } else { delete x.building.per; }
@@ -426,38 +432,38 @@
             });
           }));
         if (bd.per === "region") {
-          p.appendChild(selectInput("terrain", m.terrains.filter(function (t) { return ["empty", "castle", "hut"].indexOf(t) < 0; })
-            .map(function (t) { return [t, t]; }), bd.terrain, function (v) { set("terrain", v); }));
+          p.appendChild(selectInput(_("terrain"), m.terrains.filter(function (t) { return ["empty", "castle", "hut"].indexOf(t) < 0; })
+            .map(function (t) { return [t, tn(t)]; }), bd.terrain, function (v) { set("terrain", v); }));
         }
-        p.appendChild(numberInput("towers", bd.towers, 0, 3, function (v) { set("towers", v); }));
-        p.appendChild(button("Remove building", function () { setCell(function (x) { delete x.building; }); }));
+        p.appendChild(numberInput(_("towers"), bd.towers, 0, 3, function (v) { set("towers", v); }));
+        p.appendChild(button(_("Remove building"), function () { setCell(function (x) { delete x.building; }); }));
       } else {
-        p.appendChild(button("Place a building", function () { setCell(function (x) { x.building = { crowns: 0, points: 0 }; }); }));
+        p.appendChild(button(_("Place a building"), function () { setCell(function (x) { x.building = { crowns: 0, points: 0 }; }); }));
       }
     }
     if (pieces.cell.indexOf("fire_tokens") >= 0 && k.terrain !== "empty") {
-      p.appendChild(selectInput("Fire token", [["0", "none"], ["1", "1 fire"], ["2", "2 fires"], ["3", "3 fires"]],
+      p.appendChild(selectInput(_("Fire token"), [["0", _("none")], ["1", "1"], ["2", "2"], ["3", "3"]],
         String(k.fire_tokens || 0), function (v) { setCell(function (x) { v = parseInt(v, 10); if (v) { x.fire_tokens = v; } else { delete x.fire_tokens; } }); }));
     }
     if (pieces.cell.indexOf("resource") >= 0 && !(m.piece_options || {}).resource && k.terrain !== "empty") {
-      p.appendChild(selectInput("Resource", [["", "none"]].concat(RESOURCES.map(function (x) { return [x, x]; })),
+      p.appendChild(selectInput(_("Resource"), [["", _("none")]].concat(RESOURCES.map(function (x) { return [x, _(x)]; })),
         k.resource || "", function (v) { setCell(function (x) { if (v) { x.resource = v; } else { delete x.resource; } }); }));
     }
     if (pieces.cell.indexOf("caveman") >= 0 && k.terrain !== "empty") {
-      p.appendChild(selectInput("Caveman", [["", "none"]].concat(CAVEMEN.map(function (x) { return [x, x]; })),
+      p.appendChild(selectInput(_("Caveman"), [["", _("none")]].concat(CAVEMEN.map(function (x) { return [x, _(x)]; })),
         k.caveman || "", function (v) { setCell(function (x) { if (v) { x.caveman = v; delete x.warrior; } else { delete x.caveman; } }); }));
     }
     if (pieces.cell.indexOf("warrior") >= 0 && k.terrain !== "empty") {
-      p.appendChild(selectInput("Warrior", WARRIORS, String(k.warrior || 0), function (v) {
+      p.appendChild(selectInput(_("Warrior"), WARRIORS.map(function (w) { return [w[0], _(w[1])]; }), String(k.warrior || 0), function (v) {
         setCell(function (x) { v = parseInt(v, 10); if (v) { x.warrior = v; delete x.caveman; } else { delete x.warrior; } });
       }));
     }
     if (p.childNodes.length) { box.appendChild(p); }
     expansionPieces(box, m, k);
     if (Object.keys(m.piece_options || {}).length) {
-      box.appendChild(make("p", "hint expansion-note", "The photo reader does not see giants or " +
+      box.appendChild(make("p", "hint expansion-note", _("The photo reader does not see giants or " +
         "Court tiles yet: add them here, square by square (keys: + and - giants, r token, " +
-        "b building; or the buttons)."));
+        "b building; or the buttons).")));
     }
   }
 
@@ -465,7 +471,7 @@
   function renderChoices() {
     var box = el("choices");
     box.innerHTML = "";
-    var rs = selectInput("Rules", rulesMeta.map(function (m) { return [m.name, m.title || m.name]; }), state.rules, function (v) {
+    var rs = selectInput(_("Rules"), rulesMeta.map(function (m) { return [m.name, names.rules[m.name] || m.title || m.name]; }), state.rules, function (v) {
       change(function () {
         state.rules = v;
         var allowed = meta().bonuses;
@@ -486,13 +492,13 @@
         });
       });
       l.appendChild(i);
-      l.appendChild(document.createTextNode(" " + b));
+      l.appendChild(document.createTextNode(" " + bonusName(b)));
       box.appendChild(l);
     });
     var kp = (meta().pieces || {}).kingdom || [];
     var setTop = function (key, v) { change(function () { if (v) { state.kingdom[key] = v; } else { delete state.kingdom[key]; } }); };
-    if (kp.indexOf("coins") >= 0) { box.appendChild(numberInput("Coins", state.kingdom.coins, 0, null, function (v) { setTop("coins", v); })); }
-    if (kp.indexOf("knights") >= 0) { box.appendChild(numberInput("Knights", state.kingdom.knights, 0, null, function (v) { setTop("knights", v); })); }
+    if (kp.indexOf("coins") >= 0) { box.appendChild(numberInput(_("Coins"), state.kingdom.coins, 0, null, function (v) { setTop("coins", v); })); }
+    if (kp.indexOf("knights") >= 0) { box.appendChild(numberInput(_("Knights"), state.kingdom.knights, 0, null, function (v) { setTop("knights", v); })); }
     if (kp.indexOf("queen") >= 0) {
       var ql = make("label", "field");
       var q = make("input");
@@ -500,7 +506,7 @@
       q.checked = !!state.kingdom.queen;
       q.addEventListener("change", function () { setTop("queen", q.checked); });
       ql.appendChild(q);
-      ql.appendChild(document.createTextNode(" hosts the queen"));
+      ql.appendChild(document.createTextNode(" " + _("hosts the queen")));
       box.appendChild(ql);
     }
     if (kp.indexOf("totems") >= 0) {
@@ -517,7 +523,7 @@
           });
         });
         tl.appendChild(t);
-        tl.appendChild(document.createTextNode(" " + res + " totem"));
+        tl.appendChild(document.createTextNode(" " + _("%(resource)s totem", { resource: _(res) })));
         box.appendChild(tl);
       });
     }
@@ -531,7 +537,7 @@
     el("total").textContent = s ? s.total : "-";
     if (!s) { return; }
     var head = make("tr");
-    ["", "Terrain", "Squares", meta().start === "hut" ? "Fire" : "Crowns", "Points"].forEach(function (h) { head.appendChild(make("th", null, h)); });
+    ["", _("Terrain"), _("Squares"), meta().start === "hut" ? _("Fire") : _("Crowns"), _("Points")].forEach(function (h) { head.appendChild(make("th", null, h)); });
     var thead = make("thead"); thead.appendChild(head); t.appendChild(thead);
     var tb = make("tbody");
     var suspects = {};
@@ -542,7 +548,7 @@
       tr.tabIndex = 0;
       tr.setAttribute("data-index", i);
       var sw = make("td"); sw.appendChild(make("span", "swatch t-" + reg.terrain)); tr.appendChild(sw);
-      tr.appendChild(make("td", null, reg.terrain + (reg.queen ? " (queen)" : "")));
+      tr.appendChild(make("td", null, tn(reg.terrain) + (reg.queen ? " " + _("(queen)") : "")));
       tr.appendChild(make("td", "num", reg.squares));
       tr.appendChild(make("td", "num", reg.crowns));
       tr.appendChild(make("td", "num", reg.points));
@@ -561,10 +567,12 @@
       group.appendChild(make("td"));
       var label = make("td");
       var fold = make("button", "fold", (state.showZero ? "\u25BE " : "\u25B8 ") +
-        plural(zero.length, "region") + " without " + (meta().start === "hut" ? "fire" : "crowns"));
+        (meta().start === "hut"
+          ? (zero.length === 1 ? _("1 region without fire") : _("%(n)s regions without fire", { n: zero.length }))
+          : (zero.length === 1 ? _("1 region without crowns") : _("%(n)s regions without crowns", { n: zero.length }))));
       fold.type = "button";
       fold.setAttribute("aria-expanded", state.showZero ? "true" : "false");
-      fold.title = state.showZero ? "hide them" : "show them one by one";
+      fold.title = state.showZero ? _("hide them") : _("show them one by one");
       fold.addEventListener("click", function () { state.showZero = !state.showZero; renderBreakdown(); });
       label.appendChild(fold);
       group.appendChild(label);
@@ -578,7 +586,7 @@
     (s.bonuses || []).forEach(function (b) {
       var tr = make("tr", "bonus");
       tr.appendChild(make("td"));
-      tr.appendChild(make("td", null, b.name + " \u2014 " + b.reason));
+      tr.appendChild(make("td", null, bonusName(b.name) + " \u2014 " + b.reason));
       tr.appendChild(make("td")); tr.appendChild(make("td"));
       tr.appendChild(make("td", "num", b.points));
       tb.appendChild(tr);
@@ -601,21 +609,21 @@
       if (pts === null) { return; }
       var tr = make("tr", "extra");
       tr.appendChild(make("td"));
-      tr.appendChild(make("td", null, key.replace(/_/g, " ") + (v && v.reason ? " \u2014 " + v.reason : "")));
+      tr.appendChild(make("td", null, _(key.replace(/_/g, " ")) + (v && v.reason ? " \u2014 " + v.reason : "")));
       tr.appendChild(make("td")); tr.appendChild(make("td"));
       tr.appendChild(make("td", "num", pts));
       tb.appendChild(tr);
     });
     t.appendChild(tb);
     var tf = make("tfoot"); var tr = make("tr", "total-row");
-    tr.appendChild(make("td")); tr.appendChild(make("td", null, "Total"));
+    tr.appendChild(make("td")); tr.appendChild(make("td", null, _("Total")));
     tr.appendChild(make("td")); tr.appendChild(make("td"));
     tr.appendChild(make("td", "num", s.total));
     tf.appendChild(tr); t.appendChild(tf);
     var tie = s.tiebreak || {};
-    el("tiebreak").textContent = Object.keys(tie).length ? "Tie-break: " + Object.keys(tie).map(function (k) {
-      return k.replace(/_/g, " ") + " " + tie[k];
-    }).join(", then ") : "";
+    el("tiebreak").textContent = Object.keys(tie).length ? _("Tie-break:") + " " + Object.keys(tie).map(function (k) {
+      return _(k.replace(/_/g, " ")) + " " + tie[k];
+    }).join(_(", then ")) : "";
     var w = el("warnings");
     w.innerHTML = "";
     (s.warnings || []).forEach(function (x) { w.appendChild(make("li", null, x)); });
@@ -639,14 +647,21 @@
     box.hidden = false;
     box.innerHTML = "";
     box.className = "card dispute" + (d.difference === 0 ? " ok" : " off");
-    box.appendChild(make("h2", null, "Claimed " + d.claimed + ", scored " + d.total +
+    box.appendChild(make("h2", null, _("Claimed %(claimed)s, scored %(total)s", { claimed: d.claimed, total: d.total }) +
       (d.difference ? " (" + (d.difference > 0 ? "+" : "") + d.difference + ")" : "")));
-    box.appendChild(make("p", null, d.message));
+    var gap = { n: Math.abs(d.difference) };
+    // the server's message is English (the API's); other languages say it from the catalog
+    box.appendChild(make("p", null, window.KDI18N.locale === "en" || !window.KDI18N.locale ? d.message
+      : d.difference === 0 ? _("The claimed score matches.") : d.suspects.length
+      ? (d.difference > 0 ? _("The claim is %(n)s point(s) above the score. Check the highlighted regions: they hold squares the reader was unsure of.", gap)
+        : _("The claim is %(n)s point(s) below the score. Check the highlighted regions: they hold squares the reader was unsure of.", gap))
+      : (d.difference > 0 ? _("The claim is %(n)s point(s) above the score, and the reader was sure of every square: recount the regions with the player.", gap)
+        : _("The claim is %(n)s point(s) below the score, and the reader was sure of every square: recount the regions with the player.", gap))));
     if (d.suspects.length) {
       var ul = make("ul");
       d.suspects.forEach(function (x) {
-        var li = make("li", "suspect-item", x.terrain + ": " + plural(x.squares, "square") + " \u00D7 " +
-          plural(x.crowns, "crown") + " = " + plural(x.points, "point") + " (" + plural(x.doubtful.length, "square") + " to check)");
+        var li = make("li", "suspect-item", _("%(terrain)s: %(squares)s squares \u00D7 %(crowns)s crowns = %(points)s points (squares to check: %(doubtful)s)",
+          { terrain: tn(x.terrain), squares: x.squares, crowns: x.crowns, points: x.points, doubtful: x.doubtful.length }));
         li.tabIndex = 0;
         li.addEventListener("mouseenter", function () { highlight(x.index); });
         li.addEventListener("click", function () { highlight(x.index, true); select(x.doubtful[0][0], x.doubtful[0][1]); });
@@ -760,8 +775,8 @@
       }).then(function (resp) { return resp.json().then(function (j) { return { ok: resp.ok, body: j }; }); })
         .then(function (res) {
           if (res.ok) { window.location.href = "/r/" + encodeURIComponent(res.body.id); }
-          else { setStatus(res.body.error || "could not save", true); }
-        }).catch(function () { setStatus("the server cannot be reached", true); });
+          else { setStatus(res.body.error || _("could not save"), true); }
+        }).catch(function () { setStatus(_("the server cannot be reached"), true); });
     });
   }
 

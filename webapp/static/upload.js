@@ -23,6 +23,6 @@
   form.addEventListener("submit", function () {
     var b = document.getElementById("submit");
     b.disabled = true;
-    b.textContent = "Reading the photo\u2026";
+    b.textContent = b.getAttribute("data-busy") || b.textContent;
   });
 })();

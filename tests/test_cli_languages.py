@@ -1,0 +1,59 @@
+"""The CLI's table in the language LANG / LC_MESSAGES name, through the web app's catalogs."""
+from __future__ import annotations
+
+import subprocess
+import sys
+import unicodedata
+from pathlib import Path
+
+import pytest
+
+from kingdomino import i18n
+from kingdomino.report import format_result
+
+ROOT = Path(__file__).resolve().parents[1]
+SAMPLE = ROOT / "samples" / "kingdomino.txt"
+
+
+def _width(text: str) -> int:
+    return sum(2 if unicodedata.east_asian_width(ch) in "WF" else 1 for ch in text)
+
+
+def _cli(env_lang: dict) -> str:
+    env = {"PATH": "/usr/bin:/bin", "PYTHONPATH": str(ROOT), **env_lang}
+    proc = subprocess.run([sys.executable, "-m", "kingdomino.cli", "score-grid", str(SAMPLE)],
+                          capture_output=True, text=True, env=env, cwd=ROOT, timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    return proc.stdout
+
+
+@pytest.mark.parametrize("env, head, legend", [
+    ({"LANG": "zh_TW.UTF-8"}, "資產", "F 麥田"),
+    ({"LANG": "en_US.UTF-8", "LC_MESSAGES": "zh_CN.UTF-8"}, "领地", "M 山峰"),
+    ({"LANG": "ko_KR.UTF-8"}, "영역", "C 왕궁"),
+    ({"LANGUAGE": "fr:ko", "LANG": "C.UTF-8"}, "영역", "W 숲"),
+])
+def test_the_table_follows_lang_and_lc_messages(env, head, legend):
+    out = _cli(env)
+    assert head in out and legend in out
+
+
+def test_the_table_stays_english_under_c_or_an_unknown_language():
+    for env in ({"LANG": "C.UTF-8"}, {"LANG": "fr_FR.UTF-8"}, {}):
+        out = _cli(env)
+        assert "region" in out and "F field" in out
+        assert not any(unicodedata.east_asian_width(ch) in "WF" for ch in out)
+
+
+@pytest.mark.parametrize("locale", ["zh_Hant", "zh_Hans", "ko"])
+def test_columns_line_up_by_display_width_in_cjk(locale):
+    from kingdomino import service
+
+    obj = service.score_grid(SAMPLE.read_text())
+    lines = format_result(obj, locale=locale).splitlines()
+    header = next(i for i, line in enumerate(lines) if line.strip().startswith(
+        i18n.translations(locale).gettext("region")))
+    rule = next(i for i, line in enumerate(lines) if line.strip() == "-" * 8)
+    rows = [line for line in lines[header:rule + 2] if line and line[0] != " "]
+    assert len(rows) >= 5
+    assert {_width(line) for line in rows + [lines[header]]} == {56}  # the points column's end

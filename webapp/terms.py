@@ -1,0 +1,96 @@
+"""The game's words as the pages show them, in the page's language (``webapp/translations``).
+
+The JSON and CSV keep the machine names (``field``, ``middle-kingdom``: the contract); only what
+a person reads is translated. Each English name below is a message of the catalogs (``N_``
+marks it for ``pybabel extract``), so a language's ``.po`` file holds its rulebook's words.
+"""
+from __future__ import annotations
+
+from flask_babel import get_locale, gettext
+
+from kingdomino.i18n import BONUSES, DEFAULT, TERRAINS, N_
+
+# the engine's rule-set titles (engine/rules.py and friends), as the forms show them
+RULE_TITLES = (
+    N_("Kingdomino (base game; 7x7 = Mighty Duel)"),
+    N_("Domain (per walled domain; income per kind of mine)"),
+    N_("Kingdomino Origins, Discovery mode (7x7 = Neolithic)"),
+    N_("Kingdomino Origins, Totem mode"),
+    N_("Kingdomino Origins, Tribe mode"),
+    N_("Kingdomino: The Court (resources, buildings, courtiers)"),
+    N_("Kingdomino: Age of Giants (giants, quest tiles)"),
+    N_("Queendomino"),
+)
+
+# the error pages' headings (werkzeug's names of the HTTP codes the app answers with)
+HTTP_NAMES = (N_("Bad Request"), N_("Server error"), N_("Forbidden"), N_("Not Found"), N_("Method Not Allowed"),
+              N_("Request Entity Too Large"), N_("Unprocessable Entity"),
+              N_("Too Many Requests"), N_("Service Unavailable"), N_("Internal Server Error"))
+
+
+def terrain_name(terrain: str) -> str:
+    return gettext(TERRAINS[terrain]) if terrain in TERRAINS else terrain
+
+
+def bonus_title(name: str) -> str:
+    return gettext(BONUSES[name]) if name in BONUSES else name
+
+
+def rules_title(title: str) -> str:
+    """A rule set's title (the engine's English one) in the page's language."""
+    return gettext(title) if title else title
+
+
+def page_names(meta: list[dict]) -> dict:
+    """The names the result page's script shows, in the page's language (machine name -> name)."""
+    return {
+        "terrains": {t: terrain_name(t) for t in TERRAINS},
+        "bonuses": {b: bonus_title(b) for m in meta for b in m["bonuses"]},
+        "rules": {m["name"]: rules_title(m["title"] or m["name"]) for m in meta},
+    }
+
+
+# Names the result page's script looks up by the engine's own word (KDI18N._(name)): the score's
+# extra lines and tie-break keys (underscores as spaces), the expansions' pieces, batch states.
+SCRIPT_WORDS = (
+    N_("largest region"), N_("crowns"), N_("fire"),
+    N_("coins"), N_("buildings"), N_("queen"), N_("courtiers"), N_("court buildings"),
+    N_("tokens"), N_("domains"), N_("income"), N_("giants"), N_("resources"), N_("totems"),
+    N_("cavemen"), N_("warriors"),
+    N_("mammoth"), N_("fish"), N_("mushroom"), N_("flint"),
+    N_("hunter"), N_("fishing-child"), N_("gatherer"), N_("sculptor"), N_("painter"),
+    N_("fire-lady"), N_("shaman"),
+    N_("small (1)"), N_("amazon (2)"), N_("oafish (3)"),
+    N_("wheat"), N_("wood"), N_("sheep"), N_("resource"),
+    N_("farmer"), N_("lumberjack"), N_("fisherman"), N_("shepherdess"), N_("banker"),
+    N_("king"), N_("captain"), N_("axe warrior"), N_("sword warrior"), N_("light archer"),
+    N_("heavy archer"),
+    N_("Resource token"), N_("Court tile"), N_("Giants"),
+    N_("wheat on a field, wood on a forest, fish on a lake, sheep on a grassland; only on a "
+       "square without a crown"),
+    N_("a courtier or a building, on a square without a crown or token"),
+    N_("with a building only"), N_("each giant hides one crown of this square"),
+    N_("ok"), N_("review"), N_("error"),
+)
+
+# what an error page says when the error's own message is not in the page's language (it is
+# then shown below, in English, as the detail)
+ERROR_TEXTS = {
+    400: N_("The request could not be used: check what was sent and try again."),
+    403: N_("The request was refused: reload the page and try again."),
+    404: N_("There is nothing at this address: check the link."),
+    405: N_("This address does not take that kind of request."),
+    413: N_("The upload is too large: send a smaller photo."),
+    422: N_("What was sent could not be read: check it and try again."),
+    500: N_("Something went wrong on the server; the error was logged."),
+}
+
+
+def error_text(code: int, message: str) -> tuple[str, str | None]:
+    """An error page's message in the page's language, and the English detail when the message
+    itself has no translation (``None`` when it has one, or the page is in English)."""
+    translated = gettext(message) if message else message
+    if translated != message or str(get_locale()) == DEFAULT or not message:
+        return translated, None
+    general = ERROR_TEXTS.get(code, ERROR_TEXTS[400 if code < 500 else 500])
+    return gettext(general), message
