@@ -1,0 +1,238 @@
+"""vision.lab.tables: hard tables are reproducible, their truth matches the pixels, every kind is
+drawn, and the frame-quality figures add up (on stubbed readers, so they do not depend on a model)."""
+from __future__ import annotations
+
+import json
+
+import cv2
+import numpy as np
+import pytest
+
+from vision.evaluate import score
+from vision.lab import tables
+
+W, H = 480, 360
+
+
+def _scene(seed, **kw):
+    kw.setdefault("scale", 0.6)
+    return tables.make_hard_scene(seed, W, H, **kw)
+
+
+# --------------------------------------------------------------------------- generator
+
+def test_same_seed_same_photo_and_truth():
+    a, b, c = _scene(11), _scene(11), _scene(12)
+    assert np.array_equal(a.image, b.image)
+    assert np.array_equal(a.corners, b.corners)
+    assert (a.terrain, a.crowns, a.table, a.palette, a.clutter) == (b.terrain, b.crowns, b.table,
+                                                                    b.palette, b.clutter)
+    assert a.seed == 11
+    assert not np.array_equal(a.image, c.image)
+
+
+@pytest.mark.parametrize("seed", [3, 4, 5, 6])
+def test_corners_inside_photo_and_on_the_drawn_kingdom(seed):
+    """Rectify the photo by the true corners: lake squares are blue and field squares yellow
+    where the truth (in the photo's orientation) says, and just outside the outline is red table."""
+    s = _scene(seed, table="plain", palette="red", clutter=False, lighting=False,
+               rotation=float(np.random.default_rng(seed).uniform(0, 360)))
+    assert s.image.shape == (H, W, 3)
+    assert np.all(s.corners >= 0) and np.all(s.corners[:, 0] <= W) and np.all(s.corners[:, 1] <= H)
+    assert s.size in (5, 7) and len(s.terrain) == s.size and all(len(r) == s.size for r in s.terrain)
+    cell = 20
+    n = s.size
+    dst = np.float32([[0, 0], [n * cell, 0], [n * cell, n * cell], [0, n * cell]])
+    board = cv2.warpPerspective(s.image, cv2.getPerspectiveTransform(s.corners, dst), (n * cell, n * cell))
+    checked = 0
+    castle = next((r, c) for r in range(n) for c in range(n) if s.terrain[r][c] == "castle")
+    for r in range(n):
+        for c in range(n):
+            if s.crowns[r][c] or max(abs(r - castle[0]), abs(c - castle[1])) <= 1:
+                continue  # buildings and the leaning 3D castle change a square's colour
+            b, g, red = board[r * cell + 4:(r + 1) * cell - 4, c * cell + 4:(c + 1) * cell - 4] \
+                .reshape(-1, 3).mean(0)
+            if s.terrain[r][c] == "lake":
+                assert b > red + 20, (r, c, s.terrain[r][c], (b, g, red))
+                checked += 1
+            elif s.terrain[r][c] == "field":
+                assert red > b + 40, (r, c, s.terrain[r][c], (b, g, red))
+                checked += 1
+    assert checked >= 3
+    # a ring just outside the outline is the red table (not tiles)
+    centre = s.corners.mean(0)
+    ring = centre + (s.corners - centre) * 1.12
+    outside = [s.image[int(y), int(x)].astype(int) for x, y in ring if 0 <= x < W and 0 <= y < H]
+    assert outside, "the test expects part of the ring inside the photo"
+    for b, g, red in outside:
+        assert red > g + 30 and red > b + 10
+
+
+def test_every_table_kind_is_produced_and_keeps_its_palette():
+    rng = np.random.default_rng(0)
+    drawn = {tables.pick_table(rng)[0] for _ in range(200)}
+    assert drawn == set(tables.TABLE_KINDS)
+    for kind in tables.TABLE_KINDS:
+        s = _scene(40, table=kind, clutter=False)
+        assert s.table == kind and s.palette in tables.KIND_PALETTES[kind]
+        surf = tables.table_surface(kind, 96, 128, np.random.default_rng(1))
+        assert surf.shape == (96, 128, 3) and surf.dtype == np.uint8
+        assert surf.std() > 1.0, f"{kind} is flat"
+    # a plain cloth in a terrain's own colour really has that colour
+    hsv = cv2.cvtColor(tables.table_surface("plain", 64, 64, 2, palette="field_yellow"), cv2.COLOR_BGR2HSV)
+    (h0, h1), _, _ = tables.PALETTES["field_yellow"]
+    assert h0 - 3 <= float(np.median(hsv[..., 0])) <= h1 + 3
+    # patterned kinds differ from one seed to the next
+    assert not np.array_equal(tables.table_surface("stripes", 64, 64, 1), tables.table_surface("stripes", 64, 64, 2))
+
+
+def test_bad_arguments_say_how_to_fix_them():
+    with pytest.raises(ValueError, match="table kind must be one of"):
+        tables.make_hard_scene(1, W, H, table="marble")
+    with pytest.raises(ValueError, match="palette must be one of"):
+        tables.table_surface("plain", 32, 32, 1, palette="teal-ish")
+    with pytest.raises(ValueError, match="size must be 5 or 7"):
+        tables.make_hard_scene(1, W, H, size=6)
+
+
+def test_given_layout_is_the_truth_up_to_the_turn():
+    lay = {"terrain": [["lake"] * 5 for _ in range(5)], "crowns": [[0] * 5 for _ in range(5)]}
+    lay["terrain"][2][2] = "castle"
+    lay["terrain"][0][0], lay["crowns"][0][0] = "field", 2
+    s = _scene(8, layout=lay, clutter=False)
+    assert s.size == 5 and s.terrain[2][2] == "castle"
+    # the field square is one of the four corners, wherever the turn put it
+    corners = {(0, 0): s.terrain[0][0], (0, 4): s.terrain[0][4], (4, 4): s.terrain[4][4], (4, 0): s.terrain[4][0]}
+    assert sorted(corners.values()) == ["field", "lake", "lake", "lake"]
+    where = [rc for rc, t in corners.items() if t == "field"][0]
+    assert s.crowns[where[0]][where[1]] == 2
+
+
+# --------------------------------------------------------------------------- measurement
+
+def _truth_json(s, corners=None, review=(), change=None):
+    cells = [[{"terrain": t, "crowns": c} for t, c in zip(tr, cr)] for tr, cr in zip(s.terrain, s.crowns)]
+    if change:
+        (r, c), new = change
+        cells[r][c] = dict(cells[r][c], **new)
+    return {"size": s.size, "rows": s.size, "cols": s.size, "cells": cells, "review": [list(x) for x in review],
+            "corners": np.asarray(s.corners if corners is None else corners).tolist()}
+
+
+class _Stub:
+    def __init__(self, answer):
+        self.answer = answer
+
+    def read(self, image):
+        if isinstance(self.answer, Exception):
+            raise self.answer
+        return self.answer
+
+
+def _crowned_square(s):
+    return next((r, c) for r in range(s.size) for c in range(s.size)
+                if s.terrain[r][c] not in ("castle", "empty"))
+
+
+def test_measure_scene_and_summary_arithmetic_on_stubbed_readers():
+    s = _scene(21, size=5, clutter=False)
+    n = s.size
+    sq = _crowned_square(s)
+    plus_one = ((sq), {"crowns": s.crowns[sq[0]][sq[1]] + 1})
+    step = (s.corners[1] - s.corners[0]) / n        # one square along the first row
+    moved = s.corners + step                          # the read frame one column over
+    table_cells = {"terrain": "forest", "crowns": 0}
+    shifted = _truth_json(s, corners=moved)
+    for r in range(n):                                 # what lies under each read square
+        shifted["cells"][r] = shifted["cells"][r][1:] + [table_cells]   # the last one off, as a tile
+    rows = [tables.measure_scene(_Stub(_truth_json(s)), s),
+            tables.measure_scene(_Stub(_truth_json(s, change=plus_one, review=[sq])), s),
+            tables.measure_scene(_Stub(_truth_json(s, change=plus_one)), s),
+            tables.measure_scene(_Stub(shifted), s),
+            tables.measure_scene(_Stub(ValueError("no kingdom found")), s),
+            tables.measure_scene(_Stub(RuntimeError("boom")), s)]
+    perfect, flagged, unflagged, off, refused, crashed = rows
+
+    assert perfect["found"] and perfect["grid_right"] and perfect["total_exact"]
+    assert perfect["corner_error"] == pytest.approx(0, abs=1e-4)
+    assert (perfect["squares_wrong"], perfect["squares_off"], perfect["squares_missed"]) == (0, 0, 0)
+    assert perfect["total"] == score([list(r) for r in s.terrain], [list(r) for r in s.crowns])
+
+    for row in (flagged, unflagged):
+        assert row["squares_wrong"] == 1 and not row["total_exact"] and row["grid_right"]
+    assert flagged["flagged"] and not unflagged["flagged"]
+
+    land_in_first_column = sum(1 for r in range(n) if s.terrain[r][0] != "empty")
+    assert off["squares_off"] == n and off["off_as_tile"] == n and off["squares_wrong"] == 0
+    assert not off["grid_right"] or off["corner_error"] > 0.1
+    assert off["squares_missed"] == land_in_first_column
+    assert off["corner_error"] == pytest.approx(1 / n, rel=0.1)  # a side, over the mean side
+
+    assert not refused["found"] and refused["crash"] is None
+    assert not crashed["found"] and "RuntimeError" in crashed["crash"]
+
+    summary = tables.summarise(rows)
+    assert summary["n"] == 6 and summary["found"] == 4 and summary["crashed"] == 1
+    assert summary["grid_right"] == 4  # a frame one column over is still 5x5
+    assert summary["framed"] == 3 and summary["exact_framed"] == 1   # ... but it is not framed right
+    off_exact = off["total_exact"]
+    assert summary["total_exact"] == 1 + off_exact
+    assert summary["wrong_total"] == 3 - off_exact
+    assert summary["wrong_total_unflagged"] == 1 + (0 if off_exact or off["flagged"] else 1)
+    assert summary["squares_off"] == n and summary["off_as_tile"] == n and summary["squares_wrong"] == 2
+    errs = [perfect["corner_error"], flagged["corner_error"], unflagged["corner_error"], off["corner_error"]]
+    assert summary["corner_error_max"] == pytest.approx(max(errs), abs=1e-4)
+    assert summary["corner_error_mean"] == pytest.approx(np.mean(errs), abs=1e-4)
+    kind = summary["by_table"][s.table]
+    failing = 4 + (not off_exact)   # all but the perfect reading (and the shifted one if its total held)
+    assert (kind["n"], kind["found"], kind["grid_right"], kind["failures"]) == (6, 4, 4, failing)
+    assert len(summary["failures"]) == failing
+
+
+def test_any_first_corner_and_direction_read_the_same():
+    """A reader may start its outline at any corner: the squares are matched by where they lie."""
+    s = _scene(22, size=5, clutter=False)
+    obj = _truth_json(s)
+    obj["corners"] = np.roll(s.corners, -1, axis=0).tolist()  # starts at tr: grid turned a quarter
+    obj["cells"] = [list(row) for row in np.rot90(np.array(obj["cells"], dtype=object), 1)]
+    row = tables.measure_scene(_Stub(obj), s)
+    assert row["squares_wrong"] == 0 and row["squares_off"] == 0 and row["total_exact"]
+    assert row["corner_error"] == pytest.approx(0, abs=1e-4)
+
+
+def test_command_line_refuses_bad_input(tmp_path, capsys):
+    with pytest.raises(SystemExit) as exc:
+        tables.main(["--n", "0", "--out", str(tmp_path)])
+    assert exc.value.code == 2 and "--n must be at least 1" in capsys.readouterr().err
+    blocker = tmp_path / "file"
+    blocker.write_text("x")
+    assert tables.main(["--n", "1", "--out", str(blocker / "sub")]) == 2
+    assert "cannot write to" in capsys.readouterr().err
+
+
+def test_command_line_writes_figures_and_examples(tmp_path, monkeypatch):
+    import vision.reader
+
+    class Perfect:
+        scene = None
+
+        def read(self, image):
+            return _truth_json(self.scene)
+
+    reader = Perfect()
+    real = tables.make_hard_scene
+
+    def remember(*a, **kw):
+        reader.scene = real(*a, **kw)
+        return reader.scene
+
+    monkeypatch.setattr(vision.reader, "Reader", lambda: reader)
+    monkeypatch.setattr(tables, "make_hard_scene", remember)
+    assert tables.main(["--n", "2", "--seed", "9000", "--out", str(tmp_path), "--width", "320",
+                        "--height", "240", "--examples", "2"]) == 0
+    res = json.loads((tmp_path / "tables.json").read_text())
+    assert res["summary"]["n"] == 2 and res["summary"]["total_exact"] == 2
+    assert [r["seed"] for r in res["scenes"]] == [9000, 9001]
+    for name in res["settings"]["examples"]:
+        assert cv2.imread(str(tmp_path / name)) is not None
+    assert len(res["settings"]["examples"]) >= 1
