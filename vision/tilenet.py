@@ -30,6 +30,7 @@ STEPS = 4000        # optimiser steps
 BATCH = 16          # crops per step
 PHONE_SHARE = 0.5   # share of the crops cut from the dev phone photos
 EDGE_WEIGHT = 4.0   # loss weight of pixels near a tile outline
+HARD_SHARE = 0.5    # share of the generated scenes drawn on hard tables (vision.lab.tile_scenes)
 
 
 def preprocess(bgr: np.ndarray) -> np.ndarray:
@@ -92,7 +93,9 @@ def training_pairs(phone_photos, n_scenes: int, seed: int = 0, long_side: int = 
     drawn kingdoms and the labelled phone photos, downscaled as the detector sees them."""
     from . import detect
 
-    pairs = detect.synth_training_scenes(n_scenes, seed=seed, long_side=long_side)
+    from .lab import tile_scenes
+
+    pairs = tile_scenes.mixed_training_scenes(n_scenes, seed, long_side, hard_share=HARD_SHARE)
     phone = []
     for p in phone_photos:
         small, s = detect._downscale(cv2.imread(str(p.path)), long_side)
@@ -205,6 +208,7 @@ def main(argv=None) -> int:
                          "for cross-validation")
     args = ap.parse_args(argv)
     from .datasets import load_phone
+    from .lab import tile_scenes
 
     try:
         photos = load_phone(args.datasets)
@@ -221,7 +225,9 @@ def main(argv=None) -> int:
     diff = export(model, args.out)
     meta = {"scenes": args.scenes, "scene_seed": args.seed, "steps": args.steps,
             "batch": BATCH, "crop": CROP, "phone_share": PHONE_SHARE, "edge_weight": EDGE_WEIGHT,
-            "edge_band": EDGE_BAND,
+            "edge_band": EDGE_BAND, "hard_share": HARD_SHARE,
+            "hard_seeds_from": tile_scenes.TRAIN_SEEDS_FROM + args.seed * round(args.scenes * HARD_SHARE),
+            "hard_kinds": list(tile_scenes.TRAIN_KINDS),
             "phone_photos": sorted(p.name for p in photos), "onnx_vs_torch_max_abs_diff": diff}
     args.out.with_suffix(".json").write_text(json.dumps(meta, indent=1) + "\n")
     print(f"wrote {args.out} ({args.out.stat().st_size / 1e3:.0f} kB); opencv vs torch {diff:.2e}")
