@@ -14,6 +14,7 @@ from vision import config as _config
 from vision.classify import SquareClassifier, SquareReading
 from vision.errors import NO_KINGDOM, PhotoError
 from vision.squares import cell_crops, image_corners, rectify
+from vision.trim import read_trimmed
 
 
 @dataclass
@@ -92,7 +93,7 @@ class Reader:
             r, c = rows or 5, cols or 5
             found = _Found(np.asarray(corners, np.float32), r, c, _frame(r, c, size), None, [])
             return self.read_board(image, found, size)
-        return self.check_found(self.read_board(image, self.find(image, size), size))
+        return self.check_found(read_trimmed(self, image, self.find(image, size), size))
 
     def check_found(self, reading: Reading) -> Reading:
         """The reading of a kingdom the reader found itself, refused (``PhotoError``, "no
