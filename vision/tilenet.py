@@ -7,7 +7,8 @@ tile seams and other terrain, a mat is not.
 
 - ``TileNet(path).probability(small_bgr) -> H x W float32``: run by OpenCV's dnn module.
 - ``fit(...)``: trained with torch on generated scenes of procedurally drawn kingdoms
-  (``vision.detect.synth_training_scenes``) and the dev phone photos' labelled squares;
+  (``vision.detect.synth_training_scenes``; ``HARD_SHARE`` of them on the hard tables of
+  ``vision.lab.tile_scenes``, printed cloth held out) and the dev phone photos' labelled squares;
   ``python3 -m vision.tilenet --out models/tiles.onnx`` rebuilds the shipped file.
 """
 from __future__ import annotations
