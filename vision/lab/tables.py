@@ -93,6 +93,7 @@ class HardScene:
     clutter: tuple = ()              # what lies on the table besides the kingdom
     seed: int | None = None
     extra: dict = field(default_factory=dict)   # rotation, tilt, turns, lighting
+    tiles: np.ndarray | None = None  # H x W uint8, 255 on the kingdom's tiles (``tile_mask=True``)
 
 
 def _check_choice(name: str, value, allowed) -> None:
@@ -575,7 +576,7 @@ def make_hard_scene(rng=None, width: int = 4000, height: int = 3000, *, size: in
                     layout: dict | None = None, table: str | None = None, palette: str | None = None,
                     kinds=TABLE_KINDS, clutter: bool = True, scale: float | None = None,
                     max_tilt: float = 35.0, rotation: float | None = None, lighting: bool = True,
-                    seed: int | None = None) -> HardScene:
+                    seed: int | None = None, tile_mask: bool = False) -> HardScene:
     """A kingdom on a hard table in a ``width x height`` photo.
 
     ``rng``: ``numpy.random.Generator`` or an int seed (the same seed gives the same photo).
@@ -585,6 +586,8 @@ def make_hard_scene(rng=None, width: int = 4000, height: int = 3000, *, size: in
     ``scale``: the kingdom's side as a fraction of the photo's shorter side (default 0.2-0.7).
     ``clutter``: stray dominoes, loose tiles, score pad, box lid, meeples, a hand at the edge.
     ``lighting``: hard shadow, glare, colour cast (mild blur, noise and JPEG always).
+    ``tile_mask``: also keep the kingdom's tile mask in photo pixels (``HardScene.tiles``, for
+    training labels); it draws nothing and takes no random numbers, so the photo is the same.
     """
     if seed is None and isinstance(rng, (int, np.integer)):
         seed = int(rng)
@@ -651,7 +654,8 @@ def make_hard_scene(rng=None, width: int = 4000, height: int = 3000, *, size: in
                      crowns=tuple(tuple(int(c) for c in row) for row in crowns),
                      table=kind, palette=palette, clutter=tuple(placed), seed=seed,
                      extra={"rotation": round(rotation, 2), "tilt": round(tilt, 2), "turns": turns,
-                            "scale": round(frac, 3), **light})
+                            "scale": round(frac, 3), **light},
+                     tiles=tiles if tile_mask else None)
 
 
 # --------------------------------------------------------------------------- measuring

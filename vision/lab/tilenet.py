@@ -1,7 +1,8 @@
 """Training of the detector's tile-likelihood network (``vision.tilenet`` runs it).
 
 ``fit(...)``: trained with torch on generated scenes of procedurally drawn kingdoms
-(``vision.lab.pixel_model.synth_training_scenes``) and the dev phone photos' labelled squares;
+(``vision.lab.pixel_model.synth_training_scenes``; ``HARD_SHARE`` of them on the hard tables of
+``vision.lab.tile_scenes``, printed cloth held out) and the dev phone photos' labelled squares;
 ``python3 -m vision.lab.tilenet --out models/tiles.onnx`` rebuilds the shipped file.
 """
 from __future__ import annotations
@@ -15,6 +16,7 @@ from pathlib import Path
 import cv2
 import numpy as np
 
+from vision.lab import tile_scenes
 from vision.tilenet import preprocess
 
 CROP = 176          # training crop side (px of the downscaled photo)
@@ -25,6 +27,7 @@ STEPS = 4000        # optimiser steps
 BATCH = 16          # crops per step
 PHONE_SHARE = 0.5   # share of the crops cut from the dev phone photos
 EDGE_WEIGHT = 4.0   # loss weight of pixels near a tile outline
+HARD_SHARE = 0.5    # share of the generated scenes drawn on hard tables (vision.lab.tile_scenes)
 
 
 def build_model():
@@ -56,10 +59,10 @@ def build_model():
 def training_pairs(phone_photos, n_scenes: int, seed: int = 0, long_side: int = 400):
     """``(small_bgr, labels)`` pairs (labels 1 tile / 0 not / -1 undecided): generated scenes of
     drawn kingdoms and the labelled phone photos, downscaled as the detector sees them."""
-    from vision.lab.pixel_model import label_mask, synth_training_scenes
+    from vision.lab.pixel_model import label_mask
     from vision.tilemap import downscale
 
-    pairs = synth_training_scenes(n_scenes, seed=seed, long_side=long_side)
+    pairs = tile_scenes.mixed_training_scenes(n_scenes, seed, long_side, hard_share=HARD_SHARE)
     phone = []
     for p in phone_photos:
         small, s = downscale(cv2.imread(str(p.path)), long_side)
@@ -188,7 +191,9 @@ def main(argv=None) -> int:
     diff = export(model, args.out)
     meta = {"scenes": args.scenes, "scene_seed": args.seed, "steps": args.steps,
             "batch": BATCH, "crop": CROP, "phone_share": PHONE_SHARE, "edge_weight": EDGE_WEIGHT,
-            "edge_band": EDGE_BAND,
+            "edge_band": EDGE_BAND, "hard_share": HARD_SHARE,
+            "hard_seeds_from": tile_scenes.TRAIN_SEEDS_FROM + args.seed * round(args.scenes * HARD_SHARE),
+            "hard_kinds": list(tile_scenes.TRAIN_KINDS),
             "phone_photos": sorted(p.name for p in photos), "onnx_vs_torch_max_abs_diff": diff}
     args.out.with_suffix(".json").write_text(json.dumps(meta, indent=1) + "\n")
     print(f"wrote {args.out} ({args.out.stat().st_size / 1e3:.0f} kB); opencv vs torch {diff:.2e}")

@@ -1,0 +1,77 @@
+"""vision.lab.tile_scenes: the tile network's training scenes on hard tables."""
+from __future__ import annotations
+
+import cv2
+import numpy as np
+import pytest
+
+from vision.lab import pixel_model, tilenet
+from vision.lab import tables, tile_scenes
+
+
+def _quad_mask(corners: np.ndarray, shape, grow: int = 0) -> np.ndarray:
+    m = np.zeros(shape[:2], np.uint8)
+    cv2.fillConvexPoly(m, np.round(corners).astype(np.int32), 255)
+    if grow:
+        m = cv2.dilate(m, np.ones((2 * grow + 1,) * 2, np.uint8))
+    return m > 0
+
+
+def test_the_tile_mask_leaves_the_photo_as_it_was_and_lies_on_the_kingdom():
+    plain = tables.make_hard_scene(9003, 400, 300)
+    masked = tables.make_hard_scene(9003, 400, 300, tile_mask=True)
+    assert plain.tiles is None
+    assert np.array_equal(plain.image, masked.image)  # the measuring photos do not move
+    on = masked.tiles > 127
+    inside = _quad_mask(masked.corners, on.shape, grow=2)
+    assert on.sum() > 0.5 * inside.sum()
+    assert not (on & ~inside).any()
+
+
+@pytest.mark.parametrize("seed", [100_003, 100_005])  # both have loose dominoes or tiles
+def test_only_the_kingdom_is_labelled_tile_and_everything_away_from_it_is_table(seed):
+    small, y, scene = tile_scenes.hard_training_scene(seed, long_side=200, width=400, height=300,
+                                                      with_scene=True)
+    assert set(scene.clutter) & {"dominoes", "draft_row", "tiles"}
+    assert y.shape == small.shape[:2] and small.shape[1] == 200
+    corners = scene.corners * (small.shape[1] / scene.image.shape[1])
+    near = _quad_mask(corners, y.shape, grow=3)
+    assert (y == 1).sum() > 0.4 * _quad_mask(corners, y.shape).sum()
+    assert not ((y == 1) & ~near).any()
+    assert (y[~near] == 0).all()  # the table, loose dominoes and tiles included, is "not a tile"
+
+
+def test_training_seeds_stay_clear_of_the_measuring_seeds():
+    for seed in (tables.MEASURE_SEEDS_FROM, tile_scenes.TRAIN_SEEDS_FROM - 1):
+        with pytest.raises(ValueError, match="seeds start at"):
+            tile_scenes.hard_training_scene(seed, long_side=100, width=200, height=150)
+    with pytest.raises(ValueError, match="kinds must be"):
+        tile_scenes.hard_training_scene(tile_scenes.TRAIN_SEEDS_FROM, kinds=("lino",))
+
+
+def test_the_held_out_table_kind_is_never_drawn_for_training():
+    assert "print" in tile_scenes.HELD_OUT_KINDS and "print" not in tile_scenes.TRAIN_KINDS
+    drawn = {tile_scenes.hard_training_scene(tile_scenes.TRAIN_SEEDS_FROM + i, long_side=80,
+                                             width=160, height=120, with_scene=True)[2].table
+             for i in range(15)}
+    assert "print" not in drawn and len(drawn) >= 3
+
+
+def test_the_mix_takes_its_share_of_hard_scenes_and_the_rest_from_the_old_generator():
+    with pytest.raises(ValueError, match="hard_share"):
+        tile_scenes.mixed_training_scenes(2, hard_share=1.5)
+    old = pixel_model.synth_training_scenes(2, seed=1, long_side=100)
+    mixed = tile_scenes.mixed_training_scenes(3, seed=1, long_side=100, hard_share=1 / 3)
+    assert len(mixed) == 3
+    for (a, ya), (b, yb) in zip(old, mixed[:2]):
+        assert np.array_equal(a, b) and np.array_equal(ya, yb)
+    hard, y = tile_scenes.hard_training_scene(tile_scenes.TRAIN_SEEDS_FROM + 1, long_side=100)
+    assert np.array_equal(mixed[2][0], hard) and np.array_equal(mixed[2][1], y)
+
+
+def test_the_tile_network_trains_on_the_mix():
+    pairs, phone = tilenet.training_pairs([], 2, seed=0, long_side=100)
+    want = tile_scenes.mixed_training_scenes(2, 0, 100, hard_share=tilenet.HARD_SHARE)
+    assert tilenet.HARD_SHARE > 0 and phone == []
+    assert all(np.array_equal(a, b) and np.array_equal(ya, yb) for (a, ya), (b, yb) in zip(pairs, want))
+    assert len(pairs) == 2

@@ -1,0 +1,86 @@
+"""Training scenes for the detector's tile network on domain-randomised tables (issue 16).
+
+The tile network learned the four tables ``vision.synth`` draws, so on a green felt mat, a blue
+cloth or yellow wood it takes the table for tiles. These scenes put the kingdom on the tables of
+``vision.lab.tables`` (every hue, a terrain's own colours included; wood, stripes, checks, felt;
+clutter, glare, hard shadows) so the network has to learn what a kingdom is, not what a table
+is not.
+
+- ``hard_training_scene(seed, ...) -> (small_bgr, labels)``: one scene, drawn directly at a small
+  size (800 x 600 by default) and downscaled to the detector's ``mask_long_side`` as the detector
+  does; labels 1 tile / 0 not / -1 undecided, the format of ``vision.lab.pixel_model.synth_training_scenes``.
+- ``hard_training_scenes(n, first_seed)``: ``n`` of them, seeds ``first_seed`` on.
+- ``mixed_training_scenes(n, seed, hard_share)``: the tile network's generated scenes, that share
+  of them from this module and the rest from ``vision.lab.pixel_model.synth_training_scenes``.
+
+Kept apart from the measurement: training seeds start at ``TRAIN_SEEDS_FROM`` (the measurement
+uses ``tables.MEASURE_SEEDS_FROM`` on), and the table kinds in ``HELD_OUT_KINDS`` (printed cloth)
+are never drawn for training, so one kind measures a table the network has never seen.
+"""
+from __future__ import annotations
+
+import cv2
+import numpy as np
+
+from vision.lab import tables
+from vision.lab.pixel_model import synth_training_scenes
+from vision.tilemap import downscale
+
+TRAIN_SEEDS_FROM = 100_000          # training seeds start here, far above the measuring seeds
+HELD_OUT_KINDS = ("print",)         # table kinds never drawn for training
+TRAIN_KINDS = tuple(k for k in tables.TABLE_KINDS if k not in HELD_OUT_KINDS)
+
+
+def scene_labels(tiles: np.ndarray, shape) -> np.ndarray:
+    """Labels at ``shape`` (h, w) from a tile mask at any size (uint8, >127 on tiles): 1 well
+    inside the tiles, 0 well outside them (the table and everything on it), -1 on the outline."""
+    h, w = shape[:2]
+    frac = cv2.resize(tiles.astype(np.float32) / 255.0, (w, h), interpolation=cv2.INTER_AREA)
+    on = (frac > 0.5).astype(np.uint8) * 255
+    y = np.full((h, w), -1, np.int8)
+    y[cv2.erode(on, np.ones((3, 3), np.uint8)) > 0] = 1
+    y[cv2.dilate(on, np.ones((5, 5), np.uint8)) == 0] = 0
+    return y
+
+
+def _check_seed(seed: int) -> None:
+    if seed < TRAIN_SEEDS_FROM:
+        raise ValueError(f"training seeds start at {TRAIN_SEEDS_FROM} (seeds from "
+                         f"{tables.MEASURE_SEEDS_FROM} on are for measuring), got {seed}: "
+                         f"pass a seed of {TRAIN_SEEDS_FROM} or more")
+
+
+def hard_training_scene(seed: int, long_side: int = 400, width: int = 800, height: int = 600,
+                        kinds=TRAIN_KINDS, with_scene: bool = False):
+    """One kingdom on a hard table, drawn at ``width x height`` and downscaled so its long side
+    is ``long_side``: ``(small_bgr, labels)``, or ``(small_bgr, labels, HardScene)`` with
+    ``with_scene``. Loose dominoes and tiles in the clutter are labelled 0: the generator keeps
+    them off the kingdom, and only the kingdom's own tiles are labelled 1."""
+    _check_seed(int(seed))
+    kinds = tuple(kinds)
+    if not kinds or any(k not in tables.TABLE_KINDS for k in kinds):
+        raise ValueError(f"kinds must be a non-empty choice of {', '.join(tables.TABLE_KINDS)}, "
+                         f"got {kinds}")
+    scene = tables.make_hard_scene(int(seed), width, height, kinds=kinds, tile_mask=True)
+    small, _s = downscale(scene.image, long_side)
+    y = scene_labels(scene.tiles, small.shape)
+    return (small, y, scene) if with_scene else (small, y)
+
+
+def hard_training_scenes(n: int, first_seed: int = TRAIN_SEEDS_FROM, long_side: int = 400,
+                         kinds=TRAIN_KINDS) -> list:
+    """``n`` pairs from ``hard_training_scene``, seeds ``first_seed`` .. ``first_seed + n - 1``."""
+    return [hard_training_scene(first_seed + i, long_side, kinds=kinds) for i in range(int(n))]
+
+
+def mixed_training_scenes(n: int, seed: int = 0, long_side: int = 400, hard_share: float = 0.5,
+                          kinds=TRAIN_KINDS) -> list:
+    """``n`` generated training pairs: ``round(n * hard_share)`` on hard tables (seeds
+    ``TRAIN_SEEDS_FROM + seed * that many`` on, so different ``seed`` values draw different
+    scenes) and the rest from ``vision.lab.pixel_model.synth_training_scenes(.., seed)``."""
+    if not 0.0 <= hard_share <= 1.0:
+        raise ValueError(f"hard_share is a fraction of the scenes, 0 to 1, got {hard_share}")
+    n_hard = int(round(n * hard_share))
+    pairs = synth_training_scenes(n - n_hard, seed=seed, long_side=long_side) if n > n_hard else []
+    pairs += hard_training_scenes(n_hard, TRAIN_SEEDS_FROM + seed * n_hard, long_side, kinds)
+    return pairs
