@@ -716,9 +716,12 @@ def main(args) -> int:
         hard_seed = tables.MEASURE_SEEDS_FROM
     if n_hard < 0:
         return _usage(f"--hard-tables must be 0 (skip them) or more, got {n_hard}")
-    if hard_seed < tables.MEASURE_SEEDS_FROM:
-        return _usage(f"--hard-seed must be {tables.MEASURE_SEEDS_FROM} or more: seeds below "
-                      f"are for training sets, got {hard_seed}")
+    from vision.lab.tile_scenes import TRAIN_SEEDS_FROM
+
+    if hard_seed < tables.MEASURE_SEEDS_FROM or hard_seed + n_hard > TRAIN_SEEDS_FROM:
+        return _usage(f"--hard-seed: the scenes' seeds must lie from {tables.MEASURE_SEEDS_FROM} "
+                      f"to {TRAIN_SEEDS_FROM - 1} (the tile network trains on seeds from "
+                      f"{TRAIN_SEEDS_FROM} on), got {hard_seed} to {hard_seed + n_hard - 1}")
     out = getattr(args, "out", None)
     if out and not Path(out).parent.is_dir():
         return _usage(f"--out {out}: the folder {Path(out).parent} does not exist")
