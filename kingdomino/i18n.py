@@ -180,6 +180,12 @@ WORD_ARGS = frozenset({"courtier", "what"})
 _COUNTS = ("n", "crowns")
 
 
+# what a value looks like in the English text, where it is more than "some text"
+_SHAPES = {**{name: r"-?\d+" for name in ("n", "row", "col", "each", "points", "base", "squares",
+                                           "crowns", "have", "most", "rows", "cols", "frame", "min")},
+           "more": r"(?: \.\.\.)?", "confidence": r"\d+\.\d+"}
+
+
 @functools.lru_cache(maxsize=1)
 def _patterns() -> list:
     """Each template as a pattern that finds its values in the English text, longest first
@@ -193,7 +199,7 @@ def _patterns() -> list:
         for m in re.finditer(r"%\((\w+)\)s", template):
             parts.append(re.escape(template[pos:m.start()]))
             name = m.group(1)
-            parts.append(f"(?P={name})" if name in seen else f"(?P<{name}>.+?)")
+            parts.append(f"(?P={name})" if name in seen else f"(?P<{name}>{_SHAPES.get(name, '.+?')})")
             seen.add(name)
             pos = m.end()
         parts.append(re.escape(template[pos:]))
