@@ -112,6 +112,12 @@ def check_court(kingdom: Kingdom) -> None:
                                f"remove all but one")
 
 
+NO_SUCH_BUILDING = N_("%(where)s: no %(terrain)s building shows %(crowns)s crowns (they show "
+                      "%(shown)s)")
+TOO_MANY_BUILDINGS = N_("%(n)s %(terrain)s buildings with %(crowns)s crown(s), but the game has "
+                        "only %(have)s")
+
+
 def court_warnings(kingdom: Kingdom) -> list[str]:
     """Against the 13 building tiles: per terrain how many, and the crowns they show."""
     out = []
@@ -120,15 +126,15 @@ def court_warnings(kingdom: Kingdom) -> list[str]:
         if cell.court == "building":
             built.setdefault(cell.terrain, []).append(cell.building_crowns)
             if cell.building_crowns not in BUILDINGS.get(cell.terrain, ()):
-                out.append(f"{square_name(r, c)}: no {cell.terrain} building shows "
-                           f"{cell.building_crowns} crowns (they show "
-                           f"{' or '.join(str(x) for x in sorted(set(BUILDINGS[cell.terrain])))})")
+                out.append(Message(NO_SUCH_BUILDING, "crowns", where=square_name(r, c),
+                                   terrain=cell.terrain, crowns=cell.building_crowns,
+                                   shown=" or ".join(str(x) for x in sorted(set(BUILDINGS[cell.terrain])))))
     for terrain, crowns in built.items():
         have = Counter(BUILDINGS.get(terrain, ()))
         for k, n in Counter(crowns).items():
             if have[k] and n > have[k]:
-                out.append(f"{n} {terrain} buildings with {k} crown(s), but the game has only "
-                           f"{have[k]}")
+                out.append(Message(TOO_MANY_BUILDINGS, "n", n=n, terrain=terrain, crowns=k,
+                                   have=have[k]))
     return out
 
 

@@ -162,25 +162,32 @@ def quest(name: str, kingdom: Kingdom, regions: list[RegionScore]) -> Bonus:
         squares=", ".join(_rc(rc) for rc in hits)))
 
 
+TOO_MANY_GIANTS = N_("%(n)s giants, but the game has only %(have)s")
+TOO_MANY_SQUARES = N_("%(n)s %(terrain)s squares, but the 60 dominoes have only %(have)s")
+TOO_MANY_CROWNS = N_("%(where)s: no square shows more than 3 crowns, not %(crowns)s")
+COMBINED = N_("this kingdom has %(pieces)s, which belong to the other expansion; no rulebook "
+              "covers playing both, so they are scored as the reference scorer does (unofficial)")
+PIECES = (N_("The Court's tokens or tiles"), N_("giants"))
+
+
 def giant_warnings(kingdom: Kingdom) -> list[str]:
     """Against the expansion's pieces: 60 dominoes' squares, 6 wooden giants."""
     out = []
     giants = sum(cell.giants for _, _, cell in kingdom.squares())
     if giants > WOODEN_GIANTS:
-        out.append(f"{giants} giants, but the game has only {WOODEN_GIANTS}")
+        out.append(Message(TOO_MANY_GIANTS, "n", n=giants, have=WOODEN_GIANTS))
     seen = Counter(cell.terrain for _, _, cell in kingdom.squares())
     for terrain, have in SET_SQUARES.items():
         if seen[terrain] > have:
-            out.append(f"{seen[terrain]} {terrain} squares, but the 60 dominoes have only {have}")
+            out.append(Message(TOO_MANY_SQUARES, "n", n=seen[terrain], terrain=terrain, have=have))
     for r, c, cell in kingdom.squares():
         if cell.crowns > 3:
-            out.append(f"{square_name(r, c)}: no square shows more than 3 crowns, not {cell.crowns}")
+            out.append(Message(TOO_MANY_CROWNS, "crowns", where=square_name(r, c), crowns=cell.crowns))
     return out
 
 
 def combined_warning(kingdom: Kingdom, pieces: str) -> list[str]:
-    return [f"this kingdom has {pieces}, which belong to the other expansion; no rulebook "
-            f"covers playing both, so they are scored as the reference scorer does (unofficial)"]
+    return [Message(COMBINED, pieces=pieces)]
 
 
 @register

@@ -175,7 +175,7 @@ def gettext_for_environment(env=None):
 
 # --- the engine's and the reader's sentences (engine.messages) ------------------------------
 # values that are a word of the game (a courtier as a title, what a courtier counts, ...)
-WORD_ARGS = frozenset({"courtier", "what"})
+WORD_ARGS = frozenset({"courtier", "what", "pieces"})
 # the value that decides a sentence's plural form when only its English text is at hand
 _COUNTS = ("n", "crowns")
 

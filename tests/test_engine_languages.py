@@ -122,3 +122,20 @@ def test_the_cli_error_line_follows_lang():
     proc = subprocess.run([sys.executable, "-m", "kingdomino.cli", "score-grid", "no-such-file.txt"],
                           capture_output=True, text=True, env=env, cwd=ROOT, timeout=120)
     assert proc.stderr.startswith("kingdomino: error: ") and not CJK.search(proc.stderr)
+
+
+@pytest.mark.parametrize("locale, words", [("zh_Hant", ("巨人", "金幣")), ("zh_Hans", ("巨人", "金币")),
+                                           ("ko", ("거인", "동전"))])
+def test_the_expansions_warnings_and_arithmetic_are_translated(locale, words):
+    giants = [[{"terrain": "field", "crowns": 2, "giants": 2} for _ in range(5)] for _ in range(5)]
+    giants[2][2] = {"terrain": "castle", "crowns": 0}
+    warning = next(w for w in score(Kingdom.from_json(
+        {"rules": "age-of-giants", "size": 5, "cells": giants})).warnings if "giants" in w)
+    assert warning == "48 giants, but the game has only 6"
+    coins = score(Kingdom.from_json({"rules": "queendomino", "size": 5, "coins": 7, "cells": [
+        [{"terrain": "castle" if (r, c) == (2, 2) else "empty", "crowns": 0} for c in range(5)]
+        for r in range(5)]})).to_json()["coins"]["reason"]
+    assert coins == "7 coins // 3"
+    tr = i18n.translations(locale)
+    assert words[0] in i18n.render(warning, tr) and "48" in i18n.render(warning, tr)
+    assert words[1] in i18n.render(coins, tr) and "7" in i18n.render(coins, tr)
