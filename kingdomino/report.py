@@ -112,7 +112,7 @@ def _extras(score: dict) -> list[str]:
     if isinstance(buildings, dict):
         for b in buildings.get("list", []):
             cell = b.get("cell", ["?", "?"])
-            label = f"building {b.get('name', '?')} {square(cell)} ({b.get('reason', '')})"
+            label = f"building {b.get('name', '?')} {square(cell)} ({_say(b.get('reason', ''))})"
             lines.append(_row(label[:_WIDTH - 9], b.get("points", 0)))
     queen = score.get("queen")
     if isinstance(queen, dict) and queen.get("hosted"):
@@ -129,7 +129,7 @@ def _extras(score: dict) -> list[str]:
     if isinstance(cavemen, dict):
         for m in cavemen.get("list", []):
             cell = m.get("cell", ["?", "?"])
-            lines.append(_row(f"{m.get('caveman')} {square(cell)} ({m.get('reason', '')})"[:_WIDTH - 9],
+            lines.append(_row(f"{m.get('caveman')} {square(cell)} ({_say(m.get('reason', ''))})"[:_WIDTH - 9],
                               m.get("points", 0)))
     courtiers = score.get("courtiers")
     if isinstance(courtiers, dict):
