@@ -10,6 +10,7 @@ from collections import Counter
 
 from engine.errors import KingdomError
 from engine.kingdom import COURT_TILES, COURTIERS, TOKEN_OF, Kingdom, square_name
+from engine.messages import Message, N_
 from engine.rules import Kingdomino, register
 
 WARRIORS = ("axe-warrior", "sword-warrior", "light-archer", "heavy-archer")
@@ -64,15 +65,24 @@ def _count(cell, item: str) -> int:
     return int(cell.token and TOKEN_OF.get(cell.terrain) == item)
 
 
+# a courtier's line of the breakdown ("Lumberjack r1c1: 3 + 4 wood x 3 = 15"); ``courtier`` is
+# its name as a title, ``what`` the word of what it counts (both translated when rendered)
+COURTIER_FIXED = N_("%(courtier)s %(square)s: %(points)s")
+COURTIER_LINE = N_("%(courtier)s %(square)s: %(base)s + %(n)s %(what)s x %(each)s = %(points)s")
+COUNTED = (N_("wheat"), N_("wood"), N_("fish"), N_("sheep"), N_("token(s)"), N_("character(s)"),
+           N_("crown(s)"), N_("warrior(s)"))
+
+
 def courtier_points(kingdom: Kingdom, r: int, c: int, courtier: str) -> tuple[int, str]:
     """(points, the arithmetic as a line: "Lumberjack r1c1: 3 + 4 wood x 3 = 15")."""
     base, each, item, word = VALUES[courtier]
-    name = f"{_title(courtier)} {_rc(r, c)}"
     if item is None:
-        return base, f"{name}: {base}"
+        return base, Message(COURTIER_FIXED, courtier=_title(courtier), square=_rc(r, c),
+                             points=base)
     n = sum(_count(cell, item) for cell in around(kingdom, r, c))
     points = base + n * each
-    return points, f"{name}: {base} + {n} {word} x {each} = {points}"
+    return points, Message(COURTIER_LINE, "n", courtier=_title(courtier), square=_rc(r, c),
+                           base=base, n=n, what=word, each=each, points=points)
 
 
 def courtier_extras(kingdom: Kingdom) -> dict:
@@ -102,6 +112,12 @@ def check_court(kingdom: Kingdom) -> None:
                                f"remove all but one")
 
 
+NO_SUCH_BUILDING = N_("%(where)s: no %(terrain)s building shows %(crowns)s crowns (they show "
+                      "%(shown)s)")
+TOO_MANY_BUILDINGS = N_("%(n)s %(terrain)s buildings with %(crowns)s crown(s), but the game has "
+                        "only %(have)s")
+
+
 def court_warnings(kingdom: Kingdom) -> list[str]:
     """Against the 13 building tiles: per terrain how many, and the crowns they show."""
     out = []
@@ -110,15 +126,15 @@ def court_warnings(kingdom: Kingdom) -> list[str]:
         if cell.court == "building":
             built.setdefault(cell.terrain, []).append(cell.building_crowns)
             if cell.building_crowns not in BUILDINGS.get(cell.terrain, ()):
-                out.append(f"{square_name(r, c)}: no {cell.terrain} building shows "
-                           f"{cell.building_crowns} crowns (they show "
-                           f"{' or '.join(str(x) for x in sorted(set(BUILDINGS[cell.terrain])))})")
+                out.append(Message(NO_SUCH_BUILDING, "crowns", where=square_name(r, c),
+                                   terrain=cell.terrain, crowns=cell.building_crowns,
+                                   shown=" or ".join(str(x) for x in sorted(set(BUILDINGS[cell.terrain])))))
     for terrain, crowns in built.items():
         have = Counter(BUILDINGS.get(terrain, ()))
         for k, n in Counter(crowns).items():
             if have[k] and n > have[k]:
-                out.append(f"{n} {terrain} buildings with {k} crown(s), but the game has only "
-                           f"{have[k]}")
+                out.append(Message(TOO_MANY_BUILDINGS, "n", n=n, terrain=terrain, crowns=k,
+                                   have=have[k]))
     return out
 
 

@@ -9,8 +9,11 @@ from __future__ import annotations
 from collections import Counter
 
 from engine.errors import KingdomError
+from engine.messages import Message, N_
 from engine.regions import find_regions
 from engine.rules import RegionScore, Rules, register
+
+CITIES = N_("%(n)s royal city squares; the game has only one")
 
 MINES = ("gold", "silver", "copper", "gems")
 VALUES = {"field": 0, "forest": 1, "village": 3, "city": 5}
@@ -75,5 +78,5 @@ class Domain(Rules):
     def warnings(self, kingdom):
         cities = [(r, c) for r, c, cell in kingdom.squares() if cell.terrain == "city"]
         if len(cities) > 1:
-            return [f"{len(cities)} royal city squares; the game has only one"]
+            return [Message(CITIES, "n", n=len(cities))]
         return []

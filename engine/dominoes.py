@@ -7,7 +7,8 @@ from collections import Counter
 from functools import lru_cache
 from importlib import resources
 
-from engine.kingdom import Kingdom, square_name
+from engine.kingdom import Kingdom
+from engine.messages import SQUARE, Message, N_
 
 
 @lru_cache(maxsize=1)
@@ -31,6 +32,13 @@ def square_counts() -> Counter:
     return counts
 
 
+NO_SUCH_SQUARE = N_("%(where)s: no %(terrain)s square has %(crowns)s crown(s) in the game "
+                    "(%(terrain)s carries 0..%(most)s); check the reading")
+TOO_MANY_CROWNED = N_("%(n)s %(terrain)s squares with %(crowns)s crown(s), but the game has only "
+                      "%(have)s (first at row %(row)s, col %(col)s); check the reading")
+TOO_MANY = N_("%(n)s %(terrain)s squares, but the game has only %(have)s")
+
+
 def domino_warnings(kingdom: Kingdom) -> list[str]:
     """Squares the 48 dominoes cannot give: a crown count no domino has, or more of a kind."""
     game = square_counts()
@@ -48,14 +56,14 @@ def domino_warnings(kingdom: Kingdom) -> list[str]:
         r, c = where[(terrain, crowns)]
         if have == 0:
             most = max(k for t, k in game if t == terrain)
-            warnings.append(f"{square_name(r, c)}: no {terrain} square has {crowns} crown(s) "
-                            f"in the game ({terrain} carries 0..{most}); check the reading")
+            warnings.append(Message(NO_SUCH_SQUARE, "crowns", where=Message(SQUARE, row=r + 1, col=c + 1),
+                                    terrain=terrain, crowns=crowns, most=most))
         elif n > have:
-            warnings.append(f"{n} {terrain} squares with {crowns} crown(s), but the game has only "
-                            f"{have} (first at row {r + 1}, col {c + 1}); check the reading")
+            warnings.append(Message(TOO_MANY_CROWNED, "n", n=n, terrain=terrain, crowns=crowns,
+                                    have=have, row=r + 1, col=c + 1))
     for terrain in sorted(terrains):
         n = sum(v for (t, _), v in seen.items() if t == terrain)
         have = sum(v for (t, _), v in game.items() if t == terrain)
         if n > have:
-            warnings.append(f"{n} {terrain} squares, but the game has only {have}")
+            warnings.append(Message(TOO_MANY, "n", n=n, terrain=terrain, have=have))
     return warnings

@@ -8,6 +8,7 @@ from __future__ import annotations
 from collections import Counter
 
 from engine.kingdom import Kingdom, square_name
+from engine.messages import Message, N_
 from engine.rules import Bonus, Kingdomino, RegionScore, frame_filled, register, start_in_centre
 
 TERRAINS = ("field", "forest", "lake", "grassland", "swamp", "mine")
@@ -87,54 +88,86 @@ def bleak_regions(regions: list[RegionScore]) -> list[RegionScore]:
             and reg.squares >= BLEAK_MIN_SQUARES and reg.crowns == 0]
 
 
+# the quest tiles' reasons (templates of the catalogs; ``square`` is a square like r1c1)
+Q_FILLED = N_("frame completely filled: %(points)s")
+Q_EMPTY = N_("not met: %(n)s empty square(s), first %(square)s")
+Q_UNFILLED = N_("not met: the kingdom does not fill its frame")
+Q_NO_CASTLE = N_("not met: no castle")
+Q_CENTRE = N_("castle on the centre (%(square)s): %(points)s")
+Q_CORNER = N_("castle on a corner (%(square)s): %(points)s")
+Q_NOT_CENTRE = N_("not met: the castle is on %(square)s, not on the centre")
+Q_NOT_CORNER = N_("not met: the castle is on %(square)s, not on a corner")
+Q_NO_BLEAK = N_("not met: no field, forest, grassland or lake region of %(min)s+ squares without "
+                "a visible crown")
+Q_BLEAK = N_("%(n)s region(s) x %(each)s = %(points)s (%(listed)s)")
+Q_BLEAK_REGION = N_("%(terrain)s %(squares)s squares at %(square)s")
+Q_NO_LINE = N_("not met: no 3 crowned squares in a row, column or diagonal")
+Q_LINES = N_("%(n)s line(s) x %(each)s = %(points)s: %(listed)s")
+Q_NO_CORNER = N_("not met: no corner square is %(terrain)s")
+Q_CORNERS = N_("%(n)s %(terrain)s corner(s) x %(each)s = %(points)s (%(squares)s)")
+Q_NOT_AROUND = N_("not met: no %(terrain)s square around the castle (%(square)s)")
+Q_AROUND = N_("%(n)s %(terrain)s square(s) around the castle x %(each)s = %(points)s (%(squares)s)")
+
+
 def quest(name: str, kingdom: Kingdom, regions: list[RegionScore]) -> Bonus:
     """One quest tile's points with the arithmetic, or 0 and why not."""
     each, rule = QUESTS[name]
     start = kingdom.start
     if name == "harmony":
         if frame_filled(kingdom):
-            return Bonus(name, each, f"frame completely filled: {each}")
+            return Bonus(name, each, Message(Q_FILLED, points=each))
         empty = [rc for r, c, cell in kingdom.squares() if cell.terrain == "empty" for rc in [(r, c)]]
-        why = (f"{len(empty)} empty square(s), first {_rc(empty[0])}" if empty
-               else "the kingdom does not fill its frame")
-        return Bonus(name, 0, f"not met: {why}")
+        return Bonus(name, 0, Message(Q_EMPTY, "n", n=len(empty), square=_rc(empty[0])) if empty
+                     else Message(Q_UNFILLED))
     if name in ("middle-kingdom", "lost-corner"):
         if start is None:
-            return Bonus(name, 0, "not met: no castle")
-        ok = start_in_centre(kingdom) if name == "middle-kingdom" else start in corners(kingdom)
-        where = "the centre" if name == "middle-kingdom" else "a corner"
+            return Bonus(name, 0, Message(Q_NO_CASTLE))
+        centre = name == "middle-kingdom"
+        ok = start_in_centre(kingdom) if centre else start in corners(kingdom)
         if ok:
-            return Bonus(name, each, f"castle on {where} ({_rc(start)}): {each}")
-        return Bonus(name, 0, f"not met: the castle is on {_rc(start)}, not on {where}")
+            return Bonus(name, each, Message(Q_CENTRE if centre else Q_CORNER, square=_rc(start),
+                                             points=each))
+        return Bonus(name, 0, Message(Q_NOT_CENTRE if centre else Q_NOT_CORNER, square=_rc(start)))
     if name == "bleak-king":
         found = bleak_regions(regions)
         if not found:
-            return Bonus(name, 0, "not met: no field, forest, grassland or lake region of "
-                                  f"{BLEAK_MIN_SQUARES}+ squares without a visible crown")
-        listed = ", ".join(f"{reg.terrain} {reg.squares} squares at {_rc(reg.cells[0])}" for reg in found)
-        return Bonus(name, each * len(found),
-                     f"{len(found)} region(s) x {each} = {each * len(found)} ({listed})")
+            return Bonus(name, 0, Message(Q_NO_BLEAK, min=BLEAK_MIN_SQUARES))
+        listed = tuple(Message(Q_BLEAK_REGION, terrain=reg.terrain, squares=reg.squares,
+                               square=_rc(reg.cells[0])) for reg in found)
+        return Bonus(name, each * len(found), Message(Q_BLEAK, "n", n=len(found), each=each,
+                                                      points=each * len(found), listed=listed))
     if name == "folie-des-grandeurs":
         found = folie_lines(kingdom)
         n = sum(k for _, k in found)
         if not n:
-            return Bonus(name, 0, "not met: no 3 crowned squares in a row, column or diagonal")
+            return Bonus(name, 0, Message(Q_NO_LINE))
         listed = ", ".join(f"{where} ({k})" for where, k in found)
-        return Bonus(name, each * n, f"{n} line(s) x {each} = {each * n}: {listed}")
+        return Bonus(name, each * n, Message(Q_LINES, "n", n=n, each=each, points=each * n,
+                                             listed=listed))
     terrain = name.rsplit("-", 1)[1]
     if name.startswith("four-corners-"):
         hits = [rc for rc in corners(kingdom) if kingdom[rc].terrain == terrain]
         if not hits:
-            return Bonus(name, 0, f"not met: no corner square is {terrain}")
-        return Bonus(name, each * len(hits), f"{len(hits)} {terrain} corner(s) x {each} = "
-                     f"{each * len(hits)} ({', '.join(_rc(rc) for rc in hits)})")
+            return Bonus(name, 0, Message(Q_NO_CORNER, terrain=terrain))
+        return Bonus(name, each * len(hits), Message(
+            Q_CORNERS, "n", n=len(hits), terrain=terrain, each=each, points=each * len(hits),
+            squares=", ".join(_rc(rc) for rc in hits)))
     if start is None:
-        return Bonus(name, 0, "not met: no castle")
+        return Bonus(name, 0, Message(Q_NO_CASTLE))
     hits = [rc for rc in around(kingdom, *start) if kingdom[rc].terrain == terrain]
     if not hits:
-        return Bonus(name, 0, f"not met: no {terrain} square around the castle ({_rc(start)})")
-    return Bonus(name, each * len(hits), f"{len(hits)} {terrain} square(s) around the castle x "
-                 f"{each} = {each * len(hits)} ({', '.join(_rc(rc) for rc in hits)})")
+        return Bonus(name, 0, Message(Q_NOT_AROUND, terrain=terrain, square=_rc(start)))
+    return Bonus(name, each * len(hits), Message(
+        Q_AROUND, "n", n=len(hits), terrain=terrain, each=each, points=each * len(hits),
+        squares=", ".join(_rc(rc) for rc in hits)))
+
+
+TOO_MANY_GIANTS = N_("%(n)s giants, but the game has only %(have)s")
+TOO_MANY_SQUARES = N_("%(n)s %(terrain)s squares, but the 60 dominoes have only %(have)s")
+TOO_MANY_CROWNS = N_("%(where)s: no square shows more than 3 crowns, not %(crowns)s")
+COMBINED = N_("this kingdom has %(pieces)s, which belong to the other expansion; no rulebook "
+              "covers playing both, so they are scored as the reference scorer does (unofficial)")
+PIECES = (N_("The Court's tokens or tiles"), N_("giants"))
 
 
 def giant_warnings(kingdom: Kingdom) -> list[str]:
@@ -142,20 +175,19 @@ def giant_warnings(kingdom: Kingdom) -> list[str]:
     out = []
     giants = sum(cell.giants for _, _, cell in kingdom.squares())
     if giants > WOODEN_GIANTS:
-        out.append(f"{giants} giants, but the game has only {WOODEN_GIANTS}")
+        out.append(Message(TOO_MANY_GIANTS, "n", n=giants, have=WOODEN_GIANTS))
     seen = Counter(cell.terrain for _, _, cell in kingdom.squares())
     for terrain, have in SET_SQUARES.items():
         if seen[terrain] > have:
-            out.append(f"{seen[terrain]} {terrain} squares, but the 60 dominoes have only {have}")
+            out.append(Message(TOO_MANY_SQUARES, "n", n=seen[terrain], terrain=terrain, have=have))
     for r, c, cell in kingdom.squares():
         if cell.crowns > 3:
-            out.append(f"{square_name(r, c)}: no square shows more than 3 crowns, not {cell.crowns}")
+            out.append(Message(TOO_MANY_CROWNS, "crowns", where=square_name(r, c), crowns=cell.crowns))
     return out
 
 
 def combined_warning(kingdom: Kingdom, pieces: str) -> list[str]:
-    return [f"this kingdom has {pieces}, which belong to the other expansion; no rulebook "
-            f"covers playing both, so they are scored as the reference scorer does (unofficial)"]
+    return [Message(COMBINED, pieces=pieces)]
 
 
 @register

@@ -13,6 +13,7 @@ from dataclasses import dataclass, replace
 from typing import Iterator
 
 from engine.errors import KingdomError
+from engine.messages import SQUARE, Message
 
 SIZES = (5, 7)
 
@@ -67,7 +68,7 @@ def _where(row: int, col: int) -> str:
 def square_name(row: int, col: int) -> str:
     """A square as a warning names it for a person: counted from 1, row 1 at the top (the
     indexes of Kingdom JSON, and the errors about it, stay 0-based)."""
-    return f"square (row {row + 1}, col {col + 1})"
+    return Message(SQUARE, row=row + 1, col=col + 1)
 
 
 def _is_int(value) -> bool:

@@ -9,10 +9,13 @@ from collections import Counter
 
 from engine.errors import KingdomError
 from engine.kingdom import RESOURCES, Kingdom, square_name
+from engine.messages import Message, N_
 from engine.regions import find_regions
 from engine.rules import Rules, frame_filled, register, start_in_centre
 
 TOTEM_POINTS = {"mammoth": 3, "fish": 4, "mushroom": 5, "flint": 6}
+# a caveman's arithmetic ("3 x 2 mammoth"); ``what`` is the word of what it counts
+CAVEMAN_LINE = N_("%(each)s x %(n)s %(what)s")
 RESOURCE_TERRAIN = {"mammoth": "grassland", "fish": "lake", "mushroom": "forest", "flint": "quarry"}
 # Volcano craters -> (fires on its token, furthest reach in king's moves)
 VOLCANO_REACH = {1: 3, 2: 2, 3: 1}
@@ -75,8 +78,8 @@ class OriginsDiscovery(Rules):
     start_terrain = "hut"
     cell_pieces = ("fire_tokens",)
     bonuses = {
-        "empire-of-fire": (10, start_in_centre, "hut in the centre of the frame"),
-        "homo-habilis": (5, frame_filled, "territory complete, no domino discarded"),
+        "empire-of-fire": (10, start_in_centre, N_("hut in the centre of the frame")),
+        "homo-habilis": (5, frame_filled, N_("territory complete, no domino discarded")),
     }
 
     def region_crowns(self, kingdom, cells):
@@ -179,7 +182,7 @@ class OriginsTribe(OriginsDiscovery):
             n = sum(1 for cell in around if live_resource(cell))
         else:
             n = sum(1 for cell in around if live_resource(cell) == what)
-        return value * n, f"{value} x {n} {what}"
+        return value * n, Message(CAVEMAN_LINE, "n", each=value, n=n, what=what)
 
     def extras(self, kingdom, regions):
         cavemen = []

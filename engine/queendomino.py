@@ -1,7 +1,15 @@
 """Queendomino: towns and their buildings, the queen, coins, towers and knights."""
 from __future__ import annotations
 
+from engine.messages import Message, N_
 from engine.rules import Rules, RegionScore, register, start_in_centre, frame_filled
+
+# a building's and the coins' arithmetic in the breakdown
+FIXED = N_("%(points)s fixed")
+PER_REGION = N_("%(points)s x %(n)s %(terrain)s region(s)")
+PER_TOWER = N_("%(points)s x %(n)s tower(s)")
+PER_KNIGHT = N_("%(points)s x %(n)s knight(s)")
+COINS = N_("%(n)s coins // 3")
 
 
 @register
@@ -39,19 +47,21 @@ class Queendomino(Rules):
             if b is None:
                 continue
             if b.per is None:
-                points, reason = b.points, f"{b.points} fixed"
+                points, reason = b.points, Message(FIXED, points=b.points)
             elif b.per == "region":
                 n = sum(1 for reg in regions if reg.terrain == b.terrain)
-                points, reason = b.points * n, f"{b.points} x {n} {b.terrain} region(s)"
+                points, reason = b.points * n, Message(PER_REGION, "n", points=b.points, n=n,
+                                                       terrain=b.terrain)
             elif b.per == "tower":
-                points, reason = b.points * towers, f"{b.points} x {towers} tower(s)"
+                points, reason = b.points * towers, Message(PER_TOWER, "n", points=b.points, n=towers)
             else:
-                points, reason = b.points * kingdom.knights, f"{b.points} x {kingdom.knights} knight(s)"
+                points, reason = b.points * kingdom.knights, Message(PER_KNIGHT, "n", points=b.points,
+                                                                     n=kingdom.knights)
             listed.append({"name": b.name or "building", "cell": [r, c], "crowns": b.crowns,
                            "points": points, "reason": reason})
         extras = {
             "coins": {"coins": kingdom.coins, "points": kingdom.coins // 3,
-                      "reason": f"{kingdom.coins} coins // 3"},
+                      "reason": Message(COINS, "n", n=kingdom.coins)},
             "buildings": {"points": sum(b["points"] for b in listed), "towers": towers,
                           "knights": kingdom.knights, "list": listed},
         }

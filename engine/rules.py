@@ -11,6 +11,7 @@ from typing import Callable
 
 from engine.errors import KingdomError, RulesError
 from engine.kingdom import Kingdom
+from engine.messages import TEMPLATES, Message, N_
 from engine.regions import find_regions, terrain_key
 
 Square = tuple[int, int]
@@ -137,12 +138,29 @@ def frame_filled(kingdom: Kingdom) -> bool:
     return max(rows) - min(rows) + 1 == frame and max(cols) - min(cols) + 1 == frame
 
 
+NO_START = N_("no %(start)s: every kingdom starts from one")
+NOT_JOINED = N_("%(n)s square(s) not joined to the %(start)s: %(listed)s%(more)s")
+ROW_COL = N_("row %(row)s col %(col)s")
+TOO_WIDE = N_("the kingdom spans %(rows)s rows and %(cols)s columns, more than its "
+              "%(frame)sx%(frame)s frame")
+UNSCORED = {"giants": N_("the giants on this kingdom count only with --rules %(rules)s; "
+                         "%(name)s ignores them"),
+            "Court tokens or tiles": N_("the Court tokens or tiles on this kingdom count only "
+                                        "with --rules %(rules)s; %(name)s ignores them")}
+NOT_MET = N_("not met: %(why)s")
+
+
+def as_message(text: str):
+    """A bonus reason as a :class:`Message` when it is one of the catalogs' (else the text)."""
+    return Message(text) if text in TEMPLATES else text
+
+
 def connection_warnings(kingdom: Kingdom, start_name: str) -> list[str]:
     """No start square; squares not joined to it; a kingdom wider than its frame."""
     warnings = []
     start = kingdom.start
     if start is None:
-        warnings.append(f"no {start_name}: every kingdom starts from one")
+        warnings.append(Message(NO_START, start=start_name))
     else:
         reach = {start}
         stack = [start]
@@ -155,16 +173,16 @@ def connection_warnings(kingdom: Kingdom, start_name: str) -> list[str]:
                     stack.append(rc)
         lost = [rc for rc in land_squares(kingdom) if rc not in reach]
         if lost:
-            listed = ", ".join(f"row {r + 1} col {c + 1}" for r, c in lost[:6]) + (" ..." if len(lost) > 6 else "")
-            warnings.append(f"{len(lost)} square(s) not joined to the {start_name}: {listed}")
+            listed = tuple(Message(ROW_COL, row=r + 1, col=c + 1) for r, c in lost[:6])
+            warnings.append(Message(NOT_JOINED, "n", n=len(lost), start=start_name, listed=listed,
+                                    more=" ..." if len(lost) > 6 else ""))
     frame = kingdom.frame or kingdom.size
     squares = land_squares(kingdom)
     if squares:
         height = max(r for r, _ in squares) - min(r for r, _ in squares) + 1
         width = max(c for _, c in squares) - min(c for _, c in squares) + 1
         if max(height, width) > frame:
-            warnings.append(f"the kingdom spans {height} rows and {width} columns, more than its "
-                            f"{frame}x{frame} frame")
+            warnings.append(Message(TOO_WIDE, rows=height, cols=width, frame=frame))
     return warnings
 
 
@@ -221,7 +239,8 @@ class Rules:
         worth more than a fixed amount override this."""
         points, test, reason = self.bonuses[name]
         ok = test(kingdom)
-        return Bonus(name, points if ok else 0, reason if ok else "not met: " + reason)
+        return Bonus(name, points if ok else 0,
+                     as_message(reason) if ok else Message(NOT_MET, why=as_message(reason)))
 
     # --- the fixed part -------------------------------------------------------------------
     def check_terrains(self, kingdom: Kingdom) -> None:
@@ -267,8 +286,7 @@ class Rules:
                                   ("Court tokens or tiles", lambda cell: cell.token or cell.court,
                                    "the-court")):
             if any(test(cell) for _, _, cell in kingdom.squares()):
-                out.append(f"the {what} on this kingdom count only with --rules {rules}; "
-                           f"{self.name} ignores them")
+                out.append(Message(UNSCORED[what], rules=rules, name=self.name))
         return out
 
 
@@ -294,8 +312,8 @@ class Kingdomino(Rules):
     title = "Kingdomino (base game; 7x7 = Mighty Duel)"
     terrains = ("field", "forest", "lake", "grassland", "swamp", "mine")
     bonuses = {
-        "middle-kingdom": (10, start_in_centre, "castle in the centre of the frame"),
-        "harmony": (5, frame_filled, "frame completely filled, no domino discarded"),
+        "middle-kingdom": (10, start_in_centre, N_("castle in the centre of the frame")),
+        "harmony": (5, frame_filled, N_("frame completely filled, no domino discarded")),
     }
 
     def tiebreak(self, kingdom, regions):

@@ -60,13 +60,26 @@ def _emit(obj: dict, as_json: bool) -> None:
         print(format_result(obj), flush=True)
 
 
+def _said(message, where: str = "") -> str:
+    """``kingdomino: error: MESSAGE`` in the language LANG / LC_MESSAGES name (the message
+    itself through the catalogs where it is one of the engine's sentences, else as it is)."""
+    from kingdomino import i18n
+
+    locale = i18n.locale_from_environment()
+    if locale == i18n.DEFAULT:
+        return f"kingdomino: error: {where}{message}"
+    tr = i18n.translations(locale)
+    return "kingdomino: " + tr.gettext(i18n.N_("error: %(message)s")) % {
+        "message": where + str(i18n.render(message, tr))}
+
+
 def _error_line(source, message: str, as_json: bool) -> None:
     if as_json:
         obj = {"error": message} if source is None else {"source": source, "error": message}
         print(json.dumps(obj), flush=True)
     else:
         where = f"{source}: " if source is not None else ""
-        print(f"kingdomino: error: {where}{message}", file=sys.stderr, flush=True)
+        print(_said(message, where), file=sys.stderr, flush=True)
 
 
 def _check_corners(args):
@@ -335,7 +348,7 @@ def main(argv=None) -> int:
     try:
         return args.func(args)
     except UsageError as exc:
-        parser.exit(EXIT_USAGE, f"kingdomino: error: {exc}\n")
+        parser.exit(EXIT_USAGE, _said(exc) + "\n")
     except KeyboardInterrupt:
         print("kingdomino: interrupted", file=sys.stderr)
         return 130

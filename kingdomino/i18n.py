@@ -14,6 +14,7 @@ from __future__ import annotations
 import functools
 import io
 import os
+import re
 from pathlib import Path
 
 from babel import Locale, UnknownLocaleError
@@ -21,6 +22,8 @@ from babel.core import get_global
 from babel.messages.mofile import write_mo
 from babel.messages.pofile import read_po
 from babel.support import NullTranslations, Translations
+
+from engine.messages import TEMPLATES, TERRAIN_ARGS, Message
 
 CATALOGS = Path(__file__).resolve().parent.parent / "webapp" / "translations"
 DEFAULT = "en"
@@ -168,3 +171,113 @@ def locale_from_environment(env=None) -> str:
 def gettext_for_environment(env=None):
     """``gettext`` of the CLI's language (see :func:`locale_from_environment`)."""
     return translations(locale_from_environment(env)).gettext
+
+
+# --- the engine's and the reader's sentences (engine.messages) ------------------------------
+# values that are a word of the game (a courtier as a title, what a courtier counts, ...)
+WORD_ARGS = frozenset({"courtier", "what", "pieces"})
+# the value that decides a sentence's plural form when only its English text is at hand
+_COUNTS = ("n", "crowns")
+
+
+# what a value looks like in the English text, where it is more than "some text"
+_SHAPES = {**{name: r"-?\d+" for name in ("n", "row", "col", "each", "points", "base", "squares",
+                                           "crowns", "have", "most", "rows", "cols", "frame", "min")},
+           "more": r"(?: \.\.\.)?", "confidence": r"\d+\.\d+"}
+
+
+@functools.lru_cache(maxsize=1)
+def _patterns() -> list:
+    """Each template as a pattern that finds its values in the English text, longest first
+    (the most specific template wins)."""
+    from engine.rules import rule_names
+
+    rule_names()  # every rule set's module is loaded, so its templates are registered
+    out = []
+    for template in sorted(TEMPLATES, key=len, reverse=True):
+        parts, seen, pos = [], set(), 0
+        for m in re.finditer(r"%\((\w+)\)s", template):
+            parts.append(re.escape(template[pos:m.start()]))
+            name = m.group(1)
+            parts.append(f"(?P={name})" if name in seen else f"(?P<{name}>{_SHAPES.get(name, '.+?')})")
+            seen.add(name)
+            pos = m.end()
+        parts.append(re.escape(template[pos:]))
+        out.append((template, re.compile("".join(parts), re.S)))
+    return out
+
+
+def parse(text: str):
+    """``(template, values)`` of an English sentence made from a template, or None."""
+    for template, pattern in _patterns():
+        m = pattern.fullmatch(text)
+        if m:
+            return template, m.groupdict()
+    return None
+
+
+def _word(value: str, tr) -> str:
+    for key in (value.lower(), value.lower().replace("-", " "), value):
+        said = tr.gettext(key)
+        if said != key:
+            return said
+    return value
+
+
+def _value(name: str, value, tr):
+    if isinstance(value, Message):
+        return render(value, tr)
+    if isinstance(value, (tuple, list)):
+        return ", ".join(str(_value(name, v, tr)) for v in value)
+    if not isinstance(value, str):
+        return value
+    if name in TERRAIN_ARGS:
+        return tr.gettext(TERRAINS[value]) if value in TERRAINS else value
+    if name in WORD_ARGS:
+        return _word(value, tr)
+    if parse(value):
+        return render(value, tr)
+    pieces = value.split(", ")
+    if len(pieces) > 1 and all(parse(p) for p in pieces):  # a list of sentences
+        return ", ".join(render(p, tr) for p in pieces)
+    return value
+
+
+def _lookup(tr, template: str, n) -> str:
+    """A template's translation: its plural form for ``n`` where the catalog has plural forms
+    for it (``msgid_plural``), else its one form (Chinese and Korean have one form; the English
+    templates keep today's "square(s)" wording, which the contract's JSON shows)."""
+    if n is not None and str(n).isdigit():
+        plural = getattr(tr, "_catalog", {}).get((template, 0))
+        if plural is not None:
+            return tr.ngettext(template, template, int(n))
+    return tr.gettext(template)
+
+
+def render(text, tr) -> str:
+    """An engine or reader sentence (a :class:`engine.messages.Message`, or the English text of
+    one, as stored JSON keeps it) in the language of ``tr`` (a catalog from :func:`translations`
+    or Flask-Babel's); text that is no template's comes back unchanged. English is the text."""
+    if isinstance(text, Message):
+        template, count, values = text.msgid, text.count, text.args
+    elif isinstance(text, str):
+        found = parse(text)
+        if found is None:
+            return text
+        template, values = found
+        count = next((k for k in _COUNTS if str(values.get(k, "")).isdigit()), None)
+    else:
+        return text
+    if isinstance(tr, NullTranslations) and type(tr) is NullTranslations:
+        return str(text)  # English: the text itself, exactly as before
+    said = _lookup(tr, template, values.get(count) if count else None)
+    try:
+        return said % {k: _value(k, v, tr) for k, v in values.items()}
+    except (KeyError, TypeError, ValueError):
+        return str(text)  # a catalog with a broken placeholder: the English beats a crash
+
+
+def render_for(locale: str):
+    """:func:`render` in ``locale`` as a one-argument function."""
+    tr = translations(locale)
+    return lambda text: render(text, tr)

@@ -19,6 +19,7 @@ def _identity(message: str) -> str:
 
 
 _ = _identity  # the language of the table being made (format_result sets it)
+_say = _identity  # ... and of the engine's sentences (warnings, reasons: i18n.render)
 
 
 def _width(text: str) -> int:
@@ -111,7 +112,7 @@ def _extras(score: dict) -> list[str]:
     if isinstance(buildings, dict):
         for b in buildings.get("list", []):
             cell = b.get("cell", ["?", "?"])
-            label = f"building {b.get('name', '?')} {square(cell)} ({b.get('reason', '')})"
+            label = f"building {b.get('name', '?')} {square(cell)} ({_say(b.get('reason', ''))})"
             lines.append(_row(label[:_WIDTH - 9], b.get("points", 0)))
     queen = score.get("queen")
     if isinstance(queen, dict) and queen.get("hosted"):
@@ -128,12 +129,12 @@ def _extras(score: dict) -> list[str]:
     if isinstance(cavemen, dict):
         for m in cavemen.get("list", []):
             cell = m.get("cell", ["?", "?"])
-            lines.append(_row(f"{m.get('caveman')} {square(cell)} ({m.get('reason', '')})"[:_WIDTH - 9],
+            lines.append(_row(f"{m.get('caveman')} {square(cell)} ({_say(m.get('reason', ''))})"[:_WIDTH - 9],
                               m.get("points", 0)))
     courtiers = score.get("courtiers")
     if isinstance(courtiers, dict):
         for m in courtiers.get("list", []):
-            lines.append(_row(str(m.get("reason", ""))[:_WIDTH - 9], m.get("points", 0)))
+            lines.append(_row(str(_say(m.get("reason", "")))[:_WIDTH - 9], m.get("points", 0)))
     warriors = score.get("warriors")
     if isinstance(warriors, dict):
         for g in warriors.get("groups", []):
@@ -165,13 +166,14 @@ def _nothing_worth(regions: list[dict]) -> list[str]:
 def format_result(obj: dict, locale: str | None = None) -> str:
     """A table of regions, extras, bonuses and the total, for one scored kingdom, in ``locale``
     (default: the language LANG / LC_MESSAGES name, see ``kingdomino.i18n``)."""
-    global _
+    global _, _say
     locale = locale or i18n.locale_from_environment()
     _ = _identity if locale == i18n.DEFAULT else i18n.translations(locale).gettext
+    _say = _identity if locale == i18n.DEFAULT else i18n.render_for(locale)
     try:
         return _format_result(obj)
     finally:
-        _ = _identity
+        _ = _say = _identity
 
 
 def _format_result(obj: dict) -> str:
@@ -199,7 +201,7 @@ def _format_result(obj: dict) -> str:
         name = _(i18n.BONUSES[name]) if name in i18n.BONUSES else name
         lines.append(_row(_("bonus") + " " + name, bonus.get("points", 0)))
         if not bonus.get("points") or " = " in str(bonus.get("reason", "")):
-            lines.append(f"  ({bonus.get('reason', '')})")  # not met: why; quests: the arithmetic
+            lines.append(f"  ({_say(bonus.get('reason', ''))})")  # not met: why; quests: the arithmetic
     lines.append(" " * (_WIDTH - 8) + "-" * 8)
     lines.append(_row(_("total"), score.get("total", 0)))
     tiebreak = score.get("tiebreak") or {}
@@ -207,7 +209,7 @@ def _format_result(obj: dict) -> str:
         lines.append(_("tie-break:") + " " + ", ".join(f"{_(k.replace('_', ' '))} {v}"
                                                        for k, v in tiebreak.items()))
     for warning in score.get("warnings", []):
-        lines.append(_("warning:") + " " + str(warning))
+        lines.append(_("warning:") + " " + str(_say(warning)))
     if obj.get("review"):
         squares = ", ".join(square(rc) for rc in obj["review"])
         lines.append(_("check by eye (r1c1 is the top-left square):") + " " + squares)

@@ -10,6 +10,7 @@ from dataclasses import dataclass, field
 import cv2
 import numpy as np
 
+from engine.messages import LOW_CONFIDENCE, NEAR_CASTLE, OUTSIDE, RICH, Message
 from vision import config as _config
 from vision import detect, frame
 from vision.classify import SquareClassifier, SquareReading
@@ -204,16 +205,14 @@ def review_reasons(grid: list[list[SquareReading]], rcfg: dict, outside=frozense
             sq = grid[r][c]
             why = list(sq.flags)
             if sq.confidence < low:
-                why.append(f"low confidence ({sq.confidence:.2f})")
+                why.append(Message(LOW_CONFIDENCE, confidence=f"{sq.confidence:.2f}"))
             elif sq.confidence < near_castle and any(
                     abs(r - a) + abs(c - b) == 1 for a, b in castles):
-                why.append(f"next to the castle (a 3D castle may hide crowns), confidence "
-                           f"{sq.confidence:.2f}")
+                why.append(Message(NEAR_CASTLE, confidence=f"{sq.confidence:.2f}"))
             elif sq.crowns >= rich_from and sq.confidence < rich_low:
-                why.append(f"{sq.crowns} crowns (each one multiplies its region's points), "
-                           f"confidence {sq.confidence:.2f}")
+                why.append(Message(RICH, "n", n=sq.crowns, confidence=f"{sq.confidence:.2f}"))
             if (r, c) in outside:
-                why.append("the square lies outside the photo")
+                why.append(Message(OUTSIDE))
             if why:
                 reasons[(r, c)] = why
     return reasons

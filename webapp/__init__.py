@@ -174,6 +174,7 @@ def create_app(test_config: dict | None = None) -> Flask:
     app.jinja_env.globals["bonus_title"] = terms.bonus_title
     app.jinja_env.filters["bonus_title"] = terms.bonus_title
     app.jinja_env.globals["page_names"] = terms.page_names
+    app.jinja_env.globals["score_texts"] = lambda score: terms.engine_texts(terms.score_texts(score))
     app.jinja_env.globals["title_of"] = terms.rules_title
 
     @app.after_request

@@ -148,3 +148,18 @@ def script_catalog(locale):
     resp = Response(body, mimetype="text/javascript")
     resp.headers["Cache-Control"] = "public, max-age=300"
     return resp
+
+
+@bp.post("/i18n/texts")
+def engine_texts():
+    """The engine's sentences (warnings, reasons) of a score the page shows, in the page's
+    language: ``{"texts": [english, ...]}`` -> ``{"texts": {english: translated}}``."""
+    from . import terms
+
+    body = request.get_json(silent=True)
+    texts = body.get("texts") if isinstance(body, dict) else None
+    if not isinstance(texts, list) or not all(isinstance(t, str) for t in texts):
+        raise BadRequest('send {"texts": ["...", ...]}: a list of the score\'s sentences')
+    if len(texts) > terms.MAX_TEXTS:
+        raise BadRequest(f"at most {terms.MAX_TEXTS} sentences at once; send them in parts")
+    return {"texts": terms.engine_texts(texts)}

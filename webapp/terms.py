@@ -6,8 +6,9 @@ marks it for ``pybabel extract``), so a language's ``.po`` file holds its rulebo
 """
 from __future__ import annotations
 
-from flask_babel import get_locale, gettext
+from flask_babel import get_locale, get_translations, gettext
 
+from kingdomino import i18n
 from kingdomino.i18n import BONUSES, DEFAULT, TERRAINS, N_
 
 # the engine's rule-set titles (engine/rules.py and friends), as the forms show them
@@ -48,6 +49,39 @@ def page_names(meta: list[dict]) -> dict:
         "bonuses": {b: bonus_title(b) for m in meta for b in m["bonuses"]},
         "rules": {m["name"]: rules_title(m["title"] or m["name"]) for m in meta},
     }
+
+
+# the most engine sentences one request may ask to have translated (POST /i18n/texts)
+MAX_TEXTS = 500
+
+
+def score_texts(score: dict | None) -> list[str]:
+    """The engine's sentences a score shows a person: warnings, bonus reasons, the extras'
+    reasons and their lists' (courtiers, buildings, cavemen)."""
+    out = []
+    if not isinstance(score, dict):
+        return out
+    out += [w for w in score.get("warnings") or [] if isinstance(w, str)]
+    out += [b.get("reason") for b in score.get("bonuses") or [] if isinstance(b, dict)]
+    for value in score.values():
+        if isinstance(value, dict):
+            out.append(value.get("reason"))
+            out += [x.get("reason") for x in value.get("list") or [] if isinstance(x, dict)]
+    return [t for t in dict.fromkeys(out) if isinstance(t, str) and t]
+
+
+def engine_texts(texts) -> dict:
+    """English sentence -> the page's language, for the sentences of ``texts`` that the
+    catalogs translate (none on English pages: the page shows the English text itself)."""
+    if str(get_locale() or DEFAULT) == DEFAULT:
+        return {}
+    tr = get_translations()
+    out = {}
+    for text in texts:
+        said = i18n.render(text, tr)
+        if said != text:
+            out[text] = said
+    return out
 
 
 # Names the result page's script looks up by the engine's own word (KDI18N._(name)): the score's

@@ -128,3 +128,18 @@ def test_every_language_fits_a_phone(live_server, tmp_path):
                 keep_screenshot(page, f"phone-{locale}-{name}.png", tmp_path, full_page=True)
                 assert width <= 390, f"{path} in {locale} is {width} px wide on a 390 px phone"
         assert errors == []
+
+
+@pytest.mark.parametrize("locale, warning", [("zh_Hant", "1 格未與城堡相連：第 1 列第 1 行"),
+                                             ("ko", "왕궁과 이어지지 않은 칸 1개: 1행 1열"),
+                                             ("en", "1 square(s) not joined to the castle: row 1 col 1")])
+def test_a_new_scores_warning_shows_in_the_page_language(live_server, locale, warning):
+    """The engine's warning about a square the editor just placed, in the page's words."""
+    expect = pytest.importorskip("playwright.sync_api").expect
+    with chromium_page() as (browser, page, errors):
+        page.goto(f"{live_server}/lang/{locale}?next=/new")
+        expect(page.locator("html")).to_have_attribute("lang", LANGUAGES[locale][0])
+        page.click("#grid .sq[data-r='0'][data-c='0']")
+        page.click("#editor button[data-terrain=field]")
+        expect(page.locator("#warnings li")).to_have_text([warning], timeout=60_000)
+        assert errors == []

@@ -12,6 +12,34 @@
   // of terrains, bonuses and rule sets the server put in the page
   var _ = window.KDI18N._;
   var names = JSON.parse(document.getElementById("names-data").textContent);
+  // the engine's sentences (warnings, reasons) in the page's language: English -> translation,
+  // from the server (the page's score in the page, a new score's from POST /i18n/texts)
+  var texts = JSON.parse(document.getElementById("texts-data").textContent) || {};
+  function say(text) {
+    return Object.prototype.hasOwnProperty.call(texts, text) ? texts[text] : text;
+  }
+  function scoreTexts(s) {
+    var out = (s.warnings || []).slice();
+    (s.bonuses || []).forEach(function (b) { out.push(b.reason); });
+    Object.keys(s).forEach(function (key) {
+      var v = s[key];
+      if (!v || typeof v !== "object" || Array.isArray(v)) { return; }
+      out.push(v.reason);
+      (Array.isArray(v.list) ? v.list : []).forEach(function (x) { out.push(x && x.reason); });
+    });
+    return out.filter(function (t) {
+      return typeof t === "string" && t && !Object.prototype.hasOwnProperty.call(texts, t);
+    });
+  }
+  function translateTexts(s) {  // then draw the breakdown again in the page's words
+    var wanted = scoreTexts(s);
+    if (!wanted.length || !window.KDI18N.locale || window.KDI18N.locale === "en") { return; }
+    post("/i18n/texts", JSON.stringify({ texts: wanted.slice(0, 500) }), false).then(function (res) {
+      if (!res.ok || !res.body || !res.body.texts) { return; }
+      Object.keys(res.body.texts).forEach(function (k) { texts[k] = res.body.texts[k]; });
+      if (state.score === s) { renderBreakdown(); }
+    }).catch(function () { return null; });  // the English sentences stay: nothing is lost
+  }
   function tn(t) { return names.terrains[t] || t; }
   function bonusName(b) { return names.bonuses[b] || b; }
 
@@ -121,6 +149,7 @@
       }
       var b = res.body;
       state.score = b.score;
+      translateTexts(b.score);
       if (data.id) {
         state.kingdom = b.kingdom;
         state.dispute = b.dispute;
@@ -586,7 +615,7 @@
     (s.bonuses || []).forEach(function (b) {
       var tr = make("tr", "bonus");
       tr.appendChild(make("td"));
-      tr.appendChild(make("td", null, bonusName(b.name) + " \u2014 " + b.reason));
+      tr.appendChild(make("td", null, bonusName(b.name) + " \u2014 " + say(b.reason)));
       tr.appendChild(make("td")); tr.appendChild(make("td"));
       tr.appendChild(make("td", "num", b.points));
       tb.appendChild(tr);
@@ -598,7 +627,7 @@
         v.list.forEach(function (x) {
           var row = make("tr", "extra courtier");
           row.appendChild(make("td"));
-          row.appendChild(make("td", null, x.reason));
+          row.appendChild(make("td", null, say(x.reason)));
           row.appendChild(make("td")); row.appendChild(make("td"));
           row.appendChild(make("td", "num", x.points));
           tb.appendChild(row);
@@ -609,7 +638,7 @@
       if (pts === null) { return; }
       var tr = make("tr", "extra");
       tr.appendChild(make("td"));
-      tr.appendChild(make("td", null, _(key.replace(/_/g, " ")) + (v && v.reason ? " \u2014 " + v.reason : "")));
+      tr.appendChild(make("td", null, _(key.replace(/_/g, " ")) + (v && v.reason ? " \u2014 " + say(v.reason) : "")));
       tr.appendChild(make("td")); tr.appendChild(make("td"));
       tr.appendChild(make("td", "num", pts));
       tb.appendChild(tr);
@@ -626,7 +655,7 @@
     }).join(_(", then ")) : "";
     var w = el("warnings");
     w.innerHTML = "";
-    (s.warnings || []).forEach(function (x) { w.appendChild(make("li", null, x)); });
+    (s.warnings || []).forEach(function (x) { w.appendChild(make("li", null, say(x))); });
   }
 
   function highlight(i, pin) {
