@@ -58,3 +58,16 @@ def chromium_page(**page_options):
             yield browser, page, errors
         finally:
             browser.close()
+
+
+@contextlib.contextmanager
+def serving_app(tmp_path: Path, reader):
+    """The web app with its database and instance folder in the test's tmp folder, reading
+    photos with ``reader``, served as ``serving`` does; yields its base URL."""
+    from webapp import create_app
+
+    app = create_app({"DATABASE": str(tmp_path / "b.sqlite3"),
+                      "INSTANCE_PATH": str(tmp_path / "instance"), "READER": reader})
+    with serving(app) as base:
+        yield base
+

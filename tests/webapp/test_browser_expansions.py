@@ -4,19 +4,15 @@ built by hand in the correction editor, scored live. Skips when Chromium or Play
 from __future__ import annotations
 
 import pytest
-from browser_support import chromium_page, serving
+from browser_support import chromium_page, serving_app
 from webapp_helpers import FakeReader
-
-from webapp import create_app
 
 pytestmark = pytest.mark.browser
 
 
 @pytest.fixture
 def live_server(tmp_path):
-    app = create_app({"DATABASE": str(tmp_path / "b.sqlite3"),
-                      "INSTANCE_PATH": str(tmp_path / "instance"), "READER": FakeReader()})
-    with serving(app) as base:
+    with serving_app(tmp_path, FakeReader()) as base:
         yield base
 
 
