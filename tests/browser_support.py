@@ -71,3 +71,11 @@ def serving_app(tmp_path: Path, reader):
     with serving(app) as base:
         yield base
 
+
+def save_keeps_total(page, total: str) -> None:
+    """The editor shows ``total``; saving opens the result page, which shows the same total."""
+    expect = pytest.importorskip("playwright.sync_api").expect
+    expect(page.locator("#total")).to_have_text(total)
+    page.click("#save")
+    page.wait_for_url("**/r/*")
+    expect(page.locator("#total")).to_have_text(total)

@@ -12,7 +12,7 @@ import urllib.request
 from pathlib import Path
 
 import pytest
-from browser_support import chromium_page, keep_screenshot, serving_app
+from browser_support import chromium_page, keep_screenshot, save_keeps_total, serving_app
 from webapp_helpers import FakeReader, png_bytes
 
 from webapp.reading import default_reader
@@ -201,10 +201,7 @@ def test_build_a_queendomino_kingdom_by_hand(live_server):
         expect(page.locator("#total")).to_have_text("7")
         page.fill("#choices input[type=number] >> nth=0", "7")
         page.keyboard.press("Tab")
-        expect(page.locator("#total")).to_have_text("9")
-        page.click("#save")
-        page.wait_for_url("**/r/*")
-        expect(page.locator("#total")).to_have_text("9")
+        save_keeps_total(page, "9")
         assert errors == []
 
 
