@@ -84,6 +84,17 @@ def _count(value, what: str, where: str, low: int = 0, high: int | None = None) 
     return value
 
 
+def _named(value, what: str, aliases: dict, names, where: str):
+    """A piece given by name (a caveman, a court tile): its own name, an alias turned into it,
+    or None when absent; anything else is an error that lists the names."""
+    if value is None:
+        return None
+    name = aliases.get(value, value) if isinstance(value, str) else value
+    if name not in names:
+        raise KingdomError(f"{where}: unknown {what} {value!r}; use one of {', '.join(names)}")
+    return name
+
+
 @dataclass(frozen=True)
 class Building:
     """A Queendomino building on a town square.
@@ -191,12 +202,7 @@ class Cell:
             resource = None
         if resource is not None and resource not in RESOURCES:
             raise KingdomError(f"{where}: unknown resource {resource!r}; use one of {', '.join(RESOURCES)}")
-        caveman = obj.get("caveman")
-        if caveman is not None:
-            caveman = CAVEMAN_ALIASES.get(caveman, caveman) if isinstance(caveman, str) else caveman
-            if caveman not in CAVEMEN:
-                raise KingdomError(f"{where}: unknown caveman {obj.get('caveman')!r}; use one of "
-                                   f"{', '.join(CAVEMEN)}")
+        caveman = _named(obj.get("caveman"), "caveman", CAVEMAN_ALIASES, CAVEMEN, where)
         warrior = obj.get("warrior", 0)
         if isinstance(warrior, str):
             if warrior not in WARRIORS:
@@ -212,12 +218,7 @@ class Cell:
         if giants == 0 and "giant" in obj:   # "giant": true / a number, as some files write it
             giants = int(obj["giant"]) if isinstance(obj["giant"], bool) else obj["giant"]
         giants = _count(giants if giants is not None else 0, "giants", where, 0, 3)
-        court = obj.get("court")
-        if court is not None:
-            court = COURT_ALIASES.get(court, court) if isinstance(court, str) else court
-            if court not in COURT_TILES:
-                raise KingdomError(f"{where}: unknown court tile {obj.get('court')!r}; use one of "
-                                   f"{', '.join(COURT_TILES)}")
+        court = _named(obj.get("court"), "court tile", COURT_ALIASES, COURT_TILES, where)
         building_crowns = obj.get("building_crowns", 0) or 0
         if not _is_int(building_crowns) or building_crowns not in (0, 1, 2):
             raise KingdomError(f"{where}: building_crowns must be 1 or 2 (a building tile shows 1 "

@@ -58,3 +58,24 @@ def chromium_page(**page_options):
             yield browser, page, errors
         finally:
             browser.close()
+
+
+@contextlib.contextmanager
+def serving_app(tmp_path: Path, reader):
+    """The web app with its database and instance folder in the test's tmp folder, reading
+    photos with ``reader``, served as ``serving`` does; yields its base URL."""
+    from webapp import create_app
+
+    app = create_app({"DATABASE": str(tmp_path / "b.sqlite3"),
+                      "INSTANCE_PATH": str(tmp_path / "instance"), "READER": reader})
+    with serving(app) as base:
+        yield base
+
+
+def save_keeps_total(page, total: str) -> None:
+    """The editor shows ``total``; saving opens the result page, which shows the same total."""
+    expect = pytest.importorskip("playwright.sync_api").expect
+    expect(page.locator("#total")).to_have_text(total)
+    page.click("#save")
+    page.wait_for_url("**/r/*")
+    expect(page.locator("#total")).to_have_text(total)

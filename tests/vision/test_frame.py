@@ -93,21 +93,31 @@ def test_empty_odds_are_the_terrain_heads_table_share():
     assert p[0] > 0.99 and p[1] < 0.01
 
 
-class _ColourClassifier:
-    """Stands in for the square network: a crop whose middle is grey is table, else field."""
+class _MiddleClassifier:
+    """Stands in for the square network: reads each crop by the pixels of its middle, the crop
+    less 1/``cut`` of it on every side; ``read`` fills that crop's row of logits."""
 
     t_terrain = 1.0
+    cut = 3
 
     def logits(self, crops):
         from vision.labels import TERRAINS
 
         out = np.zeros((len(crops), len(TERRAINS) + 4))
+        k = self.cut
         for i, crop in enumerate(crops):
             h, w = crop.shape[:2]
-            middle = crop[h // 3:2 * h // 3, w // 3:2 * w // 3].reshape(-1, 3).astype(float)
-            grey = np.mean(np.ptp(middle, axis=1)) < 20
-            out[i, TERRAINS.index("empty" if grey else "field")] = 8.0
+            middle = crop[h // k:(k - 1) * h // k, w // k:(k - 1) * w // k]
+            self.read(middle.reshape(-1, 3).astype(float), out[i], TERRAINS)
         return out
+
+
+class _ColourClassifier(_MiddleClassifier):
+    """A crop whose middle is grey is table, else field."""
+
+    def read(self, middle, row, terrains):
+        grey = np.mean(np.ptp(middle, axis=1)) < 20
+        row[terrains.index("empty" if grey else "field")] = 8.0
 
 
 def _photo_with_kingdom(n_tiles: int, square: int = 60, pad: int = 3):
@@ -173,22 +183,15 @@ def test_crispness_is_higher_for_sure_readings():
     assert frame.crispness(sure) > -0.01 > frame.crispness(unsure)
 
 
-class _CutClassifier:
+class _CutClassifier(_MiddleClassifier):
     """Reads a crop as a sure tile when its middle is one colour, unsure when a tile edge
     (a colour change) runs through it: what a grid of the wrong count cuts."""
 
-    t_terrain = 1.0
+    cut = 4
 
-    def logits(self, crops):
-        from vision.labels import TERRAINS
-
-        out = np.zeros((len(crops), len(TERRAINS) + 4))
-        for i, crop in enumerate(crops):
-            h, w = crop.shape[:2]
-            middle = crop[h // 4:3 * h // 4, w // 4:3 * w // 4].reshape(-1, 3).astype(float)
-            one = np.ptp(middle, axis=0).max() < 10
-            out[i, 0] = 8.0 if one else 1.0
-        return out
+    def read(self, middle, row, terrains):
+        one = np.ptp(middle, axis=0).max() < 10
+        row[0] = 8.0 if one else 1.0
 
 
 def test_recount_reads_a_5x5_kingdom_found_as_7x7_as_5x5():

@@ -12,10 +12,9 @@ import urllib.request
 from pathlib import Path
 
 import pytest
-from browser_support import chromium_page, keep_screenshot, serving
+from browser_support import chromium_page, keep_screenshot, save_keeps_total, serving_app
 from webapp_helpers import FakeReader, png_bytes
 
-from webapp import create_app
 from webapp.reading import default_reader
 
 pytestmark = pytest.mark.browser
@@ -28,10 +27,7 @@ MODEL = ROOT / "models" / "squares.onnx"
 @pytest.fixture
 def live_server(tmp_path):
     real = SAMPLE.exists() and MODEL.exists()
-    app = create_app({"DATABASE": str(tmp_path / "b.sqlite3"),
-                      "INSTANCE_PATH": str(tmp_path / "instance"),
-                      "READER": default_reader if real else FakeReader()})
-    with serving(app) as base:
+    with serving_app(tmp_path, default_reader if real else FakeReader()) as base:
         yield base, real
 
 
@@ -205,10 +201,7 @@ def test_build_a_queendomino_kingdom_by_hand(live_server):
         expect(page.locator("#total")).to_have_text("7")
         page.fill("#choices input[type=number] >> nth=0", "7")
         page.keyboard.press("Tab")
-        expect(page.locator("#total")).to_have_text("9")
-        page.click("#save")
-        page.wait_for_url("**/r/*")
-        expect(page.locator("#total")).to_have_text("9")
+        save_keeps_total(page, "9")
         assert errors == []
 
 

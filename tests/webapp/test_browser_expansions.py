@@ -4,19 +4,15 @@ built by hand in the correction editor, scored live. Skips when Chromium or Play
 from __future__ import annotations
 
 import pytest
-from browser_support import chromium_page, serving
+from browser_support import chromium_page, save_keeps_total, serving_app
 from webapp_helpers import FakeReader
-
-from webapp import create_app
 
 pytestmark = pytest.mark.browser
 
 
 @pytest.fixture
 def live_server(tmp_path):
-    app = create_app({"DATABASE": str(tmp_path / "b.sqlite3"),
-                      "INSTANCE_PATH": str(tmp_path / "instance"), "READER": FakeReader()})
-    with serving(app) as base:
+    with serving_app(tmp_path, FakeReader()) as base:
         yield base
 
 
@@ -58,10 +54,7 @@ def test_build_a_court_kingdom_and_a_courtier_changes_the_total(live_server):
         expect(page.locator('#grid .sq[data-r="0"][data-c="1"]')).to_have_attribute(
             "aria-label", "row 1 column 2: forest, building with 2 crowns")
         # forest r1c2, r2c2, r3c1, r3c2 = 4 squares x 3 crowns = 12; lumberjack 6 -> 18
-        expect(page.locator("#total")).to_have_text("18")
-        page.click("#save")
-        page.wait_for_url("**/r/*")
-        expect(page.locator("#total")).to_have_text("18")
+        save_keeps_total(page, "18")
         assert errors == []
 
 

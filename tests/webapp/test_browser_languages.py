@@ -11,10 +11,8 @@ import re
 import urllib.request
 
 import pytest
-from browser_support import chromium_page, keep_screenshot, serving
+from browser_support import chromium_page, keep_screenshot, serving_app
 from webapp_helpers import FakeReader, png_bytes
-
-from webapp import create_app
 
 pytestmark = pytest.mark.browser
 
@@ -29,9 +27,7 @@ LANGUAGES = {
 
 @pytest.fixture
 def live_server(tmp_path):
-    app = create_app({"DATABASE": str(tmp_path / "b.sqlite3"),
-                      "INSTANCE_PATH": str(tmp_path / "instance"), "READER": FakeReader()})
-    with serving(app) as base:
+    with serving_app(tmp_path, FakeReader()) as base:
         yield base
 
 
