@@ -238,28 +238,35 @@ class Store:
 
     # -- for the batch: readings made by batches, corrections of one reading, claims
 
+    def _newest_batch(self, columns: str, content_hash: str, rules: str, bonuses, table: bool):
+        """The row (``columns``) of the newest batch reading of this photo under ``rules``: with
+        ``bonuses`` (not None), under those bonuses, read or failed; with None, any bonuses but
+        only a successful reading that re-scores no other. ``table``: of a whole-table read,
+        else of a one-kingdom read."""
+        where = "content_hash=? AND rules=? AND batch IS NOT NULL"
+        params = [content_hash, rules]
+        if bonuses is not None:
+            where += " AND bonuses=?"
+            params.append(json.dumps(sorted(bonuses)))
+        else:
+            where += " AND machine IS NOT NULL AND derived_from IS NULL"
+        where += " AND table_read IS NOT NULL" if table else " AND table_read IS NULL"
+        return self._db.execute(
+            f"SELECT {columns} FROM readings WHERE {where}"
+            " ORDER BY created DESC, rowid DESC LIMIT 1", params).fetchone()
+
     def find_batch_reading(self, content_hash: str, rules: str, bonuses=()) -> dict | None:
         """The newest reading of this photo made by a batch under these rules and bonuses (one
         kingdom per photo; whole-table readings are ``find_batch_table``'s).
 
         Single uploads in the web app belong to their uploader: a batch never reuses them (nor
         their corrections)."""
-        row = self._db.execute(
-            "SELECT * FROM readings WHERE content_hash=? AND rules=? AND bonuses=?"
-            " AND batch IS NOT NULL AND table_read IS NULL ORDER BY created DESC, rowid DESC"
-            " LIMIT 1",
-            (content_hash, rules, json.dumps(sorted(bonuses))),
-        ).fetchone()
+        row = self._newest_batch("*", content_hash, rules, bonuses, table=False)
         return self._row(row) if row else None
 
     def find_batch_photo(self, content_hash: str, rules: str) -> dict | None:
         """The newest successful batch reading of this photo under ``rules``, any bonuses."""
-        row = self._db.execute(
-            "SELECT * FROM readings WHERE content_hash=? AND rules=? AND machine IS NOT NULL"
-            " AND batch IS NOT NULL AND derived_from IS NULL AND table_read IS NULL"
-            " ORDER BY created DESC, rowid DESC LIMIT 1",
-            (content_hash, rules),
-        ).fetchone()
+        row = self._newest_batch("*", content_hash, rules, None, table=False)
         return self._row(row) if row else None
 
     def correction_of(self, reading_id: str) -> dict | None:
@@ -332,23 +339,13 @@ class Store:
     def find_batch_table(self, content_hash: str, rules: str, bonuses=()) -> list[dict] | None:
         """The newest batch read of this table photo under these rules and bonuses: its
         readings by kingdom number (one reading with ``error`` when it held no kingdom)."""
-        row = self._db.execute(
-            "SELECT table_read FROM readings WHERE content_hash=? AND rules=? AND bonuses=?"
-            " AND batch IS NOT NULL AND table_read IS NOT NULL"
-            " ORDER BY created DESC, rowid DESC LIMIT 1",
-            (content_hash, rules, json.dumps(sorted(bonuses))),
-        ).fetchone()
+        row = self._newest_batch("table_read", content_hash, rules, bonuses, table=True)
         return self.table_readings(row[0]) if row else None
 
     def find_batch_table_photo(self, content_hash: str, rules: str) -> list[dict] | None:
         """The newest successful batch read of this table photo under ``rules``, any bonuses,
         that re-scores no other (its readings by kingdom number), or None."""
-        row = self._db.execute(
-            "SELECT table_read FROM readings WHERE content_hash=? AND rules=?"
-            " AND machine IS NOT NULL AND batch IS NOT NULL AND derived_from IS NULL"
-            " AND table_read IS NOT NULL ORDER BY created DESC, rowid DESC LIMIT 1",
-            (content_hash, rules),
-        ).fetchone()
+        row = self._newest_batch("table_read", content_hash, rules, None, table=True)
         return self.table_readings(row[0]) if row else None
 
     @staticmethod
