@@ -166,17 +166,22 @@ class Store:
 
         ``derived_from``: the reading this one re-scores (same photo, other bonuses); its
         corrections count for this one too."""
-        rid = self._new_id()
         with self._db:
-            self._db.execute(
-                "INSERT INTO readings (id, created, source, content_hash, rules, bonuses, machine,"
-                " error, player, claimed, batch, photo, derived_from)"
-                " VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)",
-                (rid, time.time(), source, content_hash, rules, json.dumps(sorted(bonuses)),
-                 json.dumps(machine) if machine is not None else None, error, player, claimed,
-                 batch, photo, derived_from),
-            )
-        return rid
+            return self._insert_reading(
+                rules, bonuses, machine, source=source, content_hash=content_hash, error=error,
+                player=player, claimed=claimed, batch=batch, photo=photo,
+                derived_from=derived_from)
+
+    def _insert_reading(self, rules: str, bonuses, machine: dict | None, **columns) -> str:
+        """Insert one row of ``readings`` (inside the caller's transaction): a new id, the time,
+        the bonuses and the machine reading as JSON and the other ``columns`` as given (their
+        names come from this module only). Returns the new id."""
+        values = {"id": self._new_id(), "created": time.time(), "rules": rules,
+                  "bonuses": json.dumps(sorted(bonuses)),
+                  "machine": json.dumps(machine) if machine is not None else None, **columns}
+        self._db.execute(f"INSERT INTO readings ({', '.join(values)})"
+                         f" VALUES ({', '.join('?' * len(values))})", tuple(values.values()))
+        return values["id"]
 
     @staticmethod
     def _new_id() -> str:
@@ -316,17 +321,12 @@ class Store:
             for pair, err in entries:
                 machine, parent = pair if pair is not None else (None, None)
                 number = int(machine["kingdom"]) if machine is not None else None
-                rid = self._new_id()
                 name = f"{source} #{number}" if source is not None and number is not None \
                     else source
-                self._db.execute(
-                    "INSERT INTO readings (id, created, source, content_hash, rules, bonuses,"
-                    " machine, error, batch, photo, derived_from, kingdom, table_read)"
-                    " VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)",
-                    (rid, time.time(), name, content_hash, rules, json.dumps(sorted(bonuses)),
-                     json.dumps(machine) if machine is not None else None, err, batch, photo,
-                     parent, number, group))
-                ids.append(rid)
+                ids.append(self._insert_reading(
+                    rules, bonuses, machine, source=name, content_hash=content_hash, error=err,
+                    batch=batch, photo=photo, derived_from=parent, kingdom=number,
+                    table_read=group))
         return group, ids
 
     def table_readings(self, table_read: str) -> list[dict]:
