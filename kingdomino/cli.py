@@ -82,6 +82,21 @@ def _error_line(source, message: str, as_json: bool) -> None:
         print(_said(message, where), file=sys.stderr, flush=True)
 
 
+def _photo_failed(path, exc: BaseException, args) -> None:
+    """One photo of ``kingdomino score`` could not be read: its traceback to the debug log (and
+    to stderr with ``--verbose``), its error line to the output (see ``_error_line``)."""
+    import logging
+    import traceback
+
+    from kingdomino import service
+
+    logging.getLogger("kingdomino.score").debug("reading %s failed", path, exc_info=exc)
+    if getattr(args, "verbose", False):
+        traceback.print_exception(type(exc), exc, exc.__traceback__, file=sys.stderr)
+    _error_line(path, service.failure_message(
+        exc, "run again with --verbose to see the details"), args.json)
+
+
 def _check_corners(args):
     """The ``--corners`` outline as 4 points, or None; ``UsageError`` for bad text or for
     several photos (one outline belongs to one photo)."""
@@ -100,9 +115,6 @@ def _check_corners(args):
 
 
 def cmd_score(args) -> int:
-    import logging
-    import traceback
-
     from kingdomino import service
 
     _check_rules(args)
@@ -113,18 +125,13 @@ def cmd_score(args) -> int:
     if getattr(args, "players", None) is not None:
         raise UsageError("--players names the kingdoms of a whole-table photo: add --all")
     corners = _check_corners(args)
-    log = logging.getLogger("kingdomino.score")
     status = EXIT_OK
     for path in args.photos:
         try:
             obj = service.score_photo(path, rules=args.rules, bonuses=args.bonus, size=args.size,
                                       corners=corners)
         except Exception as exc:  # one photo's failure never stops the others (contract)
-            log.debug("reading %s failed", path, exc_info=True)
-            if getattr(args, "verbose", False):
-                traceback.print_exc(file=sys.stderr)
-            _error_line(path, service.failure_message(
-                exc, "run again with --verbose to see the details"), args.json)
+            _photo_failed(path, exc, args)
             status = EXIT_INPUT
             continue
         _emit({"source": path, **obj}, args.json)

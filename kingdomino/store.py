@@ -166,17 +166,22 @@ class Store:
 
         ``derived_from``: the reading this one re-scores (same photo, other bonuses); its
         corrections count for this one too."""
-        rid = self._new_id()
         with self._db:
-            self._db.execute(
-                "INSERT INTO readings (id, created, source, content_hash, rules, bonuses, machine,"
-                " error, player, claimed, batch, photo, derived_from)"
-                " VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)",
-                (rid, time.time(), source, content_hash, rules, json.dumps(sorted(bonuses)),
-                 json.dumps(machine) if machine is not None else None, error, player, claimed,
-                 batch, photo, derived_from),
-            )
-        return rid
+            return self._insert_reading(
+                rules, bonuses, machine, source=source, content_hash=content_hash, error=error,
+                player=player, claimed=claimed, batch=batch, photo=photo,
+                derived_from=derived_from)
+
+    def _insert_reading(self, rules: str, bonuses, machine: dict | None, **columns) -> str:
+        """Insert one row of ``readings`` (inside the caller's transaction): a new id, the time,
+        the bonuses and the machine reading as JSON and the other ``columns`` as given (their
+        names come from this module only). Returns the new id."""
+        values = {"id": self._new_id(), "created": time.time(), "rules": rules,
+                  "bonuses": json.dumps(sorted(bonuses)),
+                  "machine": json.dumps(machine) if machine is not None else None, **columns}
+        self._db.execute(f"INSERT INTO readings ({', '.join(values)})"
+                         f" VALUES ({', '.join('?' * len(values))})", tuple(values.values()))
+        return values["id"]
 
     @staticmethod
     def _new_id() -> str:
@@ -238,28 +243,35 @@ class Store:
 
     # -- for the batch: readings made by batches, corrections of one reading, claims
 
+    def _newest_batch(self, columns: str, content_hash: str, rules: str, bonuses, table: bool):
+        """The row (``columns``) of the newest batch reading of this photo under ``rules``: with
+        ``bonuses`` (not None), under those bonuses, read or failed; with None, any bonuses but
+        only a successful reading that re-scores no other. ``table``: of a whole-table read,
+        else of a one-kingdom read."""
+        where = "content_hash=? AND rules=? AND batch IS NOT NULL"
+        params = [content_hash, rules]
+        if bonuses is not None:
+            where += " AND bonuses=?"
+            params.append(json.dumps(sorted(bonuses)))
+        else:
+            where += " AND machine IS NOT NULL AND derived_from IS NULL"
+        where += " AND table_read IS NOT NULL" if table else " AND table_read IS NULL"
+        return self._db.execute(
+            f"SELECT {columns} FROM readings WHERE {where}"
+            " ORDER BY created DESC, rowid DESC LIMIT 1", params).fetchone()
+
     def find_batch_reading(self, content_hash: str, rules: str, bonuses=()) -> dict | None:
         """The newest reading of this photo made by a batch under these rules and bonuses (one
         kingdom per photo; whole-table readings are ``find_batch_table``'s).
 
         Single uploads in the web app belong to their uploader: a batch never reuses them (nor
         their corrections)."""
-        row = self._db.execute(
-            "SELECT * FROM readings WHERE content_hash=? AND rules=? AND bonuses=?"
-            " AND batch IS NOT NULL AND table_read IS NULL ORDER BY created DESC, rowid DESC"
-            " LIMIT 1",
-            (content_hash, rules, json.dumps(sorted(bonuses))),
-        ).fetchone()
+        row = self._newest_batch("*", content_hash, rules, bonuses, table=False)
         return self._row(row) if row else None
 
     def find_batch_photo(self, content_hash: str, rules: str) -> dict | None:
         """The newest successful batch reading of this photo under ``rules``, any bonuses."""
-        row = self._db.execute(
-            "SELECT * FROM readings WHERE content_hash=? AND rules=? AND machine IS NOT NULL"
-            " AND batch IS NOT NULL AND derived_from IS NULL AND table_read IS NULL"
-            " ORDER BY created DESC, rowid DESC LIMIT 1",
-            (content_hash, rules),
-        ).fetchone()
+        row = self._newest_batch("*", content_hash, rules, None, table=False)
         return self._row(row) if row else None
 
     def correction_of(self, reading_id: str) -> dict | None:
@@ -309,17 +321,12 @@ class Store:
             for pair, err in entries:
                 machine, parent = pair if pair is not None else (None, None)
                 number = int(machine["kingdom"]) if machine is not None else None
-                rid = self._new_id()
                 name = f"{source} #{number}" if source is not None and number is not None \
                     else source
-                self._db.execute(
-                    "INSERT INTO readings (id, created, source, content_hash, rules, bonuses,"
-                    " machine, error, batch, photo, derived_from, kingdom, table_read)"
-                    " VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)",
-                    (rid, time.time(), name, content_hash, rules, json.dumps(sorted(bonuses)),
-                     json.dumps(machine) if machine is not None else None, err, batch, photo,
-                     parent, number, group))
-                ids.append(rid)
+                ids.append(self._insert_reading(
+                    rules, bonuses, machine, source=name, content_hash=content_hash, error=err,
+                    batch=batch, photo=photo, derived_from=parent, kingdom=number,
+                    table_read=group))
         return group, ids
 
     def table_readings(self, table_read: str) -> list[dict]:
@@ -332,23 +339,13 @@ class Store:
     def find_batch_table(self, content_hash: str, rules: str, bonuses=()) -> list[dict] | None:
         """The newest batch read of this table photo under these rules and bonuses: its
         readings by kingdom number (one reading with ``error`` when it held no kingdom)."""
-        row = self._db.execute(
-            "SELECT table_read FROM readings WHERE content_hash=? AND rules=? AND bonuses=?"
-            " AND batch IS NOT NULL AND table_read IS NOT NULL"
-            " ORDER BY created DESC, rowid DESC LIMIT 1",
-            (content_hash, rules, json.dumps(sorted(bonuses))),
-        ).fetchone()
+        row = self._newest_batch("table_read", content_hash, rules, bonuses, table=True)
         return self.table_readings(row[0]) if row else None
 
     def find_batch_table_photo(self, content_hash: str, rules: str) -> list[dict] | None:
         """The newest successful batch read of this table photo under ``rules``, any bonuses,
         that re-scores no other (its readings by kingdom number), or None."""
-        row = self._db.execute(
-            "SELECT table_read FROM readings WHERE content_hash=? AND rules=?"
-            " AND machine IS NOT NULL AND batch IS NOT NULL AND derived_from IS NULL"
-            " AND table_read IS NOT NULL ORDER BY created DESC, rowid DESC LIMIT 1",
-            (content_hash, rules),
-        ).fetchone()
+        row = self._newest_batch("table_read", content_hash, rules, None, table=True)
         return self.table_readings(row[0]) if row else None
 
     @staticmethod

@@ -123,11 +123,8 @@ def cmd_score_all(args) -> int:
     a photo with no kingdom gives one ``{"source", "error"}`` line and exit code 1. Table: each
     kingdom numbered and, with ``--players``, the game's standings per photo."""
     import json
-    import logging
-    import sys
-    import traceback
 
-    from kingdomino.cli import EXIT_INPUT, EXIT_OK, UsageError, _error_line
+    from kingdomino.cli import EXIT_INPUT, EXIT_OK, UsageError, _photo_failed
     from kingdomino.report import format_result
 
     if getattr(args, "corners", None) is not None:
@@ -137,17 +134,12 @@ def cmd_score_all(args) -> int:
         players = parse_players(getattr(args, "players", None))
     except PlayersError as exc:
         raise UsageError(f"--players: {exc}") from None
-    log = logging.getLogger("kingdomino.score")
     status = EXIT_OK
     for path in args.photos:
         try:
             objs = score_table(path, rules=args.rules, bonuses=args.bonus, size=args.size)
         except Exception as exc:  # one photo's failure never stops the others (contract)
-            log.debug("reading %s failed", path, exc_info=True)
-            if getattr(args, "verbose", False):
-                traceback.print_exc(file=sys.stderr)
-            _error_line(path, service.failure_message(
-                exc, "run again with --verbose to see the details"), args.json)
+            _photo_failed(path, exc, args)
             status = EXIT_INPUT
             continue
         if args.json:

@@ -150,6 +150,23 @@ def test_a_reader_fault_is_an_error_line_not_a_traceback(stub, capsys):
     assert set(out) == {"source", "error"} and "internal error" in out["error"]
 
 
+def test_all_verbose_prints_the_traceback_and_the_log_has_it(stub, capsys, caplog):
+    """A photo that fails under --all is handled as under a one-kingdom score
+    (kingdomino.cli._photo_failed): the traceback on stderr only with --verbose, always in the
+    debug log, and the next photo is still read."""
+    import logging
+
+    with caplog.at_level(logging.DEBUG, logger="kingdomino.score"):
+        assert cli.main(["score", "broken.jpg", "table.jpg", "--all", "--json"]) == 1
+    out, err = capsys.readouterr()
+    assert len(out.splitlines()) == 3 and "Traceback" not in out + err
+    failed = [r for r in caplog.records if "broken.jpg" in r.getMessage()]
+    assert failed and failed[0].exc_info and "boom" in str(failed[0].exc_info[1])
+    assert cli.main(["score", "broken.jpg", "--all", "--json", "--verbose"]) == 1
+    out, err = capsys.readouterr()
+    assert "Traceback" in err and "RuntimeError: boom" in err and "Traceback" not in out
+
+
 def test_players_give_the_standings(stub, capsys):
     assert cli.main(["score", "table.jpg", "--all", "--players", "Ann,Bob"]) == 0
     out = capsys.readouterr().out

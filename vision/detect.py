@@ -56,6 +56,22 @@ def _section(cfg, name: str) -> dict:
         cfg = _config.load()
     return cfg[name]
 
+def working_sizes(image: np.ndarray, refine_long_side: int, mask_long_side: int):
+    """The two working sizes of a photo: ``(mid, s_mid, small, s)``, ``mid`` about
+    ``refine_long_side`` px long (outlines are refined there) and ``small`` about
+    ``mask_long_side`` (tile maps are made there), each with its scale from the photo. Raises
+    ``PhotoError`` for an image that is not an 8-bit colour image or is too small."""
+    if not isinstance(image, np.ndarray) or image.dtype != np.uint8 or image.ndim != 3 \
+            or image.shape[2] != 3:
+        raise PhotoError("expected an 8-bit colour (BGR) image: decode the photo with "
+                         "vision.load_image")
+    if image.shape[0] < 16 or image.shape[1] < 16:
+        raise PhotoError("the image is too small to hold a kingdom")
+    mid, s_mid = downscale(image, refine_long_side)
+    small, s = downscale(mid, mask_long_side)
+    return mid, s_mid, small, s * s_mid
+
+
 def _frame_size(rows: int, cols: int) -> int:
     return 7 if max(rows, cols) > 5 else 5
 
@@ -82,15 +98,8 @@ def candidates(image: np.ndarray, cfg=None, size: int | None = None, fallback: b
     kingdom (``fallback=False``: not these). Raises ``PhotoError`` (no kingdom) when there is
     none, or no more."""
     det = _section(cfg, "detect")
-    if not isinstance(image, np.ndarray) or image.dtype != np.uint8 or image.ndim != 3 \
-            or image.shape[2] != 3:
-        raise PhotoError("expected an 8-bit colour (BGR) image: decode the photo with "
-                         "vision.load_image")
-    if image.shape[0] < 16 or image.shape[1] < 16:
-        raise PhotoError("the image is too small to hold a kingdom")
-    mid, s_mid = downscale(image, int(det["refine_long_side"]))
-    small, s = downscale(mid, int(det["mask_long_side"]))
-    s *= s_mid
+    mid, s_mid, small, s = working_sizes(image, int(det["refine_long_side"]),
+                                         int(det["mask_long_side"]))
     h, w = image.shape[:2]
     pixel = pixel_map(small, det)
     if is_rectified_board(pixel, det):

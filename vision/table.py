@@ -26,10 +26,10 @@ import numpy as np
 
 from vision import config as _config
 from vision.corner_refine import edge_map
-from vision.detect import outline_in_map
+from vision.detect import outline_in_map, working_sizes
 from vision.errors import NO_KINGDOM, PhotoError
 from vision.reader import too_few_tiles
-from vision.tilemap import disk, downscale, pixel_map, tile_net
+from vision.tilemap import disk, pixel_map, tile_net
 
 CUT_WARNING = ("this kingdom is cut by the photo's edge: it is not scored as complete; take the "
                "photo again with every kingdom whole in the frame")
@@ -143,16 +143,8 @@ def find_kingdoms(image: np.ndarray, cfg=None) -> list[Outline]:
     tab = cfg["table"]
     det = _config.Section("detect", dict(cfg["detect"]))
     det["min_area_frac"] = float(tab["min_area_frac"])
-    if not isinstance(image, np.ndarray) or image.dtype != np.uint8 or image.ndim != 3 \
-            or image.shape[2] != 3:
-        raise PhotoError("expected an 8-bit colour (BGR) image: decode the photo with "
-                         "vision.load_image")
-    if image.shape[0] < 16 or image.shape[1] < 16:
-        raise PhotoError("the image is too small to hold a kingdom")
-    mid, s_mid = downscale(image, int(tab["refine_long_side"]))
-    small, s = downscale(mid, int(tab["mask_long_side"]))
-    s *= s_mid
-    h, w = image.shape[:2]
+    mid, s_mid, small, s = working_sizes(image, int(tab["refine_long_side"]),
+                                         int(tab["mask_long_side"]))
     gray_mid = cv2.cvtColor(mid, cv2.COLOR_BGR2GRAY)
     edges = edge_map(gray_mid) if det["refine"] else None
     found_by_map = [_outlines(prob, mid, gray_mid, edges, s, s_mid, image.shape, det, tab)

@@ -264,20 +264,16 @@ def parse_player(value) -> str | None:
 # ---------------------------------------------------------------- photos
 
 
-def read_photo(upload, rules: str, bonuses, player: str | None = None,
-               claimed: int | None = None, corners=None, size=None) -> tuple[str, dict]:
-    """Check, read, score and store an uploaded photo. Returns ``(id, scored JSON)``.
-
-    Refusals (``BadRequest`` 400 for a bad file, 422 for a photo with no readable kingdom)
-    happen before anything heavy: the header is checked before any pixel is decoded. Whatever
-    goes wrong while reading one photo is that photo's error, never a server error.
-    """
+def decode_upload(upload) -> tuple[bytes, bytes, tuple[int, int]]:
+    """An uploaded photo checked and decoded: ``(its bytes, a small JPEG copy, (width,
+    height))``. ``BadRequest`` (400) for no file or one that is not a photo this server reads,
+    ``ServiceUnavailable`` (503) when every decoding turn is taken."""
     if upload is None:
         raise BadRequest("no photo: send the image in a multipart form field named \"photo\"")
     data = upload.read()
     try:
         check_image(data, current_app.config["MAX_PIXELS"])
-        small, (width, height) = shrink_photo(data)
+        small, size = shrink_photo(data)
     except PhotoBusy as exc:  # every decoding turn taken: the photo is fine, the server busy
         raise ServiceUnavailable(str(exc))
     except ImageRejected as exc:
@@ -290,10 +286,27 @@ def read_photo(upload, rules: str, bonuses, player: str | None = None,
         current_app.logger.exception("decoding an upload failed")
         raise BadRequest("the image cannot be decoded: it is damaged or in a form this server "
                          "does not read; send it again as a JPEG or PNG")
-    outline.fits_photo(data, corners)  # 400 when the outline given lies outside the photo
-    # the file name is a label only (base name, printable); never a path we open
+    return data, small, size
+
+
+def upload_name(upload, longest: int) -> str:
+    """The upload's file name as a label only (base name, printable, at most the last
+    ``longest`` characters; "photo" when none is left): never a path we open."""
     name = (upload.filename or "").replace("\\", "/").rsplit("/", 1)[-1]
-    name = "".join(ch for ch in name if ch.isprintable()).strip()[-200:] or "photo"
+    return "".join(ch for ch in name if ch.isprintable()).strip()[-longest:] or "photo"
+
+
+def read_photo(upload, rules: str, bonuses, player: str | None = None,
+               claimed: int | None = None, corners=None, size=None) -> tuple[str, dict]:
+    """Check, read, score and store an uploaded photo. Returns ``(id, scored JSON)``.
+
+    Refusals (``BadRequest`` 400 for a bad file, 422 for a photo with no readable kingdom)
+    happen before anything heavy: the header is checked before any pixel is decoded. Whatever
+    goes wrong while reading one photo is that photo's error, never a server error.
+    """
+    data, small, (width, height) = decode_upload(upload)
+    outline.fits_photo(data, corners)  # 400 when the outline given lies outside the photo
+    name = upload_name(upload, 200)
     reader = current_app.config["READER"]
     store = get_store()
     try:

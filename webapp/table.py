@@ -16,8 +16,7 @@ import engine
 from vision.io import PhotoBusy
 
 from . import get_store, service
-from .reading import READ_LOCK, shrink_photo
-from .security import ImageRejected, check_image
+from .reading import READ_LOCK
 
 bp = Blueprint("table", __name__)
 
@@ -52,26 +51,8 @@ def read_table_photo(upload, rules: str, bonuses, players=()) -> list[tuple[str,
     """Check, read, score and store every kingdom of an uploaded table photo: ``[(id, scored
     object with "kingdom" and "corners"), ...]`` in kingdom order. 400 for a bad file, 422 when
     the photo holds no kingdom (nothing is stored then), 503 when the server is busy."""
-    if upload is None:
-        raise BadRequest("no photo: send the image in a multipart form field named \"photo\"")
-    data = upload.read()
-    try:
-        check_image(data, current_app.config["MAX_PIXELS"])
-        small, (width, height) = shrink_photo(data)
-    except PhotoBusy as exc:
-        raise ServiceUnavailable(str(exc))
-    except ImageRejected as exc:
-        raise BadRequest(str(exc))
-    except ValueError as exc:
-        raise BadRequest(f"the image cannot be read: {exc}")
-    except MemoryError:
-        raise BadRequest("the image is too large to decode: send a smaller photo")
-    except Exception:
-        current_app.logger.exception("decoding an upload failed")
-        raise BadRequest("the image cannot be decoded: it is damaged or in a form this server "
-                         "does not read; send it again as a JPEG or PNG")
-    name = (upload.filename or "").replace("\\", "/").rsplit("/", 1)[-1]
-    name = "".join(ch for ch in name if ch.isprintable()).strip()[-180:] or "photo"
+    data, small, (width, height) = service.decode_upload(upload)
+    name = service.upload_name(upload, 180)
     reader = current_app.config.get("TABLE_READER") or default_table_reader
     try:
         objs = reader(data, rules, bonuses)

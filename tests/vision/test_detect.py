@@ -201,3 +201,33 @@ def test_which_of_the_two_outlines_is_kept(monkeypatch, net_outline, pixel_outli
     chosen = net_outline if expected == "net" else pixel_outline
     assert (rows, cols, conf) == chosen[1:]
     assert np.allclose(corners, square + np.float32(chosen[0]))
+
+
+@pytest.mark.parametrize("image, said", [
+    (np.zeros((300, 300), np.uint8), "8-bit colour"),             # grey, not BGR
+    (np.zeros((300, 300, 3), np.float32), "8-bit colour"),        # not 8-bit
+    (np.zeros((300, 300, 4), np.uint8), "8-bit colour"),          # BGRA
+    (np.zeros((12, 300, 3), np.uint8), "too small"),
+])
+def test_single_and_table_finders_refuse_the_same_bad_images(image, said):
+    """One check serves both finders (vision.detect.working_sizes): the one-kingdom finder and
+    the whole-table finder refuse an image that is no colour photo with the same PhotoError."""
+    from vision.detect import candidates
+    from vision.table import find_kingdoms
+
+    with pytest.raises(PhotoError, match=said):
+        next(candidates(image))
+    with pytest.raises(PhotoError, match=said):
+        find_kingdoms(image)
+
+
+def test_working_sizes_scales_match_the_shrunk_images():
+    """The photo's two working sizes come with scales that map them back to the photo."""
+    from vision.detect import working_sizes
+
+    image = np.zeros((1500, 2000, 3), np.uint8)
+    mid, s_mid, small, s = working_sizes(image, 1000, 250)
+    assert max(mid.shape[:2]) == pytest.approx(2000 * s_mid, abs=1)
+    assert max(small.shape[:2]) == pytest.approx(2000 * s, abs=1)
+    assert max(mid.shape[:2]) == pytest.approx(1000, abs=2)
+    assert max(small.shape[:2]) == pytest.approx(250, abs=2)

@@ -123,3 +123,35 @@ def test_upload_whole_table_goes_to_the_game_page(tclient):
 def test_a_game_link_of_unknown_ids_is_404(tclient):
     assert tclient.get("/game/nothere1.nothere2").status_code == 404
     assert tclient.get("/game/..").status_code == 404
+
+
+def test_api_all_checks_the_upload_as_a_single_photo_is(tclient, table_reader, monkeypatch):
+    """The whole-table upload goes through the same checks as a one-kingdom upload
+    (webapp.service.decode_upload): a file that is no photo is 400, a busy decoder 503, and
+    the reader is never called; the file name is a label: its base name, its last 180
+    characters."""
+    resp = tclient.post("/api/score", data={"all": "1", "photo": (io.BytesIO(b"not a photo"),
+                                                                  "t.png")},
+                        content_type="multipart/form-data")
+    assert resp.status_code == 400 and "error" in resp.get_json()
+    assert table_reader.calls == 0
+
+    long_name = "dir\\sub/" + "k" * 300 + ".png"
+    resp = tclient.post("/api/score", data={"all": "1", "photo": (
+        io.BytesIO(png_bytes(1600, 600)), long_name)}, content_type="multipart/form-data")
+    assert resp.status_code == 200, resp.get_data(as_text=True)
+    label = ("k" * 300 + ".png")[-180:]
+    assert [k["source"] for k in resp.get_json()["kingdoms"]] == [f"{label} #0", f"{label} #1"]
+
+    from vision import io as photo_io
+
+    import webapp.service
+
+    def busy(*args, **kwargs):
+        raise photo_io.PhotoBusy("too many photos are being read at once: try again in a minute")
+
+    monkeypatch.setattr(webapp.service, "shrink_photo", busy)
+    calls = table_reader.calls
+    resp = post(tclient, all="1")
+    assert resp.status_code == 503 and "try again" in resp.get_json()["error"]
+    assert table_reader.calls == calls
