@@ -212,16 +212,9 @@ class Batch:
         known = self.store.find_batch_photo(h, self.rules)
         if known is None:
             return False
-        from kingdomino import service
-
-        machine = known["machine"]
-        try:
-            result = service.score_grid({k: machine[k] for k in ("rules", "size", "cells")},
-                                        rules=self.rules, bonuses=self.bonuses)
-        except (ValueError, KeyError):
+        result = self._rescored(known["machine"])
+        if result is None:
             return False
-        extra = {k: v for k, v in machine.items() if k not in result}
-        result.update(extra)
         out.reading_id = self.store.add_reading(
             rules=self.rules, bonuses=self.bonuses, machine=result, source=item.source,
             content_hash=h, batch=self.batch_id, derived_from=known["id"],
@@ -229,24 +222,30 @@ class Batch:
         out.reused = True
         return True
 
+    def _rescored(self, machine: dict) -> dict | None:
+        """A stored machine reading scored again with this batch's rules and bonuses (what else
+        it holds, such as the kingdom's number and corners, kept), or None when it cannot be."""
+        from kingdomino import service
+
+        try:
+            result = service.score_grid({k: machine[k] for k in ("rules", "size", "cells")},
+                                        rules=self.rules, bonuses=self.bonuses)
+        except (ValueError, KeyError):
+            return None
+        result.update({k: v for k, v in machine.items() if k not in result})
+        return result
+
     def _rescore_table(self, h: str, item: Item, out: Outcome) -> bool:
         """--all: the table photo was read before with other bonuses: every kingdom re-scored
         (each derives from its reading there), the photo not read again."""
         known = self.store.find_batch_table_photo(h, self.rules)
         if not known:
             return False
-        from kingdomino import service, table
+        from kingdomino import table
 
-        objs = []
-        for reading in known:
-            machine = reading["machine"]
-            try:
-                result = service.score_grid({k: machine[k] for k in ("rules", "size", "cells")},
-                                            rules=self.rules, bonuses=self.bonuses)
-            except (ValueError, KeyError):
-                return False
-            result.update({k: v for k, v in machine.items() if k not in result})
-            objs.append(result)
+        objs = [self._rescored(reading["machine"]) for reading in known]
+        if None in objs:
+            return False
         try:  # rule sets that award across the kingdoms (Origins totems) see them together
             objs = table.award_across(objs, self.rules, self.bonuses)
         except (ValueError, KeyError):

@@ -43,6 +43,21 @@ def _score_of(store: Store, reading: dict, rules: str, bonuses):
     return machine, list(machine.get("review") or []), False, None
 
 
+def _put_score(row: dict, store: Store, reading: dict, rules: str, bonuses) -> bool:
+    """Fill ``row`` with a stored reading's score (its correction first): ``corrected``, and
+    ``total``, ``tiebreak``, ``review`` and ``result``, or an ``error:`` status. True when the
+    reading could be scored (the caller then says its status)."""
+    scored, review, corrected, error = _score_of(store, reading, rules, bonuses)
+    row["corrected"] = corrected
+    if error:
+        row["status"] = f"error: {error}"
+        return False
+    score = scored["score"]
+    row.update(total=score.get("total"), tiebreak=dict(score.get("tiebreak") or {}),
+               review=review, result=scored)
+    return True
+
+
 def match_manifest(manifest: list[dict], outcomes: list[Outcome]) -> dict[int, dict]:
     """Manifest row index -> outcome index (or -1 when the photo is not among the inputs).
 
@@ -95,20 +110,13 @@ def _table_rows(store: Store, o: Outcome, rules: str, bonuses) -> list[dict]:
                          content_hash=o.content_hash or "", kingdom=reading.get("kingdom"))
         machine = reading.get("machine") or {}
         row["corners"] = machine.get("corners")
-        scored, review, corrected, error = _score_of(store, reading, rules, bonuses)
-        row["corrected"] = corrected
-        if error:
-            row["status"] = f"error: {error}"
-        else:
-            score = scored["score"]
-            row.update(total=score.get("total"), tiebreak=dict(score.get("tiebreak") or {}),
-                       review=review, result=scored)
-            if corrected:  # a person has looked at this kingdom: the correction wins
+        if _put_score(row, store, reading, rules, bonuses):
+            if row["corrected"]:  # a person has looked at this kingdom: the correction wins
                 row["status"] = "ok"
             elif machine.get("cut"):
                 row["status"], row["reason"] = "review", CUT_REASON
             else:
-                row["status"] = "review" if review else "ok"
+                row["status"] = "review" if row["review"] else "ok"
         rows.append(row)
     return rows
 
@@ -186,16 +194,8 @@ def build_rows(store: Store, outcomes: list[Outcome], *, rules: str, bonuses=(),
         elif o.reading_id is None:
             row["status"] = "error: not read (the batch was stopped)"
         else:
-            reading = store.get(o.reading_id)
-            scored, review, corrected, error = _score_of(store, reading, rules, bonuses)
-            row["corrected"] = corrected
-            if error:
-                row["status"] = f"error: {error}"
-            else:
-                score = scored["score"]
-                row.update(total=score.get("total"), tiebreak=dict(score.get("tiebreak") or {}),
-                           review=review, result=scored,
-                           status="review" if review else "ok")
+            if _put_score(row, store, store.get(o.reading_id), rules, bonuses):
+                row["status"] = "review" if row["review"] else "ok"
         rows.append(row)
     if manifest:
         for m, i in match_manifest(manifest, outcomes).items():

@@ -13,34 +13,12 @@ from pathlib import Path
 import pytest
 
 import batch_fakes as fk
+from batch_helpers import (kingdom, read_csv, readings_and_claims, run_batch,
+                           two_batches_at_once, without_ids)
 from kingdomino import batch, cli
 from kingdomino.store import Store
 
 ROOT = Path(__file__).resolve().parents[2]
-
-
-def run_batch(argv, score_fn=fk.fake_score):
-    args = cli.build_parser().parse_args(["batch", *map(str, argv)])
-    args.rules = args.rules or "kingdomino"
-    return batch.run(args, score_fn=score_fn)
-
-
-def read_csv(path) -> list[dict]:
-    with open(path, newline="", encoding="utf-8") as fh:
-        return list(csv.DictReader(fh))
-
-
-def without_ids(rows):
-    return [{k: v for k, v in r.items() if k not in ("reading_id", "link")} for r in rows]
-
-
-@pytest.fixture
-def calls(tmp_path, monkeypatch):
-    path = tmp_path / "calls.txt"
-    monkeypatch.setenv("KD_FAKE_CALLS", str(path))
-    monkeypatch.delenv("KD_FAKE_STOP_AFTER", raising=False)
-    monkeypatch.delenv("KD_FAKE_KILL_AFTER", raising=False)
-    return path
 
 
 def make_photos(folder: Path, n: int) -> dict[str, int]:
@@ -322,23 +300,15 @@ def test_cached_errors_kept_unless_retry(tmp_path, calls):
     assert run_batch([*args, "--retry-errors"]) == 1 and fk.calls(calls) == 2
 
 
-def _kingdom(rows: list[str]) -> dict:
-    """Kingdom JSON from rows like 'F1 F0 L0 ...' (letter terrain, digit crowns)."""
-    names = {"F": "field", "W": "forest", "L": "lake", "G": "grassland", "S": "swamp",
-             "M": "mine", "C": "castle", "E": "empty"}
-    cells = [[{"terrain": names[t[0]], "crowns": int(t[1])} for t in row.split()] for row in rows]
-    return {"rules": "kingdomino", "size": len(cells), "cells": cells}
-
-
 # Hand-worked kingdoms (region squares x crowns):
-K_A = _kingdom([  # field 5 squares x 2 crowns = 10; lake 4 x 1 = 4; forest 0 crowns; total 14
+K_A = kingdom([  # field 5 squares x 2 crowns = 10; lake 4 x 1 = 4; forest 0 crowns; total 14
     "F1 F0 F0 F0 F1",
     "L1 W0 W0 W0 W0",
     "L0 W0 C0 W0 W0",
     "L0 W0 W0 W0 W0",
     "L0 W0 W0 W0 W0",
 ])
-K_B = _kingdom([  # mine 2 x 3 = 6; swamp 3 x 2 = 6; field 1 x 1 = 1; rest no crowns; total 13
+K_B = kingdom([  # mine 2 x 3 = 6; swamp 3 x 2 = 6; field 1 x 1 = 1; rest no crowns; total 13
     "M3 M0 S1 S1 S0",
     "F1 G0 G0 G0 G0",
     "L0 L0 C0 G0 G0",
@@ -630,42 +600,17 @@ def test_a_correction_belongs_to_the_reading_it_was_made_on(tmp_path, calls):
 
 
 def test_two_batches_on_one_store_read_each_photo_once(tmp_path, calls, monkeypatch):
-    import threading
-
     folder = tmp_path / "in"
     totals = make_photos(folder, 6)
     db = tmp_path / "db"
     Store(db).close()
     monkeypatch.setenv("KD_FAKE_SLOW", "0.05")
-    results, errors = {}, []
-
-    def one(name):
-        store = Store(db)
-        try:
-            coll = batch.collect([folder])
-            runner = batch.Batch(store, batch_id=f"b-{name}", score_fn=fk.fake_score, jobs=1)
-            outcomes = runner.run(coll.items)
-            results[name] = batch.build_rows(store, outcomes, rules="kingdomino")
-            coll.close()
-        except Exception as exc:  # reported below
-            errors.append(exc)
-        finally:
-            store.close()
-
-    threads = [threading.Thread(target=one, args=(n,)) for n in ("x", "y")]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join(timeout=120)
-    assert not errors and not any(t.is_alive() for t in threads)
+    results = two_batches_at_once(db, folder, fk.fake_score)
     assert fk.calls(calls) == 6  # not 12: every photo read by one batch only
     for name in ("x", "y"):
         got = {Path(r["source"]).name: r["total"] for r in results[name]}
         assert got == totals and all(r["status"] == "ok" for r in results[name])
-    store = Store(db)
-    assert store._db.execute("SELECT COUNT(*) FROM readings").fetchone()[0] == 6
-    assert store._db.execute("SELECT COUNT(*) FROM claims").fetchone()[0] == 0
-    store.close()
+    assert readings_and_claims(db) == (6, 0)
 
 
 def test_a_claim_of_a_dead_batch_is_taken_over(tmp_path):

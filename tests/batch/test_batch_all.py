@@ -5,7 +5,6 @@ a photo; the totals below are worked out by hand and scored by the real engine.
 """
 from __future__ import annotations
 
-import csv
 import json
 import sqlite3
 from pathlib import Path
@@ -13,23 +12,13 @@ from pathlib import Path
 import pytest
 
 import batch_fakes as fk
-from kingdomino import batch, cli
+from batch_helpers import (kingdom, read_csv, readings_and_claims, run_batch,
+                           two_batches_at_once, without_ids)
 from kingdomino.store import Store
 
 
 def run_all(argv, score_fn=fk.fake_score_all, extra=("--all",)):
-    args = cli.build_parser().parse_args(["batch", *map(str, argv), *extra])
-    args.rules = args.rules or "kingdomino"
-    return batch.run(args, score_fn=score_fn)
-
-
-def read_csv(path) -> list[dict]:
-    with open(path, newline="", encoding="utf-8") as fh:
-        return list(csv.DictReader(fh))
-
-
-def without_ids(rows):
-    return [{k: v for k, v in r.items() if k not in ("reading_id", "link")} for r in rows]
+    return run_batch(argv, score_fn, extra)
 
 
 def by_kingdom(rows, name: str) -> dict[int, dict]:
@@ -37,46 +26,29 @@ def by_kingdom(rows, name: str) -> dict[int, dict]:
             if Path(r["source"]).name == name and r["kingdom"] != ""}
 
 
-@pytest.fixture
-def calls(tmp_path, monkeypatch):
-    path = tmp_path / "calls.txt"
-    monkeypatch.setenv("KD_FAKE_CALLS", str(path))
-    monkeypatch.delenv("KD_FAKE_STOP_AFTER", raising=False)
-    monkeypatch.delenv("KD_FAKE_KILL_AFTER", raising=False)
-    return path
-
-
-def _kingdom(rows: list[str]) -> dict:
-    """Kingdom JSON from rows like 'F1 F0 L0 ...' (letter terrain, digit crowns)."""
-    names = {"F": "field", "W": "forest", "L": "lake", "G": "grassland", "S": "swamp",
-             "M": "mine", "C": "castle", "E": "empty"}
-    cells = [[{"terrain": names[t[0]], "crowns": int(t[1])} for t in row.split()] for row in rows]
-    return {"rules": "kingdomino", "size": len(cells), "cells": cells}
-
-
 # Hand-worked (region squares x crowns); tie-breaks: largest region, then crowns.
-ANN = _kingdom([  # field 4 x 2 = 8; swamp 6 x 0; total 8, largest region 6, crowns 2
+ANN = kingdom([  # field 4 x 2 = 8; swamp 6 x 0; total 8, largest region 6, crowns 2
     "F1 F1 S0 S0 S0",
     "F0 F0 S0 S0 S0",
     "E0 E0 C0 E0 E0",
     "E0 E0 E0 E0 E0",
     "E0 E0 E0 E0 E0",
 ])
-BOB = _kingdom([  # mine 4 x 2 = 8; grassland 7 x 0; total 8, largest region 7, crowns 2
+BOB = kingdom([  # mine 4 x 2 = 8; grassland 7 x 0; total 8, largest region 7, crowns 2
     "M2 M0 G0 G0 G0",
     "M0 M0 G0 G0 G0",
     "E0 E0 C0 G0 E0",
     "E0 E0 E0 E0 E0",
     "E0 E0 E0 E0 E0",
 ])
-CAT = _kingdom([  # lake 3 x 3 = 9; total 9, largest region 3, crowns 3
+CAT = kingdom([  # lake 3 x 3 = 9; total 9, largest region 3, crowns 3
     "L1 L1 L1 E0 E0",
     "E0 E0 E0 E0 E0",
     "E0 E0 C0 E0 E0",
     "E0 E0 E0 E0 E0",
     "E0 E0 E0 E0 E0",
 ])
-DAN = _kingdom([  # forest 2 x 1 = 2; total 2
+DAN = kingdom([  # forest 2 x 1 = 2; total 2
     "W1 W0 E0 E0 E0",
     "E0 E0 E0 E0 E0",
     "E0 E0 C0 E0 E0",
@@ -423,41 +395,15 @@ def test_a_photo_without_kingdom_is_kept_unless_retry_errors(tmp_path, calls):
 
 
 def test_two_all_batches_on_one_store_read_each_table_once(tmp_path, calls, monkeypatch):
-    import threading
-
     folder = table_folder(tmp_path / "in")
     (folder / "table2.png").write_bytes(fk.table({"kingdom": DAN}, {"kingdom": ANN}))
     db = tmp_path / "db"
     Store(db).close()
     monkeypatch.setenv("KD_FAKE_SLOW", "0.05")
-    results, errors = {}, []
-
-    def one(name):
-        store = Store(db)
-        try:
-            coll = batch.collect([folder])
-            runner = batch.Batch(store, batch_id=f"b-{name}", score_fn=fk.fake_score_all, jobs=1,
-                                 all_kingdoms=True)
-            results[name] = batch.build_rows(store, runner.run(coll.items), rules="kingdomino",
-                                             all_kingdoms=True)
-            coll.close()
-        except Exception as exc:  # reported below
-            errors.append(exc)
-        finally:
-            store.close()
-
-    threads = [threading.Thread(target=one, args=(n,)) for n in ("x", "y")]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join(timeout=120)
-    assert not errors and not any(t.is_alive() for t in threads)
+    results = two_batches_at_once(db, folder, fk.fake_score_all, all_kingdoms=True)
     assert fk.calls(calls) == 3  # not 6: every photo read by one batch only
     for name in ("x", "y"):
         got = sorted((Path(r["source"]).name, r["kingdom"], r["total"]) for r in results[name])
         assert got == [("solo.png", 0, 2), ("table1.png", 0, 8), ("table1.png", 1, 8),
                        ("table1.png", 2, 9), ("table2.png", 0, 2), ("table2.png", 1, 8)]
-    store = Store(db)
-    assert store._db.execute("SELECT COUNT(*) FROM readings").fetchone()[0] == 6
-    assert store._db.execute("SELECT COUNT(*) FROM claims").fetchone()[0] == 0
-    store.close()
+    assert readings_and_claims(db) == (6, 0)
