@@ -55,12 +55,14 @@ def refine_corners(edges, quad: np.ndarray, rows: int, cols: int, det: dict,
     src = np.float32([[0, 0], [cols, 0], [cols, rows], [0, rows]])
     side = float(np.mean(np.linalg.norm(np.roll(quad, -1, 0) - quad, axis=1)))
     cell_px = side / max(1.0, (rows + cols) / 2)
+    # the first guess's homography, and which points lie on vertical grid lines (the first
+    # cols + 1 lines)
+    H0 = cv2.getPerspectiveTransform(src, quad.astype(np.float32))
+    vert = np.zeros(len(pts), bool)
+    vert[:sum(len(l) for l in lines[:cols + 1])] = True
     weights = np.ones(len(pts), np.float64)
     if tile_prob is not None:
-        H0 = cv2.getPerspectiveTransform(src, quad.astype(np.float32))
-        vertical = np.zeros(len(pts), bool)
-        vertical[:sum(len(l) for l in lines[:cols + 1])] = True
-        off = np.where(vertical[:, None], [[0.3, 0.0]], [[0.0, 0.3]]).astype(np.float32)
+        off = np.where(vert[:, None], [[0.3, 0.0]], [[0.0, 0.3]]).astype(np.float32)
         sides = []
         for sgn in (1, -1):
             q = cv2.perspectiveTransform((pts + sgn * off).reshape(-1, 1, 2), H0).reshape(-1, 2)
@@ -71,9 +73,6 @@ def refine_corners(edges, quad: np.ndarray, rows: int, cols: int, det: dict,
     # the image direction across each grid line (from the first guess): only edges running
     # along the line count
     gx, gy = edges
-    H0 = cv2.getPerspectiveTransform(src, quad.astype(np.float32))
-    vert = np.zeros(len(pts), bool)
-    vert[:sum(len(l) for l in lines[:cols + 1])] = True
     du = np.where(vert[:, None], [[0.05, 0.0]], [[0.0, 0.05]]).astype(np.float32)
     a = cv2.perspectiveTransform((pts - du).reshape(-1, 1, 2), H0).reshape(-1, 2)
     b = cv2.perspectiveTransform((pts + du).reshape(-1, 1, 2), H0).reshape(-1, 2)

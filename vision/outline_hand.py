@@ -193,7 +193,7 @@ def decide_size(image: np.ndarray, corners, cfg=None) -> int:
 
     The outline is rectified to ``[outline] count_side`` px; colour edges across each axis give
     a profile, and each grid scores the mean log strength of its interior lines over the
-    profile's median (``detect.line_strengths``).
+    profile's median (``vision.gridcount.line_strengths``).
     """
     oc = _settings(cfg)
     side = int(oc["count_side"])

@@ -15,6 +15,7 @@ from vision import config as _config
 from vision import detect, frame
 from vision.classify import SquareClassifier, SquareReading
 from vision.errors import NO_KINGDOM, PhotoError
+from vision.geometry import board_homography
 from vision.squares import cell_crops, rectify
 
 
@@ -132,12 +133,9 @@ class Reader:
     def read_board(self, image, found: _Found, size: int | None = None) -> Reading:
         cell, bm, cm = self.ccfg["cell"], self.ccfg["board_margin"], self.ccfg["crop_margin"]
         rows, cols = found.rows, found.cols
-        board, H = rectify(image, found.corners, rows, cols, cell, bm)
-        if found.grid is not None:
-            grid = found.grid
-        elif found.logits is not None:
-            grid = self.classifier.read_logits(found.logits, rows, cols)
-        else:
+        grid = found.grid
+        if grid is None:  # not read yet (vision.frame reads its window while choosing it)
+            board, _ = rectify(image, found.corners, rows, cols, cell, bm)
             crops = cell_crops(board, rows, cols, cell, board_margin=bm, crop_margin=cm,
                                offsets=found.offsets)
             grid = self.classifier.read(crops, rows, cols)
@@ -157,8 +155,7 @@ class Reader:
                                "confidence": round(float(sq.confidence), 4)}
         review = [[r, c] for r, c in sorted(reasons)]
         # homography from the image to the rectified board without the margin, cell px squares
-        unshift = np.array([[1, 0, -bm], [0, 1, -bm], [0, 0, 1]], dtype=np.float64)
-        Hn = unshift @ H
+        Hn = board_homography(found.corners, rows, cols, cell)
         return Reading(size=frame, cells=cells, review=review,
                        corners=[[float(x), float(y)] for x, y in found.corners],
                        homography=[[float(v) for v in row] for row in Hn],
@@ -175,8 +172,6 @@ def too_few_tiles(terrains, cfg: dict) -> bool:
 
 def outside_cells(shape, corners, rows: int, cols: int, rcfg: dict) -> set:
     """Cells whose centre maps outside the photo (by more than ``outside_tolerance`` cells)."""
-    from vision.geometry import board_homography
-
     h, w = shape[:2]
     Hinv = np.linalg.inv(board_homography(corners, rows, cols, 1))
     tol = float(rcfg["outside_tolerance"])
