@@ -31,7 +31,6 @@ import numpy as np
 from vision.lab import render, synth, tables
 
 SEEDS_FROM = 20000
-_CLUTTER = ("dominoes", "draft_row", "tiles", "score_pad", "box_lid", "meeples", "hand")
 
 
 @dataclass(frozen=True)
@@ -102,7 +101,7 @@ def make_table_scene(seed: int, n: int | None = None, width: int = 4000, height:
     placed = []
     if clutter:
         kinds = ["dominoes", "draft_row"] + [str(c) for c in rng.choice(
-            [c for c in _CLUTTER if c not in ("dominoes", "draft_row")], int(rng.integers(1, 4)),
+            [c for c in tables.CLUTTER if c not in ("dominoes", "draft_row")], int(rng.integers(1, 4)),
             replace=False)]
         placed = tables.add_clutter(scene, keep, 850 * scale / size, rng, kinds)
     truths = []
