@@ -838,10 +838,9 @@ def example_image(scene: HardScene, row: dict | None = None, long_side: int = 12
         pts = np.asarray(found_corners, np.float64).reshape(4, 2) * s
         cv2.polylines(out, [np.round(pts).astype(np.int32)], True, (0, 0, 255), 2, cv2.LINE_AA)
     if row is not None:
-        cv2.putText(out, f"{row['seed']} {scene.table}/{scene.palette}: {row['why']}"[:90], (10, 28),
-                    cv2.FONT_HERSHEY_SIMPLEX, 0.7, (255, 255, 255), 3, cv2.LINE_AA)
-        cv2.putText(out, f"{row['seed']} {scene.table}/{scene.palette}: {row['why']}"[:90], (10, 28),
-                    cv2.FONT_HERSHEY_SIMPLEX, 0.7, (20, 20, 20), 1, cv2.LINE_AA)
+        text = f"{row['seed']} {scene.table}/{scene.palette}: {row['why']}"[:90]
+        cv2.putText(out, text, (10, 28), cv2.FONT_HERSHEY_SIMPLEX, 0.7, (255, 255, 255), 3, cv2.LINE_AA)
+        cv2.putText(out, text, (10, 28), cv2.FONT_HERSHEY_SIMPLEX, 0.7, (20, 20, 20), 1, cv2.LINE_AA)
     return out
 
 
