@@ -95,13 +95,13 @@ def upload_load(port: int, photo: bytes, clients: int, total: int, limit: float)
     lat, codes, lock = [], {}, threading.Lock()
     todo = iter(range(total))
     end = time.monotonic() + limit
+    body, ctype = multipart([("photo", ("kingdom.jpg", photo))])   # the same upload every time
 
     def client():
         while time.monotonic() < end:
             with lock:
                 if next(todo, None) is None:
                     return
-            body, ctype = multipart([("photo", ("kingdom.jpg", photo))])
             t = time.monotonic()
             try:
                 status = request(port, "POST", "/api/score", body, {"Content-Type": ctype})[0]

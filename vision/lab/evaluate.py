@@ -105,10 +105,8 @@ def score(terrain, crowns) -> int:
         import engine
 
         return int(engine.score(engine.Kingdom.from_json(kingdom_obj(terrain, crowns))).to_json()["total"])
-    except (ImportError, AttributeError):
-        return _simple_score(terrain, crowns)
-    except ValueError:
-        # a reading the engine refuses (e.g. no castle) still gets a comparable number
+    except (ImportError, AttributeError, ValueError):
+        # no engine, or a reading the engine refuses (e.g. no castle): still a comparable number
         return _simple_score(terrain, crowns)
 
 

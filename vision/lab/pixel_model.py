@@ -27,6 +27,7 @@ def synth_training_scenes(n: int, seed: int = 0, long_side: int = 400):
     """``n`` scenes from ``vision.lab.synth`` (rendered kingdoms on generated tables, exact
     corners): ``(small_bgr, labels)`` pairs, labels 1 tile / 0 not / -1 undecided."""
     from . import synth
+    from .tile_scenes import scene_labels   # not at the top: tile_scenes imports this module
 
     rng = np.random.default_rng(seed)
     out = []
@@ -41,10 +42,7 @@ def synth_training_scenes(n: int, seed: int = 0, long_side: int = 400):
                                         np.float32(corners) * s)
         tiles = cv2.warpPerspective((b["mask"] > 0).astype(np.uint8) * 255, H,
                                     (small.shape[1], small.shape[0]), flags=cv2.INTER_NEAREST)
-        y = np.full(small.shape[:2], -1, np.int8)
-        y[cv2.erode(tiles, np.ones((3, 3), np.uint8)) > 0] = 1
-        y[cv2.dilate(tiles, np.ones((5, 5), np.uint8)) == 0] = 0
-        out.append((small, y))
+        out.append((small, scene_labels(tiles, small.shape)))
     return out
 
 

@@ -31,7 +31,6 @@ import numpy as np
 from vision.lab import render, synth, tables
 
 SEEDS_FROM = 20000
-_CLUTTER = ("dominoes", "draft_row", "tiles", "score_pad", "box_lid", "meeples", "hand")
 
 
 @dataclass(frozen=True)
@@ -61,13 +60,11 @@ def _place(board_px: int, box, side: float, rng):
     base = np.array([[-half, -half], [half, -half], [half, half], [-half, half]])
     rot = np.array([[math.cos(ang), -math.sin(ang)], [math.sin(ang), math.cos(ang)]])
     pts = base @ rot.T + rng.normal(0, 0.02 * side, (4, 2))
-    span = pts.max(0) - pts.min(0)
     x0, y0, x1, y1 = box
     margin = 0.04 * side
     lo = np.array([x0, y0]) + margin - pts.min(0)
     hi = np.maximum(lo, np.array([x1, y1]) - margin - pts.max(0))
     pts = pts + rng.uniform(lo, hi)
-    del span
     src = np.float32([[0, 0], [board_px, 0], [board_px, board_px], [0, board_px]])
     return cv2.getPerspectiveTransform(src, pts.astype(np.float32))
 
@@ -102,7 +99,7 @@ def make_table_scene(seed: int, n: int | None = None, width: int = 4000, height:
     placed = []
     if clutter:
         kinds = ["dominoes", "draft_row"] + [str(c) for c in rng.choice(
-            [c for c in _CLUTTER if c not in ("dominoes", "draft_row")], int(rng.integers(1, 4)),
+            [c for c in tables.CLUTTER if c not in ("dominoes", "draft_row")], int(rng.integers(1, 4)),
             replace=False)]
         placed = tables.add_clutter(scene, keep, 850 * scale / size, rng, kinds)
     truths = []

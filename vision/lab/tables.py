@@ -768,6 +768,11 @@ def framed(row: dict) -> bool:
     return bool(row["grid_right"] and not row["off_as_tile"] and not row["squares_missed"])
 
 
+def failed(row: dict) -> bool:
+    """A failure of the measurement: the wrong grid or a wrong total."""
+    return not (row["grid_right"] and row["total_exact"])
+
+
 def summarise(rows: list) -> dict:
     """Add up ``measure_scene`` rows: counts, corner errors (fractions of a side, over the found
     scenes), wrong totals with and without a flagged wrong square, and the same per table kind.
@@ -785,7 +790,7 @@ def summarise(rows: list) -> dict:
         k["grid_right"] += r["grid_right"]
         k["total_exact"] += r["total_exact"]
         k["exact_framed"] += r["total_exact"] and framed(r)
-        k["failures"] += not (r["grid_right"] and r["total_exact"])
+        k["failures"] += failed(r)
     return {
         "n": len(rows),
         "found": len(found),
@@ -808,7 +813,7 @@ def summarise(rows: list) -> dict:
         if any(r["seconds"] is not None for r in rows) else None,
         "by_table": dict(sorted(by_kind.items())),
         "failures": [{"seed": r["seed"], "table": r["table"], "palette": r["palette"], "why": r["why"]}
-                     for r in rows if not (r["grid_right"] and r["total_exact"])],
+                     for r in rows if failed(r)],
     }
 
 
@@ -838,10 +843,9 @@ def example_image(scene: HardScene, row: dict | None = None, long_side: int = 12
         pts = np.asarray(found_corners, np.float64).reshape(4, 2) * s
         cv2.polylines(out, [np.round(pts).astype(np.int32)], True, (0, 0, 255), 2, cv2.LINE_AA)
     if row is not None:
-        cv2.putText(out, f"{row['seed']} {scene.table}/{scene.palette}: {row['why']}"[:90], (10, 28),
-                    cv2.FONT_HERSHEY_SIMPLEX, 0.7, (255, 255, 255), 3, cv2.LINE_AA)
-        cv2.putText(out, f"{row['seed']} {scene.table}/{scene.palette}: {row['why']}"[:90], (10, 28),
-                    cv2.FONT_HERSHEY_SIMPLEX, 0.7, (20, 20, 20), 1, cv2.LINE_AA)
+        text = f"{row['seed']} {scene.table}/{scene.palette}: {row['why']}"[:90]
+        cv2.putText(out, text, (10, 28), cv2.FONT_HERSHEY_SIMPLEX, 0.7, (255, 255, 255), 3, cv2.LINE_AA)
+        cv2.putText(out, text, (10, 28), cv2.FONT_HERSHEY_SIMPLEX, 0.7, (20, 20, 20), 1, cv2.LINE_AA)
     return out
 
 
@@ -890,8 +894,7 @@ def main(argv=None) -> int:
     def on_scene(scene, row):
         print(f"{row['seed']}  {scene.size}x{scene.size}  {scene.table:<7} {scene.palette:<12} "
               f"{row['why']}", flush=True)
-        failed = not (row["grid_right"] and row["total_exact"])
-        if len(written) < args.examples and (failed or len(written) < args.examples // 2):
+        if len(written) < args.examples and (failed(row) or len(written) < args.examples // 2):
             name = f"scene_{row['seed']}.jpg"
             cv2.imwrite(str(args.out / name), example_image(scene, row, found_corners=reader.last),
                         [cv2.IMWRITE_JPEG_QUALITY, 85])

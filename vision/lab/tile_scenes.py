@@ -73,6 +73,11 @@ def hard_training_scenes(n: int, first_seed: int = TRAIN_SEEDS_FROM, long_side: 
     return [hard_training_scene(first_seed + i, long_side, kinds=kinds) for i in range(int(n))]
 
 
+def hard_seeds_from(n: int, seed: int, hard_share: float) -> int:
+    """The first hard-table seed ``mixed_training_scenes(n, seed, hard_share=hard_share)`` draws."""
+    return TRAIN_SEEDS_FROM + seed * int(round(n * hard_share))
+
+
 def mixed_training_scenes(n: int, seed: int = 0, long_side: int = 400, hard_share: float = 0.5,
                           kinds=TRAIN_KINDS) -> list:
     """``n`` generated training pairs: ``round(n * hard_share)`` on hard tables (seeds
@@ -82,5 +87,5 @@ def mixed_training_scenes(n: int, seed: int = 0, long_side: int = 400, hard_shar
         raise ValueError(f"hard_share is a fraction of the scenes, 0 to 1, got {hard_share}")
     n_hard = int(round(n * hard_share))
     pairs = synth_training_scenes(n - n_hard, seed=seed, long_side=long_side) if n > n_hard else []
-    pairs += hard_training_scenes(n_hard, TRAIN_SEEDS_FROM + seed * n_hard, long_side, kinds)
+    pairs += hard_training_scenes(n_hard, hard_seeds_from(n, seed, hard_share), long_side, kinds)
     return pairs

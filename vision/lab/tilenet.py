@@ -192,7 +192,7 @@ def main(argv=None) -> int:
     meta = {"scenes": args.scenes, "scene_seed": args.seed, "steps": args.steps,
             "batch": BATCH, "crop": CROP, "phone_share": PHONE_SHARE, "edge_weight": EDGE_WEIGHT,
             "edge_band": EDGE_BAND, "hard_share": HARD_SHARE,
-            "hard_seeds_from": tile_scenes.TRAIN_SEEDS_FROM + args.seed * round(args.scenes * HARD_SHARE),
+            "hard_seeds_from": tile_scenes.hard_seeds_from(args.scenes, args.seed, HARD_SHARE),
             "hard_kinds": list(tile_scenes.TRAIN_KINDS),
             "phone_photos": sorted(p.name for p in photos), "onnx_vs_torch_max_abs_diff": diff}
     args.out.with_suffix(".json").write_text(json.dumps(meta, indent=1) + "\n")
