@@ -16,13 +16,12 @@ import engine
 from vision.io import PhotoBusy
 
 from . import get_store, service
-from .reading import READ_LOCK
+from .reading import READ_LOCK, copy_scale
 
 bp = Blueprint("table", __name__)
 
 MAX_KINGDOMS = 8                     # ids in one game link (a table holds at most 4 players)
 _ID = re.compile(r"^[A-Za-z0-9_-]{4,40}$")
-PAGE_SIDE = 1600                     # the game page draws on the photo at most this wide
 
 
 def default_table_reader(photo: bytes, rules: str, bonuses=(), size=None) -> list[dict]:
@@ -135,8 +134,8 @@ def game_view(ids: list[str], names: list[str]) -> dict:
         outline = centre = None
         size = machine.get("photo_size")
         try:
-            factor = min(1.0, PAGE_SIDE / max(size))
-            photo_size = photo_size or [round(size[0] * factor), round(size[1] * factor)]
+            factor, copy_size = copy_scale(size)
+            photo_size = photo_size or copy_size
             outline = [[round(float(x) * factor, 1), round(float(y) * factor, 1)]
                        for x, y in machine["corners"]][:4]
             centre = [round(sum(p[0] for p in outline) / 4, 1),
