@@ -15,13 +15,10 @@ from . import service, table
 bp = Blueprint("pages", __name__)
 
 
-def _choices() -> list[dict]:
-    return service.all_rules_meta()
-
-
 @bp.get("/")
 def index():
-    return render_template("index.html", choices=_choices(), error=None, form={}, chosen=[])
+    return render_template("index.html", choices=service.all_rules_meta(), error=None, form={},
+                           chosen=[])
 
 
 @bp.post("/upload")
@@ -44,8 +41,8 @@ def upload():
         from . import terms
 
         error, detail = terms.error_text(exc.code, exc.description)  # in the page's language
-        return render_template("index.html", choices=_choices(), error=error, detail=detail,
-                               form=form, chosen=form.getlist("bonus")), exc.code
+        return render_template("index.html", choices=service.all_rules_meta(), error=error,
+                               detail=detail, form=form, chosen=form.getlist("bonus")), exc.code
     return redirect(url_for("pages.result", rid=rid), code=303)
 
 
@@ -53,7 +50,7 @@ def upload():
 def result(rid):
     rec = service.load(rid)
     data = service.view(rec)
-    return render_template("result.html", data=data, meta=_choices(), mode="reading")
+    return render_template("result.html", data=data, meta=service.all_rules_meta(), mode="reading")
 
 
 @bp.get("/new")
@@ -75,7 +72,7 @@ def new():
     data = {"id": None, "rules": rules, "bonuses": [], "player": None, "claimed": None,
             "kingdom": service.kingdom_of(scored), "score": scored["score"], "machine": None,
             "review": [], "grid": None, "photo": None, "dispute": None, "corrections": 0}
-    return render_template("result.html", data=data, meta=_choices(), mode="new")
+    return render_template("result.html", data=data, meta=service.all_rules_meta(), mode="new")
 
 
 @bp.get("/r/<rid>/photo.jpg")
