@@ -9,8 +9,7 @@ from werkzeug.exceptions import BadRequest, UnprocessableEntity
 from kingdomino import i18n
 from kingdomino.i18n import N_
 
-from . import get_store
-from . import service, table
+from . import get_store, service, table, terms
 
 bp = Blueprint("pages", __name__)
 
@@ -38,8 +37,6 @@ def upload():
     except (BadRequest, UnprocessableEntity) as exc:
         if getattr(exc, "reading_id", None):  # no kingdom found: place its outline by hand
             return redirect(url_for("pages.result", rid=exc.reading_id), code=303)
-        from . import terms
-
         error, detail = terms.error_text(exc.code, exc.description)  # in the page's language
         return render_template("index.html", choices=service.all_rules_meta(), error=error,
                                detail=detail, form=form, chosen=form.getlist("bonus")), exc.code
@@ -151,8 +148,6 @@ def script_catalog(locale):
 def engine_texts():
     """The engine's sentences (warnings, reasons) of a score the page shows, in the page's
     language: ``{"texts": [english, ...]}`` -> ``{"texts": {english: translated}}``."""
-    from . import terms
-
     body = request.get_json(silent=True)
     texts = body.get("texts") if isinstance(body, dict) else None
     if not isinstance(texts, list) or not all(isinstance(t, str) for t in texts):
