@@ -29,7 +29,7 @@ from werkzeug.exceptions import HTTPException
 from kingdomino import i18n
 from kingdomino.store import Store, default_store_path
 
-from . import security
+from . import security, terms
 from .reading import default_reader
 
 MAX_UPLOAD_BYTES = 25 * 1024 * 1024
@@ -84,8 +84,6 @@ def _close_store(_exc=None) -> None:
 def _rules_title(name: str) -> str:
     """A rule set's friendly title (as the forms show it), for the pages that name one."""
     from . import service
-
-    from . import terms
 
     return terms.rules_title(service.rules_meta(name)["title"])
 
@@ -168,8 +166,6 @@ def create_app(test_config: dict | None = None) -> Flask:
     app.jinja_env.globals["csrf_token"] = security.csrf_token
     app.jinja_env.globals["has_batch"] = "batch" in app.blueprints
     app.jinja_env.globals["rules_title"] = _rules_title
-    from . import terms
-
     app.jinja_env.globals["terrain_name"] = terms.terrain_name
     app.jinja_env.globals["bonus_title"] = terms.bonus_title
     app.jinja_env.filters["bonus_title"] = terms.bonus_title
@@ -200,8 +196,6 @@ def create_app(test_config: dict | None = None) -> Flask:
             message = f"the upload is too large: at most {limit} MB; send a smaller photo"
         if request.path.startswith("/api/") or request.accept_mimetypes.best == "application/json":
             return jsonify(error=message), exc.code  # API errors stay English (machines read them)
-        from . import terms
-
         detail = None
         if exc.code == 413:
             message = gettext("The upload is too large: at most %(limit)s MB; send a smaller "
@@ -217,8 +211,6 @@ def create_app(test_config: dict | None = None) -> Flask:
         message = "something went wrong on the server; the error was logged"
         if request.path.startswith("/api/"):
             return jsonify(error=message), 500
-        from . import terms
-
         return render_template("error.html", code=500, name=gettext("Server error"),
                                message=gettext(terms.ERROR_TEXTS[500])), 500
 

@@ -50,6 +50,8 @@ from kingdomino import batch as core
 from kingdomino import standings as standings_mod
 from kingdomino.store import Store
 
+from . import service
+
 bp = Blueprint("batch", __name__, url_prefix="/batch")
 
 MAX_JOBS_KEPT = 50
@@ -222,12 +224,6 @@ def _save_upload(job: Job, upload, limit_bytes: int) -> int:
     return size
 
 
-def _choices():
-    from . import service
-
-    return service.all_rules_meta()
-
-
 def _label(name: str | None, n: int) -> str:
     """An uploaded file's name as a label: base name only, printable, at most 200 characters."""
     name = (name or "").replace("\\", "/").rsplit("/", 1)[-1]
@@ -381,13 +377,11 @@ def _urls(job: Job) -> dict:
 
 @bp.get("/")
 def index():
-    return render_template("batch.html", choices=_choices(), error=None)
+    return render_template("batch.html", choices=service.all_rules_meta(), error=None)
 
 
 @bp.post("/")
 def create():
-    from . import service
-
     form = request.form
     try:
         rules, bonuses = service.check_choice(form.get("rules"), form.getlist("bonus"))
@@ -415,7 +409,8 @@ def create():
             return redirect(url_for("batch.page", job_id=job.id), code=303)
     except BadRequest as exc:
         if form.get("start") and not _wants_json():
-            return render_template("batch.html", choices=_choices(), error=exc.description), 400
+            return render_template("batch.html", choices=service.all_rules_meta(),
+                                   error=exc.description), 400
         raise
     return jsonify(_urls(job)), 201
 

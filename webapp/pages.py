@@ -9,19 +9,15 @@ from werkzeug.exceptions import BadRequest, UnprocessableEntity
 from kingdomino import i18n
 from kingdomino.i18n import N_
 
-from . import get_store
-from . import service, table
+from . import get_store, service, table, terms
 
 bp = Blueprint("pages", __name__)
 
 
-def _choices() -> list[dict]:
-    return service.all_rules_meta()
-
-
 @bp.get("/")
 def index():
-    return render_template("index.html", choices=_choices(), error=None, form={}, chosen=[])
+    return render_template("index.html", choices=service.all_rules_meta(), error=None, form={},
+                           chosen=[])
 
 
 @bp.post("/upload")
@@ -41,11 +37,9 @@ def upload():
     except (BadRequest, UnprocessableEntity) as exc:
         if getattr(exc, "reading_id", None):  # no kingdom found: place its outline by hand
             return redirect(url_for("pages.result", rid=exc.reading_id), code=303)
-        from . import terms
-
         error, detail = terms.error_text(exc.code, exc.description)  # in the page's language
-        return render_template("index.html", choices=_choices(), error=error, detail=detail,
-                               form=form, chosen=form.getlist("bonus")), exc.code
+        return render_template("index.html", choices=service.all_rules_meta(), error=error,
+                               detail=detail, form=form, chosen=form.getlist("bonus")), exc.code
     return redirect(url_for("pages.result", rid=rid), code=303)
 
 
@@ -53,7 +47,7 @@ def upload():
 def result(rid):
     rec = service.load(rid)
     data = service.view(rec)
-    return render_template("result.html", data=data, meta=_choices(), mode="reading")
+    return render_template("result.html", data=data, meta=service.all_rules_meta(), mode="reading")
 
 
 @bp.get("/new")
@@ -75,7 +69,7 @@ def new():
     data = {"id": None, "rules": rules, "bonuses": [], "player": None, "claimed": None,
             "kingdom": service.kingdom_of(scored), "score": scored["score"], "machine": None,
             "review": [], "grid": None, "photo": None, "dispute": None, "corrections": 0}
-    return render_template("result.html", data=data, meta=_choices(), mode="new")
+    return render_template("result.html", data=data, meta=service.all_rules_meta(), mode="new")
 
 
 @bp.get("/r/<rid>/photo.jpg")
@@ -154,8 +148,6 @@ def script_catalog(locale):
 def engine_texts():
     """The engine's sentences (warnings, reasons) of a score the page shows, in the page's
     language: ``{"texts": [english, ...]}`` -> ``{"texts": {english: translated}}``."""
-    from . import terms
-
     body = request.get_json(silent=True)
     texts = body.get("texts") if isinstance(body, dict) else None
     if not isinstance(texts, list) or not all(isinstance(t, str) for t in texts):

@@ -107,6 +107,13 @@ def grid_points(reading: dict) -> list[list[list[float]]] | None:
     return [[[round(float(x), 2), round(float(y), 2)] for x, y in row] for row in pts]
 
 
+def copy_scale(size) -> tuple[float, list[int]]:
+    """From a photo's ``(w, h)`` to its stored copy's pixels (the copy the pages draw on, at
+    most ``PHOTO_MAX_SIDE`` on its long side): the factor, and the copy's ``[w, h]``."""
+    factor = min(1.0, PHOTO_MAX_SIDE / max(size))
+    return factor, [round(size[0] * factor), round(size[1] * factor)]
+
+
 def scale_points(points, factor: float):
     if points is None:
         return None

@@ -18,8 +18,8 @@ from kingdomino.store import content_hash
 from vision.io import PhotoBusy
 
 from . import get_store, outline
-from .reading import (breakdown_csv, dispute, grid_points, scale_points, shrink_photo,
-                      undo_stack)
+from .reading import (breakdown_csv, copy_scale, dispute, grid_points, scale_points,
+                      shrink_photo, undo_stack)
 from .security import ImageRejected, check_image
 
 # keys a reading carries that are not part of the kingdom itself
@@ -385,8 +385,7 @@ def view(rec: dict) -> dict:
         size = machine.get("photo_size")
         try:
             if size and max(size) > 0:
-                factor = min(1.0, 1600 / max(size))
-                out["photo_size"] = [round(size[0] * factor), round(size[1] * factor)]
+                factor, out["photo_size"] = copy_scale(size)
                 out["grid"] = scale_points(grid_points(machine), factor)
         except (TypeError, ValueError, IndexError):
             out["photo_size"] = out["grid"] = None

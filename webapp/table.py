@@ -16,13 +16,12 @@ import engine
 from vision.io import PhotoBusy
 
 from . import get_store, service
-from .reading import READ_LOCK
+from .reading import READ_LOCK, copy_scale
 
 bp = Blueprint("table", __name__)
 
 MAX_KINGDOMS = 8                     # ids in one game link (a table holds at most 4 players)
 _ID = re.compile(r"^[A-Za-z0-9_-]{4,40}$")
-PAGE_SIDE = 1600                     # the game page draws on the photo at most this wide
 
 
 def default_table_reader(photo: bytes, rules: str, bonuses=(), size=None) -> list[dict]:
@@ -47,9 +46,9 @@ def _players(form) -> list[str]:
         raise BadRequest(str(exc))
 
 
-def read_table_photo(upload, rules: str, bonuses, players=()) -> list[tuple[str, dict]]:
-    """Check, read, score and store every kingdom of an uploaded table photo: ``[(id, scored
-    object with "kingdom" and "corners"), ...]`` in kingdom order. 400 for a bad file, 422 when
+def read_table_photo(upload, rules: str, bonuses, players=()) -> list[tuple[str, str, dict]]:
+    """Check, read, score and store every kingdom of an uploaded table photo: ``[(id, source as
+    stored, scored object with "kingdom" and "corners"), ...]`` in kingdom order. 400 for a bad file, 422 when
     the photo holds no kingdom (nothing is stored then), 503 when the server is busy."""
     data, small, (width, height) = service.decode_upload(upload)
     name = service.upload_name(upload, 180)
@@ -74,10 +73,10 @@ def read_table_photo(upload, rules: str, bonuses, players=()) -> list[tuple[str,
         obj["kingdom"] = int(obj.get("kingdom", k))
         machine = dict(obj)
         machine["photo_size"] = [width, height]
-        rid = store.add_reading(rules=rules, bonuses=bonuses, machine=machine,
-                                source=f"{name} #{obj['kingdom']}",
+        source = f"{name} #{obj['kingdom']}"
+        rid = store.add_reading(rules=rules, bonuses=bonuses, machine=machine, source=source,
                                 player=players[k] if k < len(players) else None, photo=small)
-        out.append((rid, obj))
+        out.append((rid, source, obj))
     return out
 
 
@@ -94,12 +93,10 @@ def api_score_all():
                          "send one or the other")
     players = _players(request.form)
     stored = read_table_photo(request.files.get("photo"), rules, bonuses, players)
-    kingdoms = []
-    for rid, obj in stored:
-        source = get_store().get(rid)["source"]
-        kingdoms.append({"source": source, **obj, "id": rid,
-                         "permalink": url_for("pages.result", rid=rid, _external=True)})
-    return jsonify(kingdoms=kingdoms, game=game_link([rid for rid, _ in stored], players,
+    kingdoms = [{"source": source, **obj, "id": rid,
+                 "permalink": url_for("pages.result", rid=rid, _external=True)}
+                for rid, source, obj in stored]
+    return jsonify(kingdoms=kingdoms, game=game_link([k["id"] for k in kingdoms], players,
                                                      external=True))
 
 
@@ -111,7 +108,7 @@ def upload_table():
     if upload is None or not upload.filename:
         raise BadRequest("choose a photo of the table first")
     stored = read_table_photo(upload, rules, bonuses, players)
-    return redirect(game_link([rid for rid, _ in stored], players), code=303)
+    return redirect(game_link([rid for rid, _source, _obj in stored], players), code=303)
 
 
 def _ids(text: str) -> list[str]:
@@ -135,8 +132,8 @@ def game_view(ids: list[str], names: list[str]) -> dict:
         outline = centre = None
         size = machine.get("photo_size")
         try:
-            factor = min(1.0, PAGE_SIDE / max(size))
-            photo_size = photo_size or [round(size[0] * factor), round(size[1] * factor)]
+            factor, copy_size = copy_scale(size)
+            photo_size = photo_size or copy_size
             outline = [[round(float(x) * factor, 1), round(float(y) * factor, 1)]
                        for x, y in machine["corners"]][:4]
             centre = [round(sum(p[0] for p in outline) / 4, 1),
