@@ -46,13 +46,6 @@ def has_court(kingdom: Kingdom) -> bool:
     return any(cell.token or cell.court for _, _, cell in kingdom.squares())
 
 
-def around(kingdom: Kingdom, r: int, c: int):
-    for dr in (-1, 0, 1):
-        for dc in (-1, 0, 1):
-            if (dr or dc) and 0 <= r + dr < kingdom.size and 0 <= c + dc < kingdom.size:
-                yield kingdom[(r + dr, c + dc)]
-
-
 def _count(cell, item: str) -> int:
     if item == "token":
         return int(cell.token)
@@ -79,7 +72,7 @@ def courtier_points(kingdom: Kingdom, r: int, c: int, courtier: str) -> tuple[in
     if item is None:
         return base, Message(COURTIER_FIXED, courtier=_title(courtier), square=_rc(r, c),
                              points=base)
-    n = sum(_count(cell, item) for cell in around(kingdom, r, c))
+    n = sum(_count(kingdom[rc], item) for rc in kingdom.around(r, c))
     points = base + n * each
     return points, Message(COURTIER_LINE, "n", courtier=_title(courtier), square=_rc(r, c),
                            base=base, n=n, what=word, each=each, points=points)

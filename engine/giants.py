@@ -45,12 +45,6 @@ def corners(kingdom: Kingdom) -> list[tuple[int, int]]:
     return [(0, 0), (0, last), (last, 0), (last, last)]
 
 
-def around(kingdom: Kingdom, r: int, c: int) -> list[tuple[int, int]]:
-    """The up to 8 squares around (r, c) inside the grid."""
-    return [(r + dr, c + dc) for dr in (-1, 0, 1) for dc in (-1, 0, 1)
-            if (dr or dc) and 0 <= r + dr < kingdom.size and 0 <= c + dc < kingdom.size]
-
-
 def lines_of(kingdom: Kingdom) -> list[tuple[str, list[tuple[int, int]]]]:
     """Every row, column and diagonal (both directions) of the grid, named for people."""
     n = kingdom.size
@@ -154,7 +148,7 @@ def quest(name: str, kingdom: Kingdom, regions: list[RegionScore]) -> Bonus:
             squares=", ".join(_rc(rc) for rc in hits)))
     if start is None:
         return Bonus(name, 0, Message(Q_NO_CASTLE))
-    hits = [rc for rc in around(kingdom, *start) if kingdom[rc].terrain == terrain]
+    hits = [rc for rc in kingdom.around(*start) if kingdom[rc].terrain == terrain]
     if not hits:
         return Bonus(name, 0, Message(Q_NOT_AROUND, terrain=terrain, square=_rc(start)))
     return Bonus(name, each * len(hits), Message(

@@ -428,6 +428,11 @@ class Kingdom:
             for c, cell in enumerate(row):
                 yield r, c, cell
 
+    def around(self, r: int, c: int) -> list[tuple[int, int]]:
+        """The up to 8 squares around (r, c) inside the grid (king's moves)."""
+        return [(r + dr, c + dc) for dr in (-1, 0, 1) for dc in (-1, 0, 1)
+                if (dr or dc) and 0 <= r + dr < self.size and 0 <= c + dc < self.size]
+
     @property
     def start(self) -> tuple[int, int] | None:
         """(row, col) of the castle or hut, or None."""
