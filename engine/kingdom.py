@@ -71,6 +71,11 @@ def square_name(row: int, col: int) -> str:
     return Message(SQUARE, row=row + 1, col=col + 1)
 
 
+def square_code(row: int, col: int) -> str:
+    """A square in short, counted from 1 ("r1c1"), as breakdowns and quest reasons write it."""
+    return f"r{row + 1}c{col + 1}"
+
+
 def _is_int(value) -> bool:
     return isinstance(value, int) and not isinstance(value, bool)
 
