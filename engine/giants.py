@@ -107,7 +107,7 @@ def quest(name: str, kingdom: Kingdom, regions: list[RegionScore]) -> Bonus:
     if name == "harmony":
         if frame_filled(kingdom):
             return Bonus(name, each, Message(Q_FILLED, points=each))
-        empty = [rc for r, c, cell in kingdom.squares() if cell.terrain == "empty" for rc in [(r, c)]]
+        empty = [(r, c) for r, c, cell in kingdom.squares() if cell.terrain == "empty"]
         return Bonus(name, 0, Message(Q_EMPTY, "n", n=len(empty), square=square_code(*empty[0]))
                      if empty else Message(Q_UNFILLED))
     if name in ("middle-kingdom", "lost-corner"):
