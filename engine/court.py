@@ -158,5 +158,5 @@ class TheCourt(Kingdomino):
 
         out = court_warnings(kingdom)
         if any(cell.giants for _, _, cell in kingdom.squares()):
-            out += combined_warning(kingdom, "giants (Age of Giants)")
+            out += combined_warning("giants (Age of Giants)")
         return out + super().warnings(kingdom)

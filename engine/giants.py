@@ -9,7 +9,8 @@ from collections import Counter
 
 from engine.kingdom import Kingdom, square_code, square_name
 from engine.messages import Message, N_
-from engine.rules import Bonus, Kingdomino, RegionScore, frame_filled, register, start_in_centre
+from engine.rules import (Bonus, Kingdomino, RegionScore, connection_warnings, frame_filled,
+                          register, start_in_centre)
 
 TERRAINS = ("field", "forest", "lake", "grassland", "swamp", "mine")
 # Bleak King counts regions of these terrains only (never swamp or mine).
@@ -178,7 +179,7 @@ def giant_warnings(kingdom: Kingdom) -> list[str]:
     return out
 
 
-def combined_warning(kingdom: Kingdom, pieces: str) -> list[str]:
+def combined_warning(pieces: str) -> list[str]:
     return [Message(COMBINED, pieces=pieces)]
 
 
@@ -221,9 +222,8 @@ class AgeOfGiants(Kingdomino):
 
     def warnings(self, kingdom):
         from engine.court import court_warnings, has_court
-        from engine.rules import connection_warnings
 
         out = giant_warnings(kingdom)
         if has_court(kingdom):
-            out += combined_warning(kingdom, "The Court's tokens or tiles") + court_warnings(kingdom)
+            out += combined_warning("The Court's tokens or tiles") + court_warnings(kingdom)
         return out + connection_warnings(kingdom, self.start_terrain)
