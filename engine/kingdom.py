@@ -252,13 +252,13 @@ class Cell:
 
     def _check_expansions(self, where: str) -> None:
         """Giants (Age of Giants) and tokens, courtiers, buildings (The Court) where they can lie."""
-        if self.giants and self.giants > self.crowns + self.building_crowns:
-            if not self.crowns + self.building_crowns:
+        crowns = self.crowns + self.building_crowns   # printed and a building's
+        if self.giants and self.giants > crowns:
+            if not crowns:
                 raise KingdomError(f"{where}: a giant stands on a crown; this {self.terrain} square "
                                    f"has none (remove the giant or give the square its crowns)")
-            raise KingdomError(f"{where}: {self.giants} giants but only "
-                               f"{self.crowns + self.building_crowns} crown(s); each giant hides "
-                               f"one crown, so at most {self.crowns + self.building_crowns} giants")
+            raise KingdomError(f"{where}: {self.giants} giants but only {crowns} crown(s); each "
+                               f"giant hides one crown, so at most {crowns} giants")
         if self.token:
             if self.terrain not in TOKEN_OF:
                 raise KingdomError(f"{where}: a resource token lies only on field, forest, lake "
