@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections import Counter
 
 from engine.errors import KingdomError
-from engine.kingdom import COURT_TILES, COURTIERS, TOKEN_OF, Kingdom, square_name
+from engine.kingdom import COURT_TILES, COURTIERS, TOKEN_OF, Kingdom, square_code, square_name
 from engine.messages import Message, N_
 from engine.rules import Kingdomino, register
 
@@ -34,23 +34,12 @@ BUILDINGS = {"field": (1, 1, 1), "forest": (1, 1, 1), "lake": (1, 1, 1), "grassl
              "swamp": (1, 2)}
 
 
-def _rc(r: int, c: int) -> str:
-    return f"r{r + 1}c{c + 1}"
-
-
 def _title(courtier: str) -> str:
     return courtier.replace("-", " ").capitalize()
 
 
 def has_court(kingdom: Kingdom) -> bool:
     return any(cell.token or cell.court for _, _, cell in kingdom.squares())
-
-
-def around(kingdom: Kingdom, r: int, c: int):
-    for dr in (-1, 0, 1):
-        for dc in (-1, 0, 1):
-            if (dr or dc) and 0 <= r + dr < kingdom.size and 0 <= c + dc < kingdom.size:
-                yield kingdom[(r + dr, c + dc)]
 
 
 def _count(cell, item: str) -> int:
@@ -77,11 +66,11 @@ def courtier_points(kingdom: Kingdom, r: int, c: int, courtier: str) -> tuple[in
     """(points, the arithmetic as a line: "Lumberjack r1c1: 3 + 4 wood x 3 = 15")."""
     base, each, item, word = VALUES[courtier]
     if item is None:
-        return base, Message(COURTIER_FIXED, courtier=_title(courtier), square=_rc(r, c),
+        return base, Message(COURTIER_FIXED, courtier=_title(courtier), square=square_code(r, c),
                              points=base)
-    n = sum(_count(cell, item) for cell in around(kingdom, r, c))
+    n = sum(_count(kingdom[rc], item) for rc in kingdom.around(r, c))
     points = base + n * each
-    return points, Message(COURTIER_LINE, "n", courtier=_title(courtier), square=_rc(r, c),
+    return points, Message(COURTIER_LINE, "n", courtier=_title(courtier), square=square_code(r, c),
                            base=base, n=n, what=word, each=each, points=points)
 
 
@@ -169,5 +158,5 @@ class TheCourt(Kingdomino):
 
         out = court_warnings(kingdom)
         if any(cell.giants for _, _, cell in kingdom.squares()):
-            out += combined_warning(kingdom, "giants (Age of Giants)")
+            out += combined_warning("giants (Age of Giants)")
         return out + super().warnings(kingdom)

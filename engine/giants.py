@@ -7,9 +7,10 @@ from __future__ import annotations
 
 from collections import Counter
 
-from engine.kingdom import Kingdom, square_name
+from engine.kingdom import Kingdom, square_code, square_name
 from engine.messages import Message, N_
-from engine.rules import Bonus, Kingdomino, RegionScore, frame_filled, register, start_in_centre
+from engine.rules import (Bonus, Kingdomino, RegionScore, connection_warnings, frame_filled,
+                          register, start_in_centre)
 
 TERRAINS = ("field", "forest", "lake", "grassland", "swamp", "mine")
 # Bleak King counts regions of these terrains only (never swamp or mine).
@@ -31,10 +32,6 @@ QUESTS = {
 }
 
 
-def _rc(rc) -> str:
-    return f"r{rc[0] + 1}c{rc[1] + 1}"
-
-
 def crowned(cell) -> bool:
     """A square showing at least one crown (giants hide theirs; castle and empty never)."""
     return cell.is_land and cell.visible_crowns > 0
@@ -43,12 +40,6 @@ def crowned(cell) -> bool:
 def corners(kingdom: Kingdom) -> list[tuple[int, int]]:
     last = kingdom.size - 1
     return [(0, 0), (0, last), (last, 0), (last, last)]
-
-
-def around(kingdom: Kingdom, r: int, c: int) -> list[tuple[int, int]]:
-    """The up to 8 squares around (r, c) inside the grid."""
-    return [(r + dr, c + dc) for dr in (-1, 0, 1) for dc in (-1, 0, 1)
-            if (dr or dc) and 0 <= r + dr < kingdom.size and 0 <= c + dc < kingdom.size]
 
 
 def lines_of(kingdom: Kingdom) -> list[tuple[str, list[tuple[int, int]]]]:
@@ -60,9 +51,9 @@ def lines_of(kingdom: Kingdom) -> list[tuple[str, list[tuple[int, int]]]]:
         down = [(r, r - start) for r in range(n) if 0 <= r - start < n]
         up = [(r, start + (n - 1) - r) for r in range(n) if 0 <= start + (n - 1) - r < n]
         if len(down) >= 3:
-            out.append((f"diagonal {_rc(down[0])}-{_rc(down[-1])}", down))
+            out.append((f"diagonal {square_code(*down[0])}-{square_code(*down[-1])}", down))
         if len(up) >= 3:
-            out.append((f"diagonal {_rc(up[0])}-{_rc(up[-1])}", up))
+            out.append((f"diagonal {square_code(*up[0])}-{square_code(*up[-1])}", up))
     return out
 
 
@@ -78,7 +69,8 @@ def folie_lines(kingdom: Kingdom) -> list[tuple[str, int]]:
                 run.append(rc)
                 continue
             if len(run) >= 3:
-                found.append((f"{name} {_rc(run[0])}-{_rc(run[-1])}", (len(run) - 1) // 2))
+                found.append((f"{name} {square_code(*run[0])}-{square_code(*run[-1])}",
+                              (len(run) - 1) // 2))
             run = []
     return found
 
@@ -116,24 +108,25 @@ def quest(name: str, kingdom: Kingdom, regions: list[RegionScore]) -> Bonus:
     if name == "harmony":
         if frame_filled(kingdom):
             return Bonus(name, each, Message(Q_FILLED, points=each))
-        empty = [rc for r, c, cell in kingdom.squares() if cell.terrain == "empty" for rc in [(r, c)]]
-        return Bonus(name, 0, Message(Q_EMPTY, "n", n=len(empty), square=_rc(empty[0])) if empty
-                     else Message(Q_UNFILLED))
+        empty = [(r, c) for r, c, cell in kingdom.squares() if cell.terrain == "empty"]
+        return Bonus(name, 0, Message(Q_EMPTY, "n", n=len(empty), square=square_code(*empty[0]))
+                     if empty else Message(Q_UNFILLED))
     if name in ("middle-kingdom", "lost-corner"):
         if start is None:
             return Bonus(name, 0, Message(Q_NO_CASTLE))
         centre = name == "middle-kingdom"
         ok = start_in_centre(kingdom) if centre else start in corners(kingdom)
         if ok:
-            return Bonus(name, each, Message(Q_CENTRE if centre else Q_CORNER, square=_rc(start),
-                                             points=each))
-        return Bonus(name, 0, Message(Q_NOT_CENTRE if centre else Q_NOT_CORNER, square=_rc(start)))
+            return Bonus(name, each, Message(Q_CENTRE if centre else Q_CORNER,
+                                             square=square_code(*start), points=each))
+        return Bonus(name, 0, Message(Q_NOT_CENTRE if centre else Q_NOT_CORNER,
+                                      square=square_code(*start)))
     if name == "bleak-king":
         found = bleak_regions(regions)
         if not found:
             return Bonus(name, 0, Message(Q_NO_BLEAK, min=BLEAK_MIN_SQUARES))
         listed = tuple(Message(Q_BLEAK_REGION, terrain=reg.terrain, squares=reg.squares,
-                               square=_rc(reg.cells[0])) for reg in found)
+                               square=square_code(*reg.cells[0])) for reg in found)
         return Bonus(name, each * len(found), Message(Q_BLEAK, "n", n=len(found), each=each,
                                                       points=each * len(found), listed=listed))
     if name == "folie-des-grandeurs":
@@ -151,15 +144,15 @@ def quest(name: str, kingdom: Kingdom, regions: list[RegionScore]) -> Bonus:
             return Bonus(name, 0, Message(Q_NO_CORNER, terrain=terrain))
         return Bonus(name, each * len(hits), Message(
             Q_CORNERS, "n", n=len(hits), terrain=terrain, each=each, points=each * len(hits),
-            squares=", ".join(_rc(rc) for rc in hits)))
+            squares=", ".join(square_code(*rc) for rc in hits)))
     if start is None:
         return Bonus(name, 0, Message(Q_NO_CASTLE))
-    hits = [rc for rc in around(kingdom, *start) if kingdom[rc].terrain == terrain]
+    hits = [rc for rc in kingdom.around(*start) if kingdom[rc].terrain == terrain]
     if not hits:
-        return Bonus(name, 0, Message(Q_NOT_AROUND, terrain=terrain, square=_rc(start)))
+        return Bonus(name, 0, Message(Q_NOT_AROUND, terrain=terrain, square=square_code(*start)))
     return Bonus(name, each * len(hits), Message(
         Q_AROUND, "n", n=len(hits), terrain=terrain, each=each, points=each * len(hits),
-        squares=", ".join(_rc(rc) for rc in hits)))
+        squares=", ".join(square_code(*rc) for rc in hits)))
 
 
 TOO_MANY_GIANTS = N_("%(n)s giants, but the game has only %(have)s")
@@ -186,7 +179,7 @@ def giant_warnings(kingdom: Kingdom) -> list[str]:
     return out
 
 
-def combined_warning(kingdom: Kingdom, pieces: str) -> list[str]:
+def combined_warning(pieces: str) -> list[str]:
     return [Message(COMBINED, pieces=pieces)]
 
 
@@ -229,9 +222,8 @@ class AgeOfGiants(Kingdomino):
 
     def warnings(self, kingdom):
         from engine.court import court_warnings, has_court
-        from engine.rules import connection_warnings
 
         out = giant_warnings(kingdom)
         if has_court(kingdom):
-            out += combined_warning(kingdom, "The Court's tokens or tiles") + court_warnings(kingdom)
+            out += combined_warning("The Court's tokens or tiles") + court_warnings(kingdom)
         return out + connection_warnings(kingdom, self.start_terrain)

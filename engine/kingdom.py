@@ -71,6 +71,11 @@ def square_name(row: int, col: int) -> str:
     return Message(SQUARE, row=row + 1, col=col + 1)
 
 
+def square_code(row: int, col: int) -> str:
+    """A square in short, counted from 1 ("r1c1"), as breakdowns and quest reasons write it."""
+    return f"r{row + 1}c{col + 1}"
+
+
 def _is_int(value) -> bool:
     return isinstance(value, int) and not isinstance(value, bool)
 
@@ -247,13 +252,13 @@ class Cell:
 
     def _check_expansions(self, where: str) -> None:
         """Giants (Age of Giants) and tokens, courtiers, buildings (The Court) where they can lie."""
-        if self.giants and self.giants > self.crowns + self.building_crowns:
-            if not self.crowns + self.building_crowns:
+        crowns = self.crowns + self.building_crowns   # printed and a building's
+        if self.giants and self.giants > crowns:
+            if not crowns:
                 raise KingdomError(f"{where}: a giant stands on a crown; this {self.terrain} square "
                                    f"has none (remove the giant or give the square its crowns)")
-            raise KingdomError(f"{where}: {self.giants} giants but only "
-                               f"{self.crowns + self.building_crowns} crown(s); each giant hides "
-                               f"one crown, so at most {self.crowns + self.building_crowns} giants")
+            raise KingdomError(f"{where}: {self.giants} giants but only {crowns} crown(s); each "
+                               f"giant hides one crown, so at most {crowns} giants")
         if self.token:
             if self.terrain not in TOKEN_OF:
                 raise KingdomError(f"{where}: a resource token lies only on field, forest, lake "
@@ -427,6 +432,11 @@ class Kingdom:
         for r, row in enumerate(self.cells):
             for c, cell in enumerate(row):
                 yield r, c, cell
+
+    def around(self, r: int, c: int) -> list[tuple[int, int]]:
+        """The up to 8 squares around (r, c) inside the grid (king's moves)."""
+        return [(r + dr, c + dc) for dr in (-1, 0, 1) for dc in (-1, 0, 1)
+                if (dr or dc) and 0 <= r + dr < self.size and 0 <= c + dc < self.size]
 
     @property
     def start(self) -> tuple[int, int] | None:

@@ -26,13 +26,6 @@ CAVEMAN_VALUES = {  # caveman -> (points, what is counted among the 8 squares ar
 }
 
 
-def _neighbours8(kingdom: Kingdom, r: int, c: int):
-    for dr in (-1, 0, 1):
-        for dc in (-1, 0, 1):
-            if (dr or dc) and 0 <= r + dr < kingdom.size and 0 <= c + dc < kingdom.size:
-                yield r + dr, c + dc
-
-
 def fire(cell) -> int:
     """Fire on a square: printed symbols plus token (a volcano's craters are not fire)."""
     return (0 if cell.terrain == "volcano" else cell.crowns) + cell.fire_tokens
@@ -173,7 +166,7 @@ class OriginsTribe(OriginsDiscovery):
 
     def caveman_points(self, kingdom: Kingdom, r: int, c: int, who: str) -> tuple[int, str]:
         value, what = CAVEMAN_VALUES[who]
-        around = [kingdom[rc] for rc in _neighbours8(kingdom, r, c)]
+        around = [kingdom[rc] for rc in kingdom.around(r, c)]
         if what == "fire":
             n = sum(fire(cell) for cell in around)
         elif what == "caveman":

@@ -399,11 +399,11 @@ class Store:
         far were made on squares of the previous reading: they stay in the table but no longer
         apply (``get``'s ``corrected`` is None until a new correction). Returns how many
         corrections were set aside."""
-        if self.get(reading_id) is None:
-            raise KeyError(reading_id)
         with self._db:
             row = self._db.execute("SELECT machine, error FROM readings WHERE id=?",
                                    (reading_id,)).fetchone()
+            if row is None:
+                raise KeyError(reading_id)
             upto = self._db.execute("SELECT COALESCE(MAX(rowid), 0) FROM corrections"
                                     ).fetchone()[0]
             live = self._db.execute(

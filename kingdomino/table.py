@@ -149,9 +149,8 @@ def cmd_score_all(args) -> int:
         print(f"{path}: {len(objs)} kingdom{'s' if len(objs) != 1 else ''} "
               "(numbered by centre, left to right)", flush=True)
         for obj in objs:
-            name = player_name(players, obj["kingdom"])
-            title = f"kingdom {obj['kingdom']}" + (f" ({name})" if players and
-                                                   obj["kingdom"] < len(players) else "")
+            k = obj["kingdom"]
+            title = f"kingdom {k}" + (f" ({players[k]})" if k < len(players) else "")
             print(format_result({**obj, "source": title}), flush=True)
             print(flush=True)
         if players:

@@ -21,7 +21,7 @@ from kingdomino.batch.command import run
 from kingdomino.batch.inputs import Collection, Item, collect, collect_uploads
 from kingdomino.batch.limits import (EXIT_INPUT, EXIT_INTERRUPTED, EXIT_OK, EXIT_USAGE,
                                      IMAGE_EXTENSIONS, BatchUsageError)
-from kingdomino.batch.photo import ItemError, _ItemError, looks_like_image, photo_copy, read_item
+from kingdomino.batch.photo import ItemError, looks_like_image, photo_copy, read_item
 from kingdomino.batch.pool import Batch, Outcome, score_photo_bytes, score_table_bytes
 from kingdomino.batch.results import (BASE_COLUMNS, TAIL_COLUMNS, build_rows, match_manifest,
                                       review_for_people, row_json, rows_to_csv, standings_for,
@@ -30,7 +30,7 @@ from kingdomino.batch.results import (BASE_COLUMNS, TAIL_COLUMNS, build_rows, ma
 __all__ = [
     "BASE_COLUMNS", "TAIL_COLUMNS", "EXIT_INPUT", "EXIT_INTERRUPTED", "EXIT_OK", "EXIT_USAGE",
     "IMAGE_EXTENSIONS", "Batch", "BatchUsageError", "Collection", "Item", "ItemError", "Outcome",
-    "_ItemError", "build_rows", "collect", "collect_uploads", "limits", "looks_like_image",
+    "build_rows", "collect", "collect_uploads", "limits", "looks_like_image",
     "match_manifest", "photo_copy", "read_item", "review_for_people", "row_json", "rows_to_csv",
     "run", "score_photo_bytes", "score_table_bytes", "standings_for", "standings_path",
     "tiebreak_columns",

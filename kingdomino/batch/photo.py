@@ -18,9 +18,6 @@ class ItemError(Exception):
     """One photo cannot be read; the message is for a person."""
 
 
-_ItemError = ItemError  # older name
-
-
 def looks_like_image(head: bytes) -> bool:
     """Whether the first bytes (32 are enough) are those of an image format ``vision.io`` knows
     (HEIC too: it is refused with a message that says how to export it)."""

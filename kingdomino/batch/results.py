@@ -85,13 +85,18 @@ CUT_REASON = ("the kingdom is cut by the photo's edge: its total is not complete
               "again with every kingdom whole in view, or correct the kingdom at /r/<reading_id>")
 
 
-def _blank_row(source: str, status: str, **extra) -> dict:
-    """A --all row with nothing scored yet (``extra`` fills in what is known)."""
+def _empty_row(source: str, status: str, **extra) -> dict:
+    """A row with nothing scored yet (``extra`` fills in what is known)."""
     row = {"source": source, "total": None, "status": status, "player": "", "table": "",
            "round": "", "tiebreak": {}, "review": [], "corrected": False, "reading_id": "",
-           "content_hash": "", "result": None, "kingdom": None, "corners": None, "reason": ""}
+           "content_hash": "", "result": None}
     row.update(extra)
     return row
+
+
+def _blank_row(source: str, status: str, **extra) -> dict:
+    """A --all row with nothing scored yet: also its kingdom number, outline and reason."""
+    return _empty_row(source, status, **{"kingdom": None, "corners": None, "reason": "", **extra})
 
 
 def _table_rows(store: Store, o: Outcome, rules: str, bonuses) -> list[dict]:
@@ -185,10 +190,8 @@ def build_rows(store: Store, outcomes: list[Outcome], *, rules: str, bonuses=(),
         return _look_first(rows)
     rows = []
     for o in outcomes:
-        row = {"source": o.item.source, "total": None, "status": "", "player": "", "table": "",
-               "round": "", "tiebreak": {}, "review": [], "corrected": False,
-               "reading_id": o.reading_id or "", "content_hash": o.content_hash or "",
-               "result": None}
+        row = _empty_row(o.item.source, "", reading_id=o.reading_id or "",
+                         content_hash=o.content_hash or "")
         if o.error:
             row["status"] = f"error: {o.error}"
         elif o.reading_id is None:
@@ -201,11 +204,9 @@ def build_rows(store: Store, outcomes: list[Outcome], *, rules: str, bonuses=(),
         for m, i in match_manifest(manifest, outcomes).items():
             info = manifest[m]
             if i < 0:
-                rows.append({"source": info["photo"], "total": None, "tiebreak": {},
-                             "status": "error: listed in the manifest but not among the photos "
-                                       "given; check the name or add the photo",
-                             "review": [], "corrected": False, "reading_id": "",
-                             "content_hash": "", "result": None, "_manifest": m})
+                rows.append(_empty_row(info["photo"], "error: listed in the manifest but not "
+                                       "among the photos given; check the name or add the photo",
+                                       _manifest=m))
                 row = rows[-1]
             else:
                 row = rows[i]

@@ -242,7 +242,7 @@ def test_zip_member_that_lies_about_its_size_is_capped(tmp_path, monkeypatch):
     monkeypatch.setattr(batch.limits, "MAX_PHOTO_BYTES", 10_000)
     coll = batch.collect([archive])
     coll.items[0].error = None  # pretend the header said it was small
-    with pytest.raises(batch._ItemError, match="larger than"):
+    with pytest.raises(batch.ItemError, match="larger than"):
         batch.read_item(coll.items[0], {})
     coll.close()
 
