@@ -30,6 +30,7 @@ from .corner_refine import edge_map, refine_corners
 from .errors import NO_KINGDOM, PhotoError
 from .geometry import as_corners, warp_board
 from .gridcount import count_cells, focal_aspect
+from .lattice import fit_lattice
 from .outline import edge_segments, fit_quad, order_top_first, vp_quad
 from .tilemap import (disk, downscale, half_thickness, is_rectified_board, largest, pixel_map,
                       tile_blob, tile_net)
@@ -90,13 +91,15 @@ def locate(image: np.ndarray, cfg=None, size: int | None = None):
     return next(candidates(image, cfg, size, fallback=False))
 
 
-def candidates(image: np.ndarray, cfg=None, size: int | None = None, fallback: bool = True):
+def candidates(image: np.ndarray, cfg=None, size: int | None = None, fallback: bool = True,
+               alternatives: bool = False):
     """Every outline found, best first (see :func:`locate`), made as they are asked for: each
     is (corners, rows, cols, confidence, warnings). The first is ``locate``'s choice; then the
     other tile map's outline and, for each of ``[detect] fallback_thresholds``, each map's blob
     at that tile threshold: the reader tries them in turn when what it read in one holds no
     kingdom (``fallback=False``: not these). Raises ``PhotoError`` (no kingdom) when there is
-    none, or no more."""
+    none, or no more. ``alternatives``: each comes with a sixth item, the outline's own grid
+    (corners, rows, cols) when the seams' lattice (``vision.lattice``) moved it, else None."""
     det = _section(cfg, "detect")
     mid, s_mid, small, s = working_sizes(image, int(det["refine_long_side"]),
                                          int(det["mask_long_side"]))
@@ -105,18 +108,28 @@ def candidates(image: np.ndarray, cfg=None, size: int | None = None, fallback: b
     if is_rectified_board(pixel, det):
         corners = np.array([[0, 0], [w, 0], [w, h], [0, h]], np.float32)
         n = size or 5
-        yield corners, n, n, 0.9, []
+        yield (corners, n, n, 0.9, []) + ((None,) if alternatives else ())
         return
-    maps = [pixel]
+    maps, cover = [pixel], pixel
+    lat = (cfg if cfg is not None else _config.load())["lattice"]
     if det["tile_net"]:
+        net = tile_net(det).probability(small)
         mix = float(det["tile_net_weight"])
-        maps.insert(0, mix * tile_net(det).probability(small) + (1.0 - mix) * pixel)
+        maps.insert(0, mix * net + (1.0 - mix) * pixel)
+        mix = float(lat["cover_net_weight"])
+        cover = mix * net + (1.0 - mix) * pixel
     gray_mid = cv2.cvtColor(mid, cv2.COLOR_BGR2GRAY)
     edges = edge_map(gray_mid) if det["refine"] else None
 
     def outlines(d):
-        return [f for f in (outline_in_map(prob, mid, gray_mid, edges, s, s_mid, image.shape, d)
-                            for prob in maps) if f is not None]
+        out = []
+        for prob in maps:
+            alt: list = []
+            f = outline_in_map(prob, mid, gray_mid, edges, s, s_mid, image.shape, d, lat, cover,
+                               alt)
+            if f is not None:
+                out.append(f + ((alt[0] if alt else None),) if alternatives else f)
+        return out
 
     found = outlines(det)
     if len(found) == 2 and found[0][1:3] == found[1][1:3] and corner_error(
@@ -132,10 +145,15 @@ def candidates(image: np.ndarray, cfg=None, size: int | None = None, fallback: b
         raise PhotoError(NO_KINGDOM)
 
 
-def outline_in_map(prob, mid, gray_mid, edges, s, s_mid, shape, det):
+def outline_in_map(prob, mid, gray_mid, edges, s, s_mid, shape, det, lat=None, cover=None,
+                   alternatives: list | None = None):
     """From one tile map: corners, rows, cols, confidence, warnings; None without a blob.
     ``mid``: the photo at the refinement size, ``gray_mid`` its grey, ``edges`` its edge map
-    (None: no corner refinement); ``s``, ``s_mid``: their scales against the photo."""
+    (None: no corner refinement); ``s``, ``s_mid``: their scales against the photo.
+    ``lat``: the ``[lattice]`` section (None: no lattice, the outline's own count), whose
+    squares are tiles by ``cover`` (a tile map like ``prob``; None: ``prob``). When the lattice
+    moved the grid, the outline's own grid (corners, rows, cols) is appended to
+    ``alternatives`` (when given)."""
     h, w = shape[:2]
     warnings: list[str] = []
     blob = tile_blob(prob, det)
@@ -175,9 +193,25 @@ def outline_in_map(prob, mid, gray_mid, edges, s, s_mid, shape, det):
     tiles = cv2.warpPerspective(prob, Hq, (work, work), flags=cv2.INTER_LINEAR) > 0.5
     aspect = focal_aspect(quad / s, shape)
     rows, cols, conf = count_cells(rect, tiles, aspect, det)
+    first = None                # the outline's own grid when the lattice moved it
+    if lat is not None and lat["enabled"]:
+        cover = prob if cover is None else cover
+        cover_mid = cv2.resize(cover, (mid.shape[1], mid.shape[0]), interpolation=cv2.INTER_LINEAR)
+        found = fit_lattice(mid, cover_mid, quad * zoom, rows, cols, lat, aspect)
+        if found is not None:
+            moved = (found.rows, found.cols) != (rows, cols) or corner_error(
+                found.corners / zoom, quad) > float(lat["same_grid"]) / max(rows, cols)
+            if moved:
+                first = (quad, rows, cols)
+            quad, rows, cols = found.corners / zoom, found.rows, found.cols
     if edges is not None:
         quad = refine_corners(edges, quad * zoom, rows, cols, det, prob, 1.0 / zoom) / zoom
+        if first is not None:
+            first = (refine_corners(edges, first[0] * zoom, first[1], first[2], det, prob,
+                                    1.0 / zoom) / zoom, first[1], first[2])
     corners = (quad / s).astype(np.float32)
+    if alternatives is not None and first is not None:
+        alternatives.append(((first[0] / s).astype(np.float32), first[1], first[2]))
     hx, hy = blob.shape[1] - 1, blob.shape[0] - 1
     ys, xs = np.nonzero(blob)
     tol = 0.01 * max(h, w)

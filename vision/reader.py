@@ -80,10 +80,16 @@ class Reader:
         if size is not None and size not in (5, 7):
             raise ValueError(f"size must be 5 or 7, got {size}")
         tries = int(self.cfg["frame"]["max_candidates"])
-        for k, (corners, found_rows, found_cols, _conf, warnings) in enumerate(
-                detect.candidates(image, self.cfg, size)):
-            corners, rows, cols, logits = frame.choose(image, corners, found_rows, found_cols,
-                                                       self.classifier, self.cfg, size)
+        for k, (corners, found_rows, found_cols, _conf, warnings, first) in enumerate(
+                detect.candidates(image, self.cfg, size, alternatives=True)):
+            hypotheses = [(corners, found_rows, found_cols)] + ([first] if first else [])
+            chosen = [self._window(image, *h, size) for h in hypotheses]
+            # the seams' lattice against the outline's own grid: the crisper reading wins
+            # (squares cut on the tiles' own grid read crisply, a grid that cuts tiles blurred)
+            best = max(range(len(chosen)), key=lambda i: chosen[i][4]
+                       + (float(self.cfg["lattice"]["keep_margin"]) if i else 0.0))
+            corners, rows, cols, logits, _ = chosen[best]
+            found_rows, found_cols = hypotheses[best][1:3]
             grid = self.classifier.read_logits(logits, rows, cols)
             if (rows, cols) != (found_rows, found_cols):
                 warnings = list(warnings) + [
@@ -98,6 +104,12 @@ class Reader:
             if k + 1 >= tries:
                 break
         raise PhotoError(NO_KINGDOM)
+
+    def _window(self, image, corners, rows, cols, size):
+        """``vision.frame.choose`` on one grid, with the crispness of what its window read."""
+        corners, rows, cols, logits = frame.choose(image, corners, rows, cols, self.classifier,
+                                                   self.cfg, size)
+        return corners, rows, cols, logits, frame.crispness(logits, self.classifier.t_terrain)
 
     def _found_board(self, image: np.ndarray, size: int | None) -> _Found:
         cell = self.ccfg["cell"]

@@ -174,21 +174,61 @@ def test_find_tries_the_next_outline_when_one_holds_no_kingdom(reader, monkeypat
     table = (np.float32([[100, 100], [300, 100], [300, 300], [100, 300]]), 2, 2, 0.9, [])
     kingdom = (np.float32([[500, 100], [700, 100], [700, 300], [500, 300]]), 2, 2, 0.5, [])
     monkeypatch.setattr(reader.classifier, "logits", logits)
-    monkeypatch.setattr(detect, "candidates", lambda img, cfg, size=None: iter([table, kingdom]))
+    monkeypatch.setattr(detect, "candidates", lambda img, cfg, size=None, **kw: iter(
+        [table + (None,), kingdom + (None,)]))
     found = reader.find(image)
     assert np.allclose(found.corners, kingdom[0]) and (found.rows, found.cols) == (2, 2)
     reading = reader.read(image)
     assert [c["terrain"] for c in reading.cells[0][:2] + reading.cells[1][:2]].count("field") >= 2
     # an outline reaching one row of table too far: that row leaves, and the reading says so
     longer = (np.float32([[500, 100], [700, 100], [700, 400], [500, 400]]), 3, 2, 0.5, [])
-    monkeypatch.setattr(detect, "candidates", lambda img, cfg, size=None: iter([longer]))
+    monkeypatch.setattr(detect, "candidates", lambda img, cfg, size=None, **kw: iter(
+        [longer + (None,)]))
     reading = reader.read(image)
     assert (reading.rows, reading.cols) == (2, 2)
     assert np.allclose(reading.corners, kingdom[0], atol=0.5)
     assert any("held 3x2 squares" in w for w in reading.warnings)
-    monkeypatch.setattr(detect, "candidates", lambda img, cfg, size=None: iter([table, table]))
+    monkeypatch.setattr(detect, "candidates", lambda img, cfg, size=None, **kw: iter(
+        [table + (None,), table + (None,)]))
     with pytest.raises(PhotoError, match="no kingdom found"):
         reader.find(image)
+
+
+@pytest.mark.parametrize("lattice_first", [True, False])
+def test_find_reads_the_crisper_of_the_lattice_and_the_outlines_own_grid(reader, monkeypatch,
+                                                                          lattice_first):
+    """When the seams' lattice moved the detector's grid, both grids are read and the one whose
+    squares read crisply (cut on the tiles' own lines) wins over the one that cuts tiles."""
+    from vision import detect
+    from vision.labels import TERRAINS
+
+    image = np.full((600, 800, 3), 128, np.uint8)
+    rng = np.random.default_rng(1)
+    for r in range(3):
+        for c in range(3):   # 3x3 squares of 100 px, each its own colour, no two alike
+            image[150 + 100 * r:250 + 100 * r, 250 + 100 * c:350 + 100 * c] = rng.integers(
+                0, 100, 3) + (0, 150, 0)
+
+    def logits(crops):
+        out = np.zeros((len(crops), len(TERRAINS) + 4))
+        for i, crop in enumerate(crops):
+            h, w = crop.shape[:2]
+            centre = crop[h // 2 - 12:h // 2 + 12, w // 2 - 12:w // 2 + 12].reshape(-1, 3)
+            spread = float(centre.astype(float).std(0).max())
+            sure = 9.0 if spread < 5 else 1.0          # a square cut across two tiles: unsure
+            out[i, TERRAINS.index("field")] = sure
+            out[i, TERRAINS.index("castle")] = sure - 0.5 if i == 4 else 0.0
+            out[i, len(TERRAINS)] = 9.0
+        return out
+
+    right = np.float32([[250, 150], [550, 150], [550, 450], [250, 450]])
+    shifted = right + np.float32([45, 40])
+    lattice, own = (shifted, right) if not lattice_first else (right, shifted)
+    monkeypatch.setattr(reader.classifier, "logits", logits)
+    monkeypatch.setattr(detect, "candidates", lambda img, cfg, size=None, **kw: iter(
+        [(lattice, 3, 3, 0.9, [], (own, 3, 3))]))
+    found = reader.find(image)
+    assert np.allclose(found.corners, right, atol=1.0)
 
 
 def test_find_keeps_the_detectors_outline_without_frame_choice(reader, monkeypatch):

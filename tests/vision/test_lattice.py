@@ -1,0 +1,120 @@
+"""The seams' lattice (vision.lattice): pitch and phase from edge profiles, the tile box, and a
+drawn kingdom whose outline took in a band of table."""
+import cv2
+import numpy as np
+import pytest
+
+from vision import config
+from vision.lattice import fit_lattice, fit_pitch, tile_box
+
+
+def comb(length: int, pitch: float, phase: float, width: float = 1.0, base: float = 1.0):
+    x = np.arange(length, dtype=np.float64)
+    d = np.mod(x - phase, pitch)
+    d = np.minimum(d, pitch - d)
+    return base + 10.0 * np.exp(-0.5 * (d / width) ** 2)
+
+
+PITCHES = np.exp(np.linspace(np.log(5), np.log(40), 200))
+
+
+def test_pitch_and_phase_of_a_comb():
+    prof = comb(200, 17.0, 5.0)
+    p, phase, score = fit_pitch(prof, np.ones(200), PITCHES, border=8)
+    assert p == pytest.approx(17.0, rel=0.03)
+    assert min(abs(phase - 5.0), abs(phase - 5.0 - p)) <= 1.0
+    assert score > 2
+
+
+def test_half_and_double_pitch_lose():
+    """Every other line of the true comb is a seam of a comb twice as coarse, and a comb half
+    as fine has all of them: neither may win."""
+    prof = comb(300, 20.0, 3.0)
+    for lo, hi in ((8.0, 12.0), (35.0, 45.0)):
+        only = np.exp(np.linspace(np.log(lo), np.log(hi), 40))
+        worse = fit_pitch(prof, np.ones(300), only, border=8)[2]
+        best = fit_pitch(prof, np.ones(300), PITCHES, border=8)
+        assert best[0] == pytest.approx(20.0, rel=0.03)
+        assert worse < best[2]
+
+
+def test_the_kingdoms_border_is_not_a_seam():
+    """Strong edges only at the two ends (the kingdom's border against the table) and weak
+    uneven ones inside: the border must not make a lattice of its own."""
+    prof = np.ones(200)
+    prof[20], prof[180] = 50.0, 50.0
+    cover = np.zeros(200)
+    cover[18:183] = 1.0
+    found = fit_pitch(prof, cover, PITCHES, border=10)
+    assert found is None or found[2] < 1.5
+
+
+def test_tile_box_keeps_holes_and_cuts_to_max_cells():
+    cover = np.zeros((9, 9))
+    cover[2:7, 2:7] = 0.9
+    cover[4, 4] = 0.0          # a hole inside
+    cover[6, 2] = 0.0          # a notch at a corner
+    assert tile_box(cover, 0.5, 7) == (2, 2, 5, 5)
+    wide = np.zeros((3, 10))
+    wide[1, :] = 0.9
+    wide[1, 9] = 0.6
+    r0, c0, rows, cols = tile_box(wide, 0.5, 7)
+    assert (rows, cols) == (1, 7) and c0 == 0
+    assert tile_box(np.zeros((4, 4)), 0.5, 7) is None
+
+
+def drawn_kingdom(n=5, cell=30, table_band=0.0, seed=3):
+    """A kingdom of n x n squares (random colours, dark seams) on a table of a tile's colour;
+    the tile map covers it and a band of ``table_band`` squares of table around it. Returns
+    image, tile map, true corners."""
+    rng = np.random.default_rng(seed)
+    off = 3 * cell
+    size = n * cell + 2 * off
+    img = np.full((size, size, 3), (40, 170, 200), np.uint8)        # yellow "wood"
+    img = cv2.add(img, rng.integers(0, 25, img.shape, dtype=np.uint8))
+    for r in range(n):
+        for c in range(n):
+            colour = tuple(int(v) for v in rng.integers(30, 230, 3))
+            y0, x0 = off + r * cell, off + c * cell
+            cv2.rectangle(img, (x0, y0), (x0 + cell - 1, y0 + cell - 1), colour, -1)
+            cv2.rectangle(img, (x0, y0), (x0 + cell - 1, y0 + cell - 1), (20, 20, 20), 1)
+    tiles = np.zeros((size, size), np.float32)
+    b = int(round(table_band * cell))
+    tiles[off - b:off + n * cell + b, off - b:off + n * cell + b] = 1.0
+    corners = np.float32([[off, off], [off + n * cell, off], [off + n * cell, off + n * cell],
+                          [off, off + n * cell]])
+    return img, tiles, corners
+
+
+@pytest.mark.parametrize("n", [5, 7])
+def test_an_outline_grown_onto_the_table_is_cut_back_to_the_kingdom(n):
+    """The blob took in most of a square of table on every side (a tile-coloured table) and
+    the outline was counted 7x7: the seams give the squares' true size and the tile map the
+    kingdom's extent."""
+    cell = 30
+    img, tiles, truth = drawn_kingdom(n, cell)
+    grown = truth + np.float32([[-1, -1], [1, -1], [1, 1], [-1, 1]]) * cell * 0.9
+    lat = config.load()["lattice"]
+    found = fit_lattice(img, tiles, grown, 7, 7, lat)
+    assert found is not None
+    assert (found.rows, found.cols) == (n, n)
+    assert np.abs(found.corners - truth).max() < 0.15 * cell
+
+
+def test_a_band_of_table_the_tile_map_takes_for_tiles_stays_within_the_outline():
+    """The lattice may cut an outline down, never grow it beyond: tile evidence outside the
+    outline (a loose domino, the next kingdom) does not join the kingdom."""
+    cell = 30
+    img, tiles, truth = drawn_kingdom(5, cell, table_band=1.0)
+    found = fit_lattice(img, tiles, truth, 5, 5, config.load()["lattice"])
+    assert (found.rows, found.cols) == (5, 5)
+    assert np.abs(found.corners - truth).max() < 0.15 * cell
+
+
+def test_a_table_without_seams_gives_no_lattice():
+    rng = np.random.default_rng(0)
+    img = rng.integers(0, 255, (240, 240, 3), dtype=np.uint8)
+    img = cv2.GaussianBlur(img, (0, 0), 3)
+    tiles = np.ones((240, 240), np.float32)
+    quad = np.float32([[40, 40], [200, 40], [200, 200], [40, 200]])
+    assert fit_lattice(img, tiles, quad, 5, 5, config.load()["lattice"]) is None

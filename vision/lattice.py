@@ -1,0 +1,217 @@
+"""The kingdom's lattice: the square cells' pitch and phase from the seams, and which cells hold
+tiles (``[lattice]`` in ``config.toml``).
+
+The blob's outline (``vision.outline``) gives the grid's directions well -- its sides are refitted
+to the vanishing points of the tile edges -- but not its extent: on a table that looks like a
+tile the blob takes in a strip of table, and the grid counted inside that outline has cells of
+the wrong size (a 5x5 counted 7x7, or 5x5 cells that drift half a square off by the far side).
+A table cannot fake the seams: every tile edge lies on one lattice of square cells.
+
+Once the outline's sides lie on lines through the right vanishing points, the outline's
+rectification differs from the lattice's by a scale and a shift along each axis only (a
+homography that keeps both points at infinity is axis-aligned affine). So:
+
+1. rectify the outline, grown by ``margin`` cells on every side, to about ``px_per_cell`` px a
+   cell;
+2. along each axis, a profile of the edges running across it (colour gradient, counted where
+   the tile map says tile: the table's own pattern does not count);
+3. the pitch and phase whose lines lie on strong edges and whose mid-lines (half a cell off)
+   do not: the contrast between the two rejects half and double the true pitch;
+4. the cells of that lattice the tile map covers: the largest connected group of them, its
+   bounding box (at most ``[detect] max_cells`` a side), is the kingdom's grid.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import cv2
+import numpy as np
+
+
+@dataclass(frozen=True)
+class Lattice:
+    """A grid found on the seams: its corners (tl, tr, br, bl, in the input's px), rows, cols,
+    and the seam contrast along each axis (mean edge at the lines over mean at the mid-lines)."""
+
+    corners: np.ndarray
+    rows: int
+    cols: int
+    contrast: tuple
+
+
+def edge_profiles(rect: np.ndarray, weight: np.ndarray):
+    """Across-axis edge profiles of a rectified colour image: for each column the mean strength
+    of vertical edges, for each row that of horizontal edges, each weighted by ``weight``."""
+    lab = cv2.cvtColor(rect, cv2.COLOR_BGR2LAB).astype(np.float32)
+    lab = cv2.GaussianBlur(lab, (0, 0), 0.8)
+    gx = np.abs(cv2.Sobel(lab, cv2.CV_32F, 1, 0, ksize=3)).sum(2)
+    gy = np.abs(cv2.Sobel(lab, cv2.CV_32F, 0, 1, ksize=3)).sum(2)
+    w = weight.astype(np.float32)
+    px = (gx * w).sum(0) / (w.sum(0) + 1e-3)
+    py = (gy * w).sum(1) / (w.sum(1) + 1e-3)
+    return px, w.mean(0), py, w.mean(1)
+
+
+def _sample(profile: np.ndarray, x: np.ndarray) -> np.ndarray:
+    """``profile`` at fractional positions ``x`` (linear; the ends repeat beyond it)."""
+    n = len(profile)
+    x = np.asarray(x, np.float64)
+    i = np.clip(np.floor(x).astype(int), 0, n - 2)
+    f = np.clip(x - i, 0.0, 1.0)
+    return profile[i] * (1 - f) + profile[i + 1] * f
+
+
+def fit_pitch(profile: np.ndarray, cover: np.ndarray, pitches, phase_step: float = 0.5,
+              min_cover: float = 0.3, border: float = 0.0, near: float = 0.15):
+    """The (pitch, phase, score) of the comb of lines ``phase + k * pitch`` that best explains
+    the edges of ``profile``, or None.
+
+    Only the interior counts: the span where ``cover`` (the share of tile along that line) is
+    at least ``min_cover`` of its largest, less ``border`` px at each end (the kingdom's own
+    border is an edge on every lattice that ends there; the seams lie on one only). Two
+    measures, multiplied: the share of the profile's edge (above its median) lying within
+    ``near`` of a pitch from a line -- a comb of twice the pitch or of a pitch between
+    misses half the seams -- and the mean edge on the lines over the mean on the mid-lines
+    half a pitch off -- a comb of half the pitch puts every other line through tile middles.
+    """
+    profile = np.asarray(profile, np.float64)
+    cover = np.asarray(cover, np.float64)
+    live = np.nonzero(cover >= min_cover * max(float(cover.max()), 1e-6))[0]
+    if not len(live):
+        return None
+    a, b = live[0] + border, live[-1] - border
+    if b - a < 2:
+        return None
+    xs = np.arange(int(np.ceil(a)), int(np.floor(b)) + 1, dtype=np.float64)
+    vals = profile[xs.astype(int)]
+    excess = np.maximum(vals - np.median(vals), 0.0)
+    total = float(excess.sum())
+    if total <= 0:
+        return None
+    best = None
+    for p in pitches:
+        phases = np.arange(0.0, p, phase_step)
+        d = np.mod(xs[None, :] - phases[:, None], p)
+        d = np.minimum(d, p - d)                       # distance to the nearest line
+        share = (excess[None, :] * (d < near * p)).sum(1) / total
+        k = np.arange(int(np.floor(a / p)) - 1, int(np.ceil(b / p)) + 2)
+        lines = phases[:, None] + p * k[None, :]
+        inside = (lines >= a) & (lines <= b)
+        mids = lines + 0.5 * p
+        mid_in = (mids >= a) & (mids <= b)
+        count, mcount = inside.sum(1), mid_in.sum(1)
+        on = (_sample(profile, lines) * inside).sum(1) / np.maximum(count, 1)
+        off = (_sample(profile, mids) * mid_in).sum(1) / np.maximum(mcount, 1)
+        score = np.where((count >= 1) & (mcount >= 1), share * on / (off + 1e-6), 0.0)
+        i = int(np.argmax(score))
+        if score[i] > 0 and (best is None or score[i] > best[2]):
+            best = (float(p), float(phases[i]), float(score[i]))
+    return best
+
+
+def cell_cover(tiles: np.ndarray, xs: np.ndarray, ys: np.ndarray, inner: float) -> np.ndarray:
+    """Mean of ``tiles`` over the central ``inner`` part of each cell between lines ``xs``
+    (columns) and ``ys`` (rows): a (len(ys) - 1) x (len(xs) - 1) array."""
+    H, W = tiles.shape
+    out = np.zeros((len(ys) - 1, len(xs) - 1))
+    for r in range(len(ys) - 1):
+        for c in range(len(xs) - 1):
+            a = (1 - inner) / 2
+            x0 = xs[c] + a * (xs[c + 1] - xs[c])
+            x1 = xs[c + 1] - a * (xs[c + 1] - xs[c])
+            y0 = ys[r] + a * (ys[r + 1] - ys[r])
+            y1 = ys[r + 1] - a * (ys[r + 1] - ys[r])
+            i0, i1 = int(max(0, np.floor(y0))), int(min(H, np.ceil(y1)))
+            j0, j1 = int(max(0, np.floor(x0))), int(min(W, np.ceil(x1)))
+            if i1 > i0 and j1 > j0:
+                out[r, c] = float(tiles[i0:i1, j0:j1].mean())
+    return out
+
+
+def tile_box(cover: np.ndarray, threshold: float, max_cells: int):
+    """(r0, c0, rows, cols): the bounding box of the largest 4-connected group of cells whose
+    cover is above ``threshold`` (a half-built kingdom's holes and notches stay inside it), cut
+    to the ``max_cells`` window holding most cover when it is larger; None without such a cell."""
+    on = (np.asarray(cover) > threshold).astype(np.uint8)
+    n, labels, stats, _ = cv2.connectedComponentsWithStats(on, connectivity=4)
+    if n <= 1:
+        return None
+    k = 1 + int(np.argmax(stats[1:, cv2.CC_STAT_AREA]))
+    x, y, w, h = (int(v) for v in stats[k, :4])
+    mine = np.where(labels == k, cover, 0.0)
+    if h > max_cells:
+        sums = [mine[y + i:y + i + max_cells].sum() for i in range(h - max_cells + 1)]
+        y, h = y + int(np.argmax(sums)), max_cells
+    if w > max_cells:
+        sums = [mine[:, x + j:x + j + max_cells].sum() for j in range(w - max_cells + 1)]
+        x, w = x + int(np.argmax(sums)), max_cells
+    return y, x, h, w
+
+
+def fit_lattice(image: np.ndarray, tiles: np.ndarray, quad: np.ndarray, rows: int, cols: int,
+                cfg: dict, aspect: float | None = None) -> Lattice | None:
+    """The lattice of the kingdom found as ``quad`` (tl, tr, br, bl in ``image`` px) with a first
+    count of ``rows x cols``: ``image`` a colour photo, ``tiles`` a tile probability map of the
+    same size (see the module docstring). ``aspect``: the outline's width over its height on
+    the table (``vision.gridcount.focal_aspect``), when known: the squares are square, so the
+    two pitches must agree with it within ``[lattice] max_skew``. None when the seams give no
+    clear lattice (score under ``[lattice] min_contrast`` on an axis, or squares that are not
+    square) or no tile cell."""
+    lat = cfg
+    c = float(lat["px_per_cell"])
+    m = float(lat["margin"])
+    quad = np.asarray(quad, np.float32)
+    W, H = int(round((cols + 2 * m) * c)), int(round((rows + 2 * m) * c))
+    dst = np.float32([[m * c, m * c], [(cols + m) * c, m * c], [(cols + m) * c, (rows + m) * c],
+                      [m * c, (rows + m) * c]])
+    Hq = cv2.getPerspectiveTransform(quad, dst)
+    rect = cv2.warpPerspective(image, Hq, (W, H), flags=cv2.INTER_LINEAR,
+                               borderMode=cv2.BORDER_REPLICATE)
+    tmap = cv2.warpPerspective(tiles.astype(np.float32), Hq, (W, H), flags=cv2.INTER_LINEAR,
+                               borderMode=cv2.BORDER_CONSTANT, borderValue=0.0)
+    on = (tmap > 0.5).astype(np.uint8)
+    reach = max(1, int(round(float(lat["edge_reach"]) * c)))
+    weight = cv2.dilate(on, np.ones((2 * reach + 1, 2 * reach + 1), np.uint8))
+    px, cover_x, py, cover_y = edge_profiles(rect, weight)
+    lo, hi = float(lat["pitch_range"][0]), float(lat["pitch_range"][1])
+    pitches = c * np.exp(np.linspace(np.log(lo), np.log(hi), int(lat["pitch_steps"])))
+    fit = dict(phase_step=float(lat["phase_step"]), min_cover=float(lat["min_cover"]),
+               border=float(lat["border"]) * c, near=float(lat["near"]))
+    least = int(lat["min_cells"])
+    # an axis of fewer squares than min_cells keeps the outline's own lines
+    fx = fit_pitch(px, cover_x, pitches, **fit) if cols >= least else (c, m * c % c, np.inf)
+    fy = fit_pitch(py, cover_y, pitches, **fit) if rows >= least else (c, m * c % c, np.inf)
+    if fx is None or fy is None:
+        return None
+    if min(fx[2], fy[2]) < float(lat["min_contrast"]):
+        return None
+    if aspect and cols >= least and rows >= least:
+        # a world square is (cols / aspect) : rows in the rectified outline's px
+        expect = (cols / rows) / aspect
+        if abs(np.log((fx[0] / fy[0]) / expect)) > float(lat["max_skew"]):
+            return None
+    xs = fx[1] + fx[0] * np.arange(-int(fx[1] // fx[0]) - 1, int(W / fx[0]) + 2)
+    ys = fy[1] + fy[0] * np.arange(-int(fy[1] // fy[0]) - 1, int(H / fy[0]) + 2)
+    xs = xs[(xs > -fx[0]) & (xs < W + fx[0])]
+    ys = ys[(ys > -fy[0]) & (ys < H + fy[0])]
+    cover = cell_cover(tmap, xs, ys, float(lat["inner"]))
+    # the lattice may cut the outline down (table taken in by the blob), never grow it: a
+    # square whose centre lies beyond the outline (by more than [lattice] grow) is not the
+    # kingdom's (a loose domino or the next kingdom across a narrow gap)
+    g = float(lat["grow"]) * c
+    cx, cy = (xs[:-1] + xs[1:]) / 2, (ys[:-1] + ys[1:]) / 2
+    out_x = (cx < m * c - g) | (cx > (cols + m) * c + g)
+    out_y = (cy < m * c - g) | (cy > (rows + m) * c + g)
+    cover[out_y[:, None] | out_x[None, :]] = 0.0
+    box = tile_box(cover, float(lat["tile_cover"]), int(lat["max_cells"]))
+    if box is None:
+        return None
+    r0, c0, nr, nc = box
+    if cols < least:      # the outline's own extent along a short axis
+        c0, nc = int(np.argmin(np.abs(xs - m * c))), cols
+    if rows < least:
+        r0, nr = int(np.argmin(np.abs(ys - m * c))), rows
+    x0, x1, y0, y1 = xs[c0], xs[c0 + nc], ys[r0], ys[r0 + nr]
+    pts = np.float32([[[x0, y0], [x1, y0], [x1, y1], [x0, y1]]])
+    corners = cv2.perspectiveTransform(pts, np.linalg.inv(Hq))[0]
+    return Lattice(corners.astype(np.float32), int(nr), int(nc), (fy[2], fx[2]))
