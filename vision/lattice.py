@@ -88,25 +88,38 @@ def fit_pitch(profile: np.ndarray, cover: np.ndarray, pitches, phase_step: float
     total = float(excess.sum())
     if total <= 0:
         return None
-    best = None
-    for p in pitches:
-        phases = np.arange(0.0, p, phase_step)
-        d = np.mod(xs[None, :] - phases[:, None], p)
-        d = np.minimum(d, p - d)                       # distance to the nearest line
-        share = (excess[None, :] * (d < near * p)).sum(1) / total
-        k = np.arange(int(np.floor(a / p)) - 1, int(np.ceil(b / p)) + 2)
-        lines = phases[:, None] + p * k[None, :]
-        inside = (lines >= a) & (lines <= b)
-        mids = lines + 0.5 * p
-        mid_in = (mids >= a) & (mids <= b)
-        count, mcount = inside.sum(1), mid_in.sum(1)
-        on = (_sample(profile, lines) * inside).sum(1) / np.maximum(count, 1)
-        off = (_sample(profile, mids) * mid_in).sum(1) / np.maximum(mcount, 1)
-        score = np.where((count >= 1) & (mcount >= 1), share * on / (off + 1e-6), 0.0)
-        i = int(np.argmax(score))
-        if score[i] > 0 and (best is None or score[i] > best[2]):
-            best = (float(p), float(phases[i]), float(score[i]))
-    return best
+
+    def search(pitches, phases_of):
+        best = None
+        for p in pitches:
+            phases = phases_of(p)
+            d = np.mod(xs[None, :] - phases[:, None], p)
+            d = np.minimum(d, p - d)                       # distance to the nearest line
+            share = (excess[None, :] * (d < near * p)).sum(1) / total
+            k = np.arange(int(np.floor(a / p)) - 1, int(np.ceil(b / p)) + 2)
+            lines = phases[:, None] + p * k[None, :]
+            inside = (lines >= a) & (lines <= b)
+            mids = lines + 0.5 * p
+            mid_in = (mids >= a) & (mids <= b)
+            count, mcount = inside.sum(1), mid_in.sum(1)
+            on = (_sample(profile, lines) * inside).sum(1) / np.maximum(count, 1)
+            off = (_sample(profile, mids) * mid_in).sum(1) / np.maximum(mcount, 1)
+            score = np.where((count >= 1) & (mcount >= 1), share * on / (off + 1e-6), 0.0)
+            i = int(np.argmax(score))
+            if score[i] > 0 and (best is None or score[i] > best[2]):
+                best = (float(p), float(phases[i]), float(score[i]))
+        return best
+
+    # coarse: every pitch, phases ``phase_step`` apart; then finer around the best
+    pitches = np.asarray(pitches, np.float64)
+    best = search(pitches, lambda p: np.arange(0.0, p, phase_step))
+    if best is None or len(pitches) < 2:
+        return best
+    ratio = float(np.exp(np.mean(np.diff(np.log(pitches)))))
+    fine = best[0] * ratio ** np.linspace(-1.0, 1.0, 9)
+    near_phase = lambda p: np.mod(best[1] + np.arange(-phase_step, phase_step + 1e-9,  # noqa: E731
+                                                      phase_step / 4), p)
+    return max((best, search(fine, near_phase) or best), key=lambda f: f[2])
 
 
 def cell_cover(tiles: np.ndarray, xs: np.ndarray, ys: np.ndarray, inner: float) -> np.ndarray:
