@@ -82,22 +82,32 @@ class Reader:
         tries = int(self.cfg["frame"]["max_candidates"])
         for k, (corners, found_rows, found_cols, _conf, warnings) in enumerate(
                 detect.candidates(image, self.cfg, size)):
-            corners, rows, cols, logits = frame.choose(image, corners, found_rows, found_cols,
-                                                       self.classifier, self.cfg, size)
-            grid = self.classifier.read_logits(logits, rows, cols)
-            if (rows, cols) != (found_rows, found_cols):
-                warnings = list(warnings) + [
-                    f"the outline found held {found_rows}x{found_cols} squares; by what its "
-                    f"squares read, the kingdom is {rows}x{cols}: check its outline"]
-            found = _Found(np.asarray(corners, np.float32), rows, cols, _frame(rows, cols, size),
-                           None, list(warnings), logits, grid)
-            castle = frame.terrain_odds(logits, "castle", self.classifier.t_terrain).max()
+            found = self.framed(image, corners, found_rows, found_cols, size, warnings)
+            grid = found.grid
+            castle = frame.terrain_odds(found.logits, "castle", self.classifier.t_terrain).max()
             if not too_few_tiles((sq.terrain for row in grid for sq in row), self.cfg) \
                     and castle >= float(self.cfg["reader"]["min_castle_odds"]):
                 return found
             if k + 1 >= tries:
                 break
         raise PhotoError(NO_KINGDOM)
+
+    def framed(self, image: np.ndarray, corners, rows: int, cols: int, size: int | None = None,
+               warnings=(), cfg: dict | None = None) -> _Found:
+        """A found outline's grid with the kingdom's window chosen in it by the square
+        classifier (``vision.frame.choose``, settings ``[frame]`` of ``cfg``, default the
+        reader's), its squares read: hand it to :meth:`read_board`. A window other than the
+        outline's grid adds a warning."""
+        new, new_rows, new_cols, logits = frame.choose(image, corners, rows, cols,
+                                                       self.classifier,
+                                                       cfg if cfg is not None else self.cfg, size)
+        grid = self.classifier.read_logits(logits, new_rows, new_cols)
+        warnings = list(warnings)
+        if (new_rows, new_cols) != (rows, cols):
+            warnings.append(f"the outline found held {rows}x{cols} squares; by what its "
+                            f"squares read, the kingdom is {new_rows}x{new_cols}: check its outline")
+        return _Found(np.asarray(new, np.float32), new_rows, new_cols,
+                      _frame(new_rows, new_cols, size), None, warnings, logits, grid)
 
     def _found_board(self, image: np.ndarray, size: int | None) -> _Found:
         cell = self.ccfg["cell"]

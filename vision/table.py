@@ -28,6 +28,7 @@ from vision import config as _config
 from vision.corner_refine import edge_map
 from vision.detect import outline_in_map, working_sizes
 from vision.errors import NO_KINGDOM, PhotoError
+from vision.frame import crispness
 from vision.reader import too_few_tiles
 from vision.tilemap import disk, pixel_map, tile_net
 
@@ -45,6 +46,7 @@ class Outline:
     confidence: float
     cut: bool                        # the outline reaches the photo's edge
     warnings: tuple = ()
+    others: tuple = ()               # other outlines of the same blob (Outline each), to read too
 
 
 @dataclass(frozen=True)
@@ -121,8 +123,10 @@ def _merge(found_by_map: list[list], agree_at: float) -> list:
     return out
 
 
-def _blobs(prob: np.ndarray, det, tab) -> list[np.ndarray]:
-    """Masks of the tile blobs big enough to be a kingdom, largest first."""
+def _blobs(prob: np.ndarray, det, tab) -> list[tuple]:
+    """The tile blobs big enough to be a kingdom, largest first, each as its masks to try
+    (:func:`split_blob`): a table whose colours read as tile joins kingdoms, loose dominoes
+    and bumps of table into one blob, but only a kingdom is thick."""
     soft = cv2.GaussianBlur(prob, (0, 0), 1.0)
     mask = (soft > det["prob_threshold"]).astype(np.uint8)
     k = max(3, int(round(det["close_frac"] * max(mask.shape))) | 1)
@@ -131,9 +135,46 @@ def _blobs(prob: np.ndarray, det, tab) -> list[np.ndarray]:
     mask = cv2.morphologyEx(mask, cv2.MORPH_OPEN, disk(ko))
     n, labels, stats, _ = cv2.connectedComponentsWithStats(mask, connectivity=8)
     least = float(tab["min_area_frac"]) * mask.size
-    keep = [i for i in range(1, n) if stats[i, cv2.CC_STAT_AREA] >= least]
-    keep.sort(key=lambda i: -stats[i, cv2.CC_STAT_AREA])
-    return [(labels == i).astype(np.uint8) for i in keep]
+    out = []
+    for i in range(1, n):
+        if stats[i, cv2.CC_STAT_AREA] >= least:
+            out += [masks for masks in split_blob((labels == i).astype(np.uint8),
+                                                  float(tab["core_frac"]))
+                    if int(masks[0].sum()) >= least]
+    out.sort(key=lambda masks: -int(masks[-1].sum()))
+    return out
+
+
+def split_blob(blob: np.ndarray, core_frac: float) -> list[tuple]:
+    """The blob's thick parts, each as ``(opened, whole)`` uint8 masks (or ``(whole,)`` when
+    the two are alike).
+
+    The blob is opened with a disk of ``core_frac`` x its half-thickness (the largest distance
+    from a blob pixel to the nearest pixel off it): strips thinner than the disk -- a row of
+    loose dominoes, squares of a checked cloth beside a kingdom, a bridge of table between two
+    kingdoms -- fall away, and what is left apart is one part each (``opened``). A kingdom,
+    a square as thick as half its side, keeps its sides; but a half-built kingdom's lone
+    square falls away too, so ``whole`` keeps every pixel of the blob nearer to this part
+    than to the others (the outline step chooses between them by its grid count)."""
+    dist = cv2.distanceTransform(blob, cv2.DIST_L2, 5)
+    r = int(round(core_frac * float(dist.max())))
+    if r < 1:
+        return [(blob,)]
+    n, labels = cv2.connectedComponents((dist > r).astype(np.uint8), connectivity=8)
+    if n <= 2:
+        nearest = [blob]
+    else:
+        _, near = cv2.distanceTransformWithLabels((labels == 0).astype(np.uint8), cv2.DIST_L2,
+                                                  5, labelType=cv2.DIST_LABEL_CCOMP)
+        nearest = [((near == near[labels == i][0]) & (blob > 0)).astype(np.uint8)
+                   for i in range(1, n)]
+    parts = []
+    for i, whole in zip(range(1, n), nearest):
+        opened = cv2.dilate((labels == i).astype(np.uint8), disk(r)) & whole
+        # the opening rounds a plain square's four corners off: 4 (1 - pi / 4) r^2 pixels
+        taken = int(whole.sum()) - int(opened.sum())
+        parts.append((opened, whole) if taken > 1.2 * 4 * (1 - np.pi / 4) * r * r else (whole,))
+    return parts
 
 
 def find_kingdoms(image: np.ndarray, cfg=None) -> list[Outline]:
@@ -153,25 +194,43 @@ def find_kingdoms(image: np.ndarray, cfg=None) -> list[Outline]:
 
 
 def _outlines(prob, mid, gray_mid, edges, s, s_mid, shape, det, tab) -> list[Outline]:
-    """The outline of every kingdom-sized blob of one tile map."""
+    """The outline of every kingdom-sized blob of one tile map: the tile map inside each of
+    its masks (nothing of the table around it, nor of its neighbours) handed to the
+    detector's outline step; of a blob's masks, the surest grid count wins (ties: the first)."""
     h, w = shape[:2]
-    reach = disk(max(1, int(round(float(tab["reach"]) * max(prob.shape)))))
     out = []
-    for blob in _blobs(prob, det, tab):
-        own = prob * cv2.dilate(blob, reach).astype(np.float32)
-        found = outline_in_map(own, mid, gray_mid, edges, s, s_mid, shape, det)
-        if found is None:
-            continue
-        corners, rows, cols, conf, warnings = found
+    for masks in _blobs(prob, det, tab):
+        blob = masks[-1]
         ys, xs = np.nonzero(blob)
-        tol = 0.01 * max(h, w)
-        cut = bool(np.any(corners < -tol) or np.any(corners[:, 0] > w + tol)
-                   or np.any(corners[:, 1] > h + tol) or xs.min() == 0 or ys.min() == 0
-                   or xs.max() == blob.shape[1] - 1 or ys.max() == blob.shape[0] - 1)
-        warnings = [x for x in warnings if "outside the photo" not in x]
-        out.append(Outline(np.asarray(corners, np.float32), int(rows), int(cols), float(conf),
-                           cut, tuple(warnings)))
+        touches = bool(xs.min() == 0 or ys.min() == 0 or xs.max() == blob.shape[1] - 1
+                       or ys.max() == blob.shape[0] - 1)
+        tries = []
+        for mask in masks:
+            found = outline_in_map(prob * mask.astype(np.float32), mid, gray_mid, edges, s,
+                                   s_mid, shape, det)
+            if found is None:
+                continue
+            corners, rows, cols, conf, warnings = found
+            tol = 0.01 * max(h, w)
+            cut = touches or bool(np.any(corners < -tol) or np.any(corners[:, 0] > w + tol)
+                                  or np.any(corners[:, 1] > h + tol))
+            warnings = tuple(x for x in warnings if "outside the photo" not in x)
+            outline = Outline(np.asarray(corners, np.float32), int(rows), int(cols),
+                              float(conf), cut, warnings)
+            if not any(_alike(outline, other, float(det["outline_agree"])) for other in tries):
+                tries.append(outline)
+        if tries:
+            tries.sort(key=lambda o: -o.confidence)    # the surer count first (ties: opened)
+            out.append(replace(tries[0], others=tuple(tries[1:])))
     return out
+
+
+def _alike(a: Outline, b: Outline, agree_at: float) -> bool:
+    """The same grid with corners within ``agree_at`` of a side."""
+    from vision.detect import corner_error
+
+    return (a.rows, a.cols) == (b.rows, b.cols) and corner_error(
+        np.asarray(a.corners, float), np.asarray(b.corners, float), any_first=True) <= agree_at
 
 
 def is_kingdom(reading, cfg=None, grid_confidence: float = 1.0) -> bool:
@@ -196,9 +255,41 @@ def is_kingdom(reading, cfg=None, grid_confidence: float = 1.0) -> bool:
     return bool(castle) and max(castle) >= float(tab["min_castle"])
 
 
+def could_be_kingdom(found: Outline, cfg) -> bool:
+    """Whether a found outline's grid lets it be a kingdom (``is_kingdom``'s grid tests:
+    ``[table] min_side`` squares a side, the count ``min_grid_confidence`` sure); the others
+    are not worth reading (the window chosen in a grid is never larger than the grid)."""
+    tab = cfg["table"]
+    return min(found.rows, found.cols) >= int(tab["min_side"]) \
+        and found.confidence >= float(tab["min_grid_confidence"])
+
+
 def _side(corners) -> float:
     c = np.asarray(corners, np.float64).reshape(4, 2)
     return float(np.mean(np.linalg.norm(np.roll(c, -1, axis=0) - c, axis=1)))
+
+
+def _framing(cfg) -> dict:
+    """The reader's configuration with ``[frame] ring`` set to ``[table] ring``: on a table
+    each kingdom's grid is read that many squares larger on every side before its window is
+    chosen (``vision.frame.choose``)."""
+    out = dict(cfg)
+    out["frame"] = _config.Section("frame", dict(cfg["frame"]))
+    out["frame"]["ring"] = int(cfg["table"]["ring"])
+    return out
+
+
+def leaves_photo(corners, rows: int, cols: int, shape, margin: float) -> bool:
+    """Whether the ``rows x cols`` grid with these corners, grown by ``margin`` squares on
+    every side, reaches beyond the photo of this shape."""
+    from vision.geometry import board_homography
+
+    h, w = shape[:2]
+    H_inv = np.linalg.inv(board_homography(np.asarray(corners, np.float64), rows, cols, 1))
+    pts = np.array([[[-margin, -margin], [cols + margin, -margin],
+                     [cols + margin, rows + margin], [-margin, rows + margin]]], np.float64)
+    x, y = cv2.perspectiveTransform(pts, H_inv)[0].T
+    return bool(np.any(x < 0) or np.any(y < 0) or np.any(x > w) or np.any(y > h))
 
 
 def read_table(reader, image: np.ndarray, size: int | None = None) -> list[TableKingdom]:
@@ -207,19 +298,38 @@ def read_table(reader, image: np.ndarray, size: int | None = None) -> list[Table
     ``reader``: a ``vision.Reader``. Raises ``PhotoError`` (no kingdom) when none is found.
     """
     cfg = reader.cfg
+    framing = _framing(cfg)
+    margin = float(cfg["table"]["cut_margin"])
     kept = []
-    for found in find_kingdoms(image, cfg):
-        try:
-            reading = reader.read(image, size=size, corners=found.corners, rows=found.rows,
-                                  cols=found.cols)
-        except PhotoError:
+    for first in find_kingdoms(image, cfg):
+        best = None
+        for found in (first,) + tuple(first.others):
+            if not could_be_kingdom(found, cfg):
+                continue     # not read at all: what is_kingdom would refuse by its grid alone
+            framed = reader.framed(image, found.corners, found.rows, found.cols, size,
+                                   found.warnings, framing)
+            try:
+                reading = reader.read_board(image, framed, size)
+            except PhotoError:
+                continue
+            if not is_kingdom(reading, cfg, found.confidence):
+                continue
+            sharp = crispness(framed.logits, reader.classifier.t_terrain)
+            if best is None or sharp > best[0]:
+                best = (sharp, found, framed, reading)
+        if best is None:
             continue
-        if not is_kingdom(reading, cfg, found.confidence):
-            continue
-        warnings = list(found.warnings) + list(reading.warnings)
-        if found.cut:
+        _, found, framed, reading = best
+        cut = leaves_photo(framed.corners, framed.rows, framed.cols, image.shape, 0.0) or (
+            found.cut and leaves_photo(framed.corners, framed.rows, framed.cols, image.shape,
+                                       margin))
+        warnings = list(reading.warnings)
+        if cut:
             warnings.insert(0, CUT_WARNING)
-        kept.append((found, replace(reading, warnings=warnings)))
+        here = Outline(framed.corners, framed.rows, framed.cols, found.confidence, cut)
+        if any(_same_place(here, other) for other, _ in kept):
+            continue
+        kept.append((here, replace(reading, warnings=warnings)))
     if not kept:
         raise PhotoError(NO_KINGDOM)
     order = number_order([np.asarray(f.corners, np.float64).mean(0) for f, _ in kept],
