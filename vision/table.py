@@ -30,7 +30,7 @@ from vision.detect import outline_in_map, working_sizes
 from vision.errors import NO_KINGDOM, PhotoError
 from vision.frame import crispness
 from vision.reader import too_few_tiles
-from vision.tilemap import disk, pixel_map, tile_net
+from vision.tilemap import disk, largest, pixel_map, tile_net
 
 CUT_WARNING = ("this kingdom is cut by the photo's edge: it is not scored as complete; take the "
                "photo again with every kingdom whole in the frame")
@@ -196,7 +196,9 @@ def find_kingdoms(image: np.ndarray, cfg=None) -> list[Outline]:
 def _outlines(prob, mid, gray_mid, edges, s, s_mid, shape, det, tab) -> list[Outline]:
     """The outline of every kingdom-sized blob of one tile map: the tile map inside each of
     its masks (nothing of the table around it, nor of its neighbours) handed to the
-    detector's outline step; of a blob's masks, the surest grid count wins (ties: the first)."""
+    detector's outline step, for each of its masks (:func:`split_blob`, and :func:`strict_mask`
+    when the opening cut bumps off); the outlines that differ are all kept (``others``), the
+    surest grid count first, for ``read_table`` to choose among by what their squares read."""
     h, w = shape[:2]
     out = []
     for masks in _blobs(prob, det, tab):
@@ -205,6 +207,10 @@ def _outlines(prob, mid, gray_mid, edges, s, s_mid, shape, det, tab) -> list[Out
         touches = bool(xs.min() == 0 or ys.min() == 0 or xs.max() == blob.shape[1] - 1
                        or ys.max() == blob.shape[0] - 1)
         tries = []
+        if len(masks) > 1:     # bumps or strips fell off the blob: also its surest tiles alone
+            strict = strict_mask(prob, blob, det, float(tab["strict_threshold"]))
+            if strict is not None:
+                masks = masks + (strict,)
         for mask in masks:
             found = outline_in_map(prob * mask.astype(np.float32), mid, gray_mid, edges, s,
                                    s_mid, shape, det)
@@ -223,6 +229,16 @@ def _outlines(prob, mid, gray_mid, edges, s, s_mid, shape, det, tab) -> list[Out
             tries.sort(key=lambda o: -o.confidence)    # the surer count first (ties: opened)
             out.append(replace(tries[0], others=tuple(tries[1:])))
     return out
+
+
+def strict_mask(prob: np.ndarray, blob: np.ndarray, det, threshold: float):
+    """The largest part of ``blob`` whose (smoothed) tile odds pass ``threshold``, closed as
+    the detector closes its masks (bridges seams): bumps of a cloth that reads half like tile
+    fall away, the kingdom's tiles stay. None when nothing passes."""
+    soft = cv2.GaussianBlur(prob, (0, 0), 1.0)
+    k = max(3, int(round(det["close_frac"] * max(prob.shape))) | 1)
+    sure = ((soft > threshold) & (blob > 0)).astype(np.uint8)
+    return largest(cv2.morphologyEx(sure, cv2.MORPH_CLOSE, np.ones((k, k), np.uint8)))
 
 
 def _alike(a: Outline, b: Outline, agree_at: float) -> bool:

@@ -175,3 +175,14 @@ def test_leaves_photo():
     assert table.leaves_photo(_box(2950, 1000, 1000), 5, 5, shape, 0.5)      # 50 px: a quarter
     assert not table.leaves_photo(_box(2950, 1000, 1000), 5, 5, shape, 0.0)
     assert table.leaves_photo(_box(3100, 1000, 1000), 5, 5, shape, 0.0)
+
+
+def test_the_strict_mask_keeps_the_sure_tiles_and_drops_cloth_that_reads_half_as_tile():
+    prob = np.zeros((300, 400), np.float32)
+    _square(prob, 100, 80, 150, 0.97)
+    prob[100:140, 250:290] = 0.65          # a check of the cloth beside the kingdom
+    blob = (prob > 0.5).astype(np.uint8)
+    det = vconfig.Section("detect", dict(CFG["detect"]))
+    strict = table.strict_mask(prob, blob, det, float(CFG["table"]["strict_threshold"]))
+    assert strict[120, 270] == 0 and strict[155, 175] == 1
+    assert table.strict_mask(prob * 0.5, blob, det, 0.8) is None
