@@ -316,6 +316,7 @@ def read_table(reader, image: np.ndarray, size: int | None = None) -> list[Table
     cfg = reader.cfg
     framing = _framing(cfg)
     margin = float(cfg["table"]["cut_margin"])
+    crisp_enough = float(cfg["table"]["crisp_enough"])
     kept = []
     for first in find_kingdoms(image, cfg):
         best = None
@@ -333,6 +334,8 @@ def read_table(reader, image: np.ndarray, size: int | None = None) -> list[Table
             sharp = crispness(framed.logits, reader.classifier.t_terrain)
             if best is None or sharp > best[0]:
                 best = (sharp, found, framed, reading)
+            if sharp >= crisp_enough:
+                break        # its squares read as cut on the tiles' own grid: not worth more reads
         if best is None:
             continue
         _, found, framed, reading = best

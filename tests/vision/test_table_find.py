@@ -186,3 +186,13 @@ def test_the_strict_mask_keeps_the_sure_tiles_and_drops_cloth_that_reads_half_as
     strict = table.strict_mask(prob, blob, det, float(CFG["table"]["strict_threshold"]))
     assert strict[120, 270] == 0 and strict[155, 175] == 1
     assert table.strict_mask(prob * 0.5, blob, det, 0.8) is None
+
+
+def test_a_blobs_other_outlines_are_not_read_once_one_reads_crisply(monkeypatch):
+    tight = Outline(_box(1000, 1000, 1000), 5, 5, 0.9, False)
+    bloated = Outline(_box(900, 900, 1200), 7, 7, 0.6, False)
+    monkeypatch.setattr(table, "find_kingdoms",
+                        lambda image, cfg=None: [table.replace(tight, others=(bloated,))])
+    reader = _FakeReader({5: _logits(5, 9.0), 7: _logits(7, 20.0)})
+    out = table.read_table(reader, np.zeros((3000, 4000, 3), np.uint8))
+    assert len(reader.framed_cfgs) == 1 and out[0].reading.rows == 5
