@@ -2,14 +2,19 @@
 
 At the end of a game the kingdoms lie side by side on the table. The detector's building blocks
 (``vision.tilemap`` tile maps, ``vision.detect.outline_in_map`` outline + grid count + corners)
-run on every tile blob big enough to be a kingdom instead of only the largest; each found outline
-is read by ``Reader.read(image, corners=..., rows=..., cols=...)`` and kept when the classifier
-reads a kingdom (``is_kingdom``: a castle, at least ``[table] min_tiles`` domino halves, at least
+run on every tile blob big enough to be a kingdom instead of only the largest. A table whose
+colours read as tile joins kingdoms, loose dominoes and bumps of cloth into one blob; only a
+kingdom is thick, so each blob is opened in proportion to its thickness and cut where the
+opening leaves it apart (``split_blob``), and each part is outlined from its own tile map alone
+-- the opened part, the whole part and, when bumps fell off, its surest tiles
+(``strict_mask``). Each outline's window is chosen by the square classifier as the single
+reader chooses it (``Reader.framed``, ``vision.frame.choose``); of a blob's outlines that read
+as a kingdom (``is_kingdom``: a castle, at least ``[table] min_tiles`` domino halves, at least
 ``[table] min_side`` squares along each side, a grid count at least ``[table]
-min_grid_confidence`` sure). A few loose
-dominoes, the draft line, a box lid or a score pad are not kingdoms. A kingdom whose outline
-reaches the photo's edge is kept but flagged ``cut`` (with a warning): it is not scored as
-complete.
+min_grid_confidence`` sure), the one whose squares read crispest (``vision.frame.crispness``)
+is kept. A few loose dominoes, the draft line, a box lid or a score pad are not kingdoms. A
+kingdom whose window reaches the photo's edge is kept but flagged ``cut`` (with a warning): it
+is not scored as complete.
 
 Numbering (``number_order``): by the kingdom's centre from left to right; centres closer in x
 than ``[table] column_tolerance`` x the median kingdom side count as a tie (one column) and are
