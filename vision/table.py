@@ -213,9 +213,10 @@ def _outlines(prob, mid, gray_mid, edges, s, s_mid, shape, det, tab) -> list[Out
                        or ys.max() == blob.shape[0] - 1)
         tries = []
         if len(masks) > 1:     # bumps or strips fell off the blob: also its surest tiles alone
-            strict = strict_mask(prob, blob, det, float(tab["strict_threshold"]))
-            if strict is not None:
-                masks = masks + (strict,)
+            for threshold in tab["strict_thresholds"]:
+                strict = strict_mask(prob, blob, det, float(threshold))
+                if strict is not None:
+                    masks = masks + (strict,)
         for mask in masks:
             found = outline_in_map(prob * mask.astype(np.float32), mid, gray_mid, edges, s,
                                    s_mid, shape, det)

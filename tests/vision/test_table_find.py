@@ -183,7 +183,7 @@ def test_the_strict_mask_keeps_the_sure_tiles_and_drops_cloth_that_reads_half_as
     prob[100:140, 250:290] = 0.65          # a check of the cloth beside the kingdom
     blob = (prob > 0.5).astype(np.uint8)
     det = vconfig.Section("detect", dict(CFG["detect"]))
-    strict = table.strict_mask(prob, blob, det, float(CFG["table"]["strict_threshold"]))
+    strict = table.strict_mask(prob, blob, det, float(CFG["table"]["strict_thresholds"][0]))
     assert strict[120, 270] == 0 and strict[155, 175] == 1
     assert table.strict_mask(prob * 0.5, blob, det, 0.8) is None
 
