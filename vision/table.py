@@ -323,6 +323,7 @@ def read_table(reader, image: np.ndarray, size: int | None = None) -> list[Table
     framing = _framing(cfg)
     margin = float(cfg["table"]["cut_margin"])
     crisp_enough = float(cfg["table"]["crisp_enough"])
+    min_crisp = float(cfg["table"]["min_crispness"])
     kept = []
     for first in find_kingdoms(image, cfg):
         best = None
@@ -342,8 +343,8 @@ def read_table(reader, image: np.ndarray, size: int | None = None) -> list[Table
                 best = (sharp, found, framed, reading)
             if sharp >= crisp_enough:
                 break        # its squares read as cut on the tiles' own grid: not worth more reads
-        if best is None:
-            continue
+        if best is None or best[0] < min_crisp:
+            continue         # nothing read as a kingdom, or only blurred: clutter or cloth
         _, found, framed, reading = best
         cut = leaves_photo(framed.corners, framed.rows, framed.cols, image.shape, 0.0) or (
             found.cut and leaves_photo(framed.corners, framed.rows, framed.cols, image.shape,

@@ -196,3 +196,17 @@ def test_a_blobs_other_outlines_are_not_read_once_one_reads_crisply(monkeypatch)
     reader = _FakeReader({5: _logits(5, 9.0), 7: _logits(7, 20.0)})
     out = table.read_table(reader, np.zeros((3000, 4000, 3), np.uint8))
     assert len(reader.framed_cfgs) == 1 and out[0].reading.rows == 5
+
+
+def test_a_blurred_reading_is_refused_only_below_the_floor(monkeypatch):
+    blurred = Outline(_box(1000, 1000, 1000), 5, 5, 0.9, False)
+    monkeypatch.setattr(table, "find_kingdoms", lambda image, cfg=None: [blurred])
+    image = np.zeros((3000, 4000, 3), np.uint8)
+    reader = _FakeReader({5: _logits(5, 0.5)})           # every square half sure: blurred
+    floor = table.crispness(_logits(5, 0.5), 1.0)
+    reader.cfg = vconfig.load()
+    reader.cfg["table"]["min_crispness"] = floor - 0.01
+    assert len(table.read_table(reader, image)) == 1
+    reader.cfg["table"]["min_crispness"] = floor + 0.01
+    with pytest.raises(ValueError):
+        table.read_table(reader, image)
