@@ -183,9 +183,23 @@ def split_blob(blob: np.ndarray, core_frac: float) -> list[tuple]:
 
 
 def find_kingdoms(image: np.ndarray, cfg=None) -> list[Outline]:
-    """Every tile blob of the photo big enough to be a kingdom, as an outline (unread, unsorted).
-    Raises ``PhotoError`` for an image that is not an 8-bit colour image."""
+    """Every tile blob of the photo big enough to be a kingdom, as an outline (unread, unsorted):
+    of a blob's outlines (:func:`blob_outlines`) the surest grid count, the others in
+    ``others``. Raises ``PhotoError`` for an image that is not an 8-bit colour image."""
     cfg = cfg if cfg is not None else _config.load()
+    found_by_map = []
+    for blobs in _outlines_by_map(image, cfg):
+        found = []
+        for outlines in blobs:
+            tries = sorted(outlines, key=lambda o: -o.confidence)  # stable: ties keep the order
+            if tries:
+                found.append(replace(tries[0], others=tuple(tries[1:])))
+        found_by_map.append(found)
+    return _merge(found_by_map, float(cfg["detect"]["outline_agree"]))
+
+
+def _outlines_by_map(image: np.ndarray, cfg) -> list[list]:
+    """For each tile map searched, one :func:`blob_outlines` generator per blob."""
     tab = cfg["table"]
     det = _config.Section("detect", dict(cfg["detect"]))
     det["min_area_frac"] = float(tab["min_area_frac"])
@@ -193,48 +207,47 @@ def find_kingdoms(image: np.ndarray, cfg=None) -> list[Outline]:
                                          int(tab["mask_long_side"]))
     gray_mid = cv2.cvtColor(mid, cv2.COLOR_BGR2GRAY)
     edges = edge_map(gray_mid) if det["refine"] else None
-    found_by_map = [_outlines(prob, mid, gray_mid, edges, s, s_mid, image.shape, det, tab)
-                    for prob in _maps(small, det, bool(tab["both_maps"]))]
-    return _merge(found_by_map, float(det["outline_agree"]))
+    return [[blob_outlines(prob, masks, mid, gray_mid, edges, s, s_mid, image.shape, det, tab)
+             for masks in _blobs(prob, det, tab)]
+            for prob in _maps(small, det, bool(tab["both_maps"]))]
 
 
-def _outlines(prob, mid, gray_mid, edges, s, s_mid, shape, det, tab) -> list[Outline]:
-    """The outline of every kingdom-sized blob of one tile map: the tile map inside each of
-    its masks (nothing of the table around it, nor of its neighbours) handed to the
-    detector's outline step, for each of its masks (:func:`split_blob`, and :func:`strict_mask`
-    when the opening cut bumps off); the outlines that differ are all kept (``others``), the
-    surest grid count first, for ``read_table`` to choose among by what their squares read."""
+def blob_outlines(prob, masks, mid, gray_mid, edges, s, s_mid, shape, det, tab):
+    """The outlines of one blob, made as they are asked for (each costs the detector's outline
+    step): the tile map inside each of its masks -- nothing of the table around it, nor of its
+    neighbours -- handed to ``vision.detect.outline_in_map``, for each mask of
+    :func:`split_blob` and, when the opening cut bumps off, of :func:`strict_mask` at each of
+    ``[table] strict_thresholds``. An outline alike to one already given is skipped."""
     h, w = shape[:2]
-    out = []
-    for masks in _blobs(prob, det, tab):
-        blob = masks[-1]
-        ys, xs = np.nonzero(blob)
-        touches = bool(xs.min() == 0 or ys.min() == 0 or xs.max() == blob.shape[1] - 1
-                       or ys.max() == blob.shape[0] - 1)
-        tries = []
+    blob = masks[-1]
+    ys, xs = np.nonzero(blob)
+    touches = bool(xs.min() == 0 or ys.min() == 0 or xs.max() == blob.shape[1] - 1
+                   or ys.max() == blob.shape[0] - 1)
+
+    def each_mask():
+        yield from masks
         if len(masks) > 1:     # bumps or strips fell off the blob: also its surest tiles alone
             for threshold in tab["strict_thresholds"]:
                 strict = strict_mask(prob, blob, det, float(threshold))
                 if strict is not None:
-                    masks = masks + (strict,)
-        for mask in masks:
-            found = outline_in_map(prob * mask.astype(np.float32), mid, gray_mid, edges, s,
-                                   s_mid, shape, det)
-            if found is None:
-                continue
-            corners, rows, cols, conf, warnings = found
-            tol = 0.01 * max(h, w)
-            cut = touches or bool(np.any(corners < -tol) or np.any(corners[:, 0] > w + tol)
-                                  or np.any(corners[:, 1] > h + tol))
-            warnings = tuple(x for x in warnings if "outside the photo" not in x)
-            outline = Outline(np.asarray(corners, np.float32), int(rows), int(cols),
-                              float(conf), cut, warnings)
-            if not any(_alike(outline, other, float(det["outline_agree"])) for other in tries):
-                tries.append(outline)
-        if tries:
-            tries.sort(key=lambda o: -o.confidence)    # the surer count first (ties: opened)
-            out.append(replace(tries[0], others=tuple(tries[1:])))
-    return out
+                    yield strict
+
+    given = []
+    for mask in each_mask():
+        found = outline_in_map(prob * mask.astype(np.float32), mid, gray_mid, edges, s,
+                               s_mid, shape, det)
+        if found is None:
+            continue
+        corners, rows, cols, conf, warnings = found
+        tol = 0.01 * max(h, w)
+        cut = touches or bool(np.any(corners < -tol) or np.any(corners[:, 0] > w + tol)
+                              or np.any(corners[:, 1] > h + tol))
+        warnings = tuple(x for x in warnings if "outside the photo" not in x)
+        outline = Outline(np.asarray(corners, np.float32), int(rows), int(cols), float(conf),
+                          cut, warnings)
+        if not any(_alike(outline, other, float(det["outline_agree"])) for other in given):
+            given.append(outline)
+            yield outline
 
 
 def strict_mask(prob: np.ndarray, blob: np.ndarray, det, threshold: float):
@@ -325,9 +338,9 @@ def read_table(reader, image: np.ndarray, size: int | None = None) -> list[Table
     crisp_enough = float(cfg["table"]["crisp_enough"])
     min_crisp = float(cfg["table"]["min_crispness"])
     kept = []
-    for first in find_kingdoms(image, cfg):
+    for outlines in (blob for blobs in _outlines_by_map(image, cfg) for blob in blobs):
         best = None
-        for found in (first,) + tuple(first.others):
+        for found in outlines:
             if not could_be_kingdom(found, cfg):
                 continue     # not read at all: what is_kingdom would refuse by its grid alone
             framed = reader.framed(image, found.corners, found.rows, found.cols, size,

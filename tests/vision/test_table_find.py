@@ -118,6 +118,12 @@ class _FakeReader:
                        cols=found.cols, warnings=list(found.warnings))
 
 
+def _blobs_found(monkeypatch, *blobs):
+    """The photo's blobs (one map), each given as its outlines in the order they are made."""
+    monkeypatch.setattr(table, "_outlines_by_map",
+                        lambda image, cfg: [[iter(outlines) for outlines in blobs]])
+
+
 def _logits(n, sure):
     lg = np.zeros((n * n, 12), np.float32)
     lg[:, 0] = sure        # one terrain stands out by ``sure`` log odds
@@ -133,8 +139,7 @@ def test_of_a_blobs_outlines_the_one_whose_squares_read_crispest_is_kept(monkeyp
     its squares, cut across tiles, read blurred; the kingdom's own grid reads crisply."""
     bloated = Outline(_box(900, 900, 1200), 7, 7, 0.9, False)
     tight = Outline(_box(1000, 1000, 1000), 5, 5, 0.6, False)
-    monkeypatch.setattr(table, "find_kingdoms",
-                        lambda image, cfg=None: [table.replace(bloated, others=(tight,))])
+    _blobs_found(monkeypatch, [bloated, tight])
     reader = _FakeReader({7: _logits(7, 1.0), 5: _logits(5, 6.0)})
     image = np.zeros((3000, 4000, 3), np.uint8)
     out = table.read_table(reader, image)
@@ -149,7 +154,7 @@ def test_of_a_blobs_outlines_the_one_whose_squares_read_crispest_is_kept(monkeyp
 def test_an_outline_that_cannot_be_a_kingdom_is_not_read(monkeypatch):
     unsure = Outline(_box(1000, 1000, 1000), 5, 5, 0.1, False)
     strip = Outline(_box(100, 100, 400), 2, 5, 0.9, False)
-    monkeypatch.setattr(table, "find_kingdoms", lambda image, cfg=None: [unsure, strip])
+    _blobs_found(monkeypatch, [unsure], [strip])
     reader = _FakeReader({5: _logits(5, 6.0), 2: _logits(2, 6.0)})
     with pytest.raises(ValueError):
         table.read_table(reader, np.zeros((3000, 4000, 3), np.uint8))
@@ -161,7 +166,7 @@ def test_a_blob_at_the_border_is_cut_only_when_its_kingdom_reaches_the_edge(monk
     whole in the photo: "cut" once flagged it (not scored as complete)."""
     inside = Outline(_box(1500, 600, 1000), 5, 5, 0.9, True)     # blob touched the border
     at_edge = Outline(_box(2950, 1960, 1000), 5, 5, 0.9, True)   # 10 px from the bottom
-    monkeypatch.setattr(table, "find_kingdoms", lambda image, cfg=None: [inside, at_edge])
+    _blobs_found(monkeypatch, [inside], [at_edge])
     reader = _FakeReader({5: _logits(5, 6.0)})
     out = table.read_table(reader, np.zeros((3000, 4000, 3), np.uint8))
     assert [k.cut for k in out] == [False, True]
@@ -191,8 +196,7 @@ def test_the_strict_mask_keeps_the_sure_tiles_and_drops_cloth_that_reads_half_as
 def test_a_blobs_other_outlines_are_not_read_once_one_reads_crisply(monkeypatch):
     tight = Outline(_box(1000, 1000, 1000), 5, 5, 0.9, False)
     bloated = Outline(_box(900, 900, 1200), 7, 7, 0.6, False)
-    monkeypatch.setattr(table, "find_kingdoms",
-                        lambda image, cfg=None: [table.replace(tight, others=(bloated,))])
+    _blobs_found(monkeypatch, [tight, bloated])
     reader = _FakeReader({5: _logits(5, 9.0), 7: _logits(7, 20.0)})
     out = table.read_table(reader, np.zeros((3000, 4000, 3), np.uint8))
     assert len(reader.framed_cfgs) == 1 and out[0].reading.rows == 5
@@ -200,7 +204,7 @@ def test_a_blobs_other_outlines_are_not_read_once_one_reads_crisply(monkeypatch)
 
 def test_a_blurred_reading_is_refused_only_below_the_floor(monkeypatch):
     blurred = Outline(_box(1000, 1000, 1000), 5, 5, 0.9, False)
-    monkeypatch.setattr(table, "find_kingdoms", lambda image, cfg=None: [blurred])
+    _blobs_found(monkeypatch, [blurred])
     image = np.zeros((3000, 4000, 3), np.uint8)
     reader = _FakeReader({5: _logits(5, 0.5)})           # every square half sure: blurred
     floor = table.crispness(_logits(5, 0.5), 1.0)
