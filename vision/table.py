@@ -217,7 +217,8 @@ def blob_outlines(prob, masks, mid, gray_mid, edges, s, s_mid, shape, det, tab):
     step): the tile map inside each of its masks -- nothing of the table around it, nor of its
     neighbours -- handed to ``vision.detect.outline_in_map``, for each mask of
     :func:`split_blob` and, when the opening cut bumps off, of :func:`strict_mask` at each of
-    ``[table] strict_thresholds``. An outline alike to one already given is skipped."""
+    ``[table] strict_thresholds``. An outline alike to one already given (the same grid, the
+    corners within ``[detect] outline_agree``) whose count was as sure is skipped."""
     h, w = shape[:2]
     blob = masks[-1]
     ys, xs = np.nonzero(blob)
@@ -245,7 +246,8 @@ def blob_outlines(prob, masks, mid, gray_mid, edges, s, s_mid, shape, det, tab):
         warnings = tuple(x for x in warnings if "outside the photo" not in x)
         outline = Outline(np.asarray(corners, np.float32), int(rows), int(cols), float(conf),
                           cut, warnings)
-        if not any(_alike(outline, other, float(det["outline_agree"])) for other in given):
+        if not any(_alike(outline, other, float(det["outline_agree"]))
+                   and other.confidence >= outline.confidence for other in given):
             given.append(outline)
             yield outline
 
