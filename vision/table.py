@@ -160,7 +160,9 @@ def split_blob(blob: np.ndarray, core_frac: float) -> list[tuple]:
     kingdoms -- fall away, and what is left apart is one part each (``opened``). A kingdom,
     a square as thick as half its side, keeps its sides; but a half-built kingdom's lone
     square falls away too, so ``whole`` keeps every pixel of the blob nearer to this part
-    than to the others (the outline step chooses between them by its grid count)."""
+    than to the others (``read_table`` chooses between their outlines by what their squares
+    read). When the opening took no more than it rounds off a plain square's corners (with a
+    fifth more for the disk's pixel steps), the two are alike."""
     dist = cv2.distanceTransform(blob, cv2.DIST_L2, 5)
     r = int(round(core_frac * float(dist.max())))
     if r < 1:
@@ -176,9 +178,9 @@ def split_blob(blob: np.ndarray, core_frac: float) -> list[tuple]:
     parts = []
     for i, whole in zip(range(1, n), nearest):
         opened = cv2.dilate((labels == i).astype(np.uint8), disk(r)) & whole
-        # the opening rounds a plain square's four corners off: 4 (1 - pi / 4) r^2 pixels
+        rounded = 4 * (1 - np.pi / 4) * r * r   # what opening a plain square takes off its corners
         taken = int(whole.sum()) - int(opened.sum())
-        parts.append((opened, whole) if taken > 1.2 * 4 * (1 - np.pi / 4) * r * r else (whole,))
+        parts.append((opened, whole) if taken > 1.2 * rounded else (whole,))
     return parts
 
 
