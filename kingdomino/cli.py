@@ -321,9 +321,11 @@ def build_parser() -> argparse.ArgumentParser:
                    help="with --from-outputs of the shipped model's recipe: record these figures "
                         "(and the config's review settings) in models/squares.json")
     p.add_argument("--per-photo", action="append", metavar="SET",
-                   choices=("aau", "phone", "phone-detected", "synth", "hard-tables"),
+                   choices=("aau", "phone", "phone-detected", "synth", "hard-tables",
+                            "table-photos"),
                    help="also list each photo's result in this set (repeatable), e.g. phone-detected "
-                        "(with its frame: grid, corner error, squares off the kingdom) or hard-tables")
+                        "(with its frame: grid, corner error, squares off the kingdom), hard-tables "
+                        "or table-photos")
     p.add_argument("--hard-tables", type=int, default=None, metavar="N",
                    help="also read N generated hard-table scenes with the shipped models (default 20, "
                         "none with --from-outputs; 0 skips them)")
@@ -331,6 +333,15 @@ def build_parser() -> argparse.ArgumentParser:
                    help="size of the hard-table photos (default 4000x3000)")
     p.add_argument("--hard-seed", type=int, default=None, metavar="SEED",
                    help="first hard-table seed (default 9000; seeds below 9000 are for training)")
+    p.add_argument("--table-photos", type=int, default=None, metavar="N",
+                   help="also read N generated whole-table photos (2-4 kingdoms each) with the "
+                        "shipped models: kingdoms found, exact, phantom kingdoms, numbering, "
+                        "seconds (default 12, none with --from-outputs; 0 skips them)")
+    p.add_argument("--table-size", type=_photo_size, default=None, metavar="WxH",
+                   help="size of the whole-table photos (default 4000x3000)")
+    p.add_argument("--table-seed", type=int, default=None, metavar="SEED",
+                   help="first whole-table photo seed (default 20000; seeds below 20000 may be "
+                        "used for training)")
     p.add_argument("--out", default=None, metavar="FILE",
                    help="also write every figure (each photo and scene too) as JSON to FILE")
     p.set_defaults(func=cmd_evaluate)

@@ -72,9 +72,10 @@ class Reader:
         """The kingdom's outline and grid. With ``[frame] enabled`` (and ``[grid]`` off) each
         outline the detector finds (``vision.detect.candidates``, best first) is read (with
         ``[frame] ring`` squares around it) and its window chosen by the square classifier
-        (``vision.frame``); the first
-        whose window holds at least ``[reader] min_tiles`` domino halves and a square with
-        castle odds of at least ``[reader] min_castle_odds`` is the kingdom."""
+        (``vision.frame``; when the seams' lattice moved the detector's grid, the outline's own
+        grid is read too and the crisper reading kept); the first whose window holds at least
+        ``[reader] min_tiles`` domino halves and a square with castle odds of at least
+        ``[reader] min_castle_odds`` is the kingdom."""
         if not self.cfg["frame"]["enabled"] or self.cfg["grid"]["enabled"]:
             return self._found_board(image, size)
         if size is not None and size not in (5, 7):
@@ -83,21 +84,14 @@ class Reader:
         for k, (corners, found_rows, found_cols, _conf, warnings, first) in enumerate(
                 detect.candidates(image, self.cfg, size, alternatives=True)):
             hypotheses = [(corners, found_rows, found_cols)] + ([first] if first else [])
-            chosen = [self._window(image, *h, size) for h in hypotheses]
+            chosen = [self.framed(image, *h, size, warnings) for h in hypotheses]
             # the seams' lattice against the outline's own grid: the crisper reading wins
             # (squares cut on the tiles' own grid read crisply, a grid that cuts tiles blurred)
-            best = max(range(len(chosen)), key=lambda i: chosen[i][4]
-                       + (float(self.cfg["lattice"]["keep_margin"]) if i else 0.0))
-            corners, rows, cols, logits, _ = chosen[best]
-            found_rows, found_cols = hypotheses[best][1:3]
-            grid = self.classifier.read_logits(logits, rows, cols)
-            if (rows, cols) != (found_rows, found_cols):
-                warnings = list(warnings) + [
-                    f"the outline found held {found_rows}x{found_cols} squares; by what its "
-                    f"squares read, the kingdom is {rows}x{cols}: check its outline"]
-            found = _Found(np.asarray(corners, np.float32), rows, cols, _frame(rows, cols, size),
-                           None, list(warnings), logits, grid)
-            castle = frame.terrain_odds(logits, "castle", self.classifier.t_terrain).max()
+            margin = float(self.cfg["lattice"]["keep_margin"])
+            found = max(enumerate(chosen), key=lambda ic: frame.crispness(
+                ic[1].logits, self.classifier.t_terrain) + (margin if ic[0] else 0.0))[1]
+            grid = found.grid
+            castle = frame.terrain_odds(found.logits, "castle", self.classifier.t_terrain).max()
             if not too_few_tiles((sq.terrain for row in grid for sq in row), self.cfg) \
                     and castle >= float(self.cfg["reader"]["min_castle_odds"]):
                 return found
@@ -105,11 +99,22 @@ class Reader:
                 break
         raise PhotoError(NO_KINGDOM)
 
-    def _window(self, image, corners, rows, cols, size):
-        """``vision.frame.choose`` on one grid, with the crispness of what its window read."""
-        corners, rows, cols, logits = frame.choose(image, corners, rows, cols, self.classifier,
-                                                   self.cfg, size)
-        return corners, rows, cols, logits, frame.crispness(logits, self.classifier.t_terrain)
+    def framed(self, image: np.ndarray, corners, rows: int, cols: int, size: int | None = None,
+               warnings=(), cfg: dict | None = None) -> _Found:
+        """A found outline's grid with the kingdom's window chosen in it by the square
+        classifier (``vision.frame.choose``, settings ``[frame]`` of ``cfg``, default the
+        reader's), its squares read: hand it to :meth:`read_board`. A window other than the
+        outline's grid adds a warning."""
+        new, new_rows, new_cols, logits = frame.choose(image, corners, rows, cols,
+                                                       self.classifier,
+                                                       cfg if cfg is not None else self.cfg, size)
+        grid = self.classifier.read_logits(logits, new_rows, new_cols)
+        warnings = list(warnings)
+        if (new_rows, new_cols) != (rows, cols):
+            warnings.append(f"the outline found held {rows}x{cols} squares; by what its "
+                            f"squares read, the kingdom is {new_rows}x{new_cols}: check its outline")
+        return _Found(np.asarray(new, np.float32), new_rows, new_cols,
+                      _frame(new_rows, new_cols, size), None, warnings, logits, grid)
 
     def _found_board(self, image: np.ndarray, size: int | None) -> _Found:
         cell = self.ccfg["cell"]

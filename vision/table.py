@@ -2,14 +2,19 @@
 
 At the end of a game the kingdoms lie side by side on the table. The detector's building blocks
 (``vision.tilemap`` tile maps, ``vision.detect.outline_in_map`` outline + grid count + corners)
-run on every tile blob big enough to be a kingdom instead of only the largest; each found outline
-is read by ``Reader.read(image, corners=..., rows=..., cols=...)`` and kept when the classifier
-reads a kingdom (``is_kingdom``: a castle, at least ``[table] min_tiles`` domino halves, at least
+run on every tile blob big enough to be a kingdom instead of only the largest. A table whose
+colours read as tile joins kingdoms, loose dominoes and bumps of cloth into one blob; only a
+kingdom is thick, so each blob is opened in proportion to its thickness and cut where the
+opening leaves it apart (``split_blob``), and each part is outlined from its own tile map alone
+-- the opened part, the whole part and, when bumps fell off, its surest tiles
+(``strict_mask``). Each outline's window is chosen by the square classifier as the single
+reader chooses it (``Reader.framed``, ``vision.frame.choose``); of a blob's outlines that read
+as a kingdom (``is_kingdom``: a castle, at least ``[table] min_tiles`` domino halves, at least
 ``[table] min_side`` squares along each side, a grid count at least ``[table]
-min_grid_confidence`` sure). A few loose
-dominoes, the draft line, a box lid or a score pad are not kingdoms. A kingdom whose outline
-reaches the photo's edge is kept but flagged ``cut`` (with a warning): it is not scored as
-complete.
+min_grid_confidence`` sure), the one whose squares read crispest (``vision.frame.crispness``)
+is kept. A few loose dominoes, the draft line, a box lid or a score pad are not kingdoms. A
+kingdom whose window reaches the photo's edge is kept but flagged ``cut`` (with a warning): it
+is not scored as complete.
 
 Numbering (``number_order``): by the kingdom's centre from left to right; centres closer in x
 than ``[table] column_tolerance`` x the median kingdom side count as a tie (one column) and are
@@ -28,8 +33,9 @@ from vision import config as _config
 from vision.corner_refine import edge_map
 from vision.detect import outline_in_map, working_sizes
 from vision.errors import NO_KINGDOM, PhotoError
+from vision.frame import crispness
 from vision.reader import too_few_tiles
-from vision.tilemap import disk, pixel_map, tile_net
+from vision.tilemap import disk, largest, pixel_map, tile_net
 
 CUT_WARNING = ("this kingdom is cut by the photo's edge: it is not scored as complete; take the "
                "photo again with every kingdom whole in the frame")
@@ -45,6 +51,7 @@ class Outline:
     confidence: float
     cut: bool                        # the outline reaches the photo's edge
     warnings: tuple = ()
+    others: tuple = ()               # other outlines of the same blob (Outline each), to read too
 
 
 @dataclass(frozen=True)
@@ -121,8 +128,10 @@ def _merge(found_by_map: list[list], agree_at: float) -> list:
     return out
 
 
-def _blobs(prob: np.ndarray, det, tab) -> list[np.ndarray]:
-    """Masks of the tile blobs big enough to be a kingdom, largest first."""
+def _blobs(prob: np.ndarray, det, tab) -> list[tuple]:
+    """The tile blobs big enough to be a kingdom, largest first, each as its masks to try
+    (:func:`split_blob`): a table whose colours read as tile joins kingdoms, loose dominoes
+    and bumps of table into one blob, but only a kingdom is thick."""
     soft = cv2.GaussianBlur(prob, (0, 0), 1.0)
     mask = (soft > det["prob_threshold"]).astype(np.uint8)
     k = max(3, int(round(det["close_frac"] * max(mask.shape))) | 1)
@@ -131,15 +140,68 @@ def _blobs(prob: np.ndarray, det, tab) -> list[np.ndarray]:
     mask = cv2.morphologyEx(mask, cv2.MORPH_OPEN, disk(ko))
     n, labels, stats, _ = cv2.connectedComponentsWithStats(mask, connectivity=8)
     least = float(tab["min_area_frac"]) * mask.size
-    keep = [i for i in range(1, n) if stats[i, cv2.CC_STAT_AREA] >= least]
-    keep.sort(key=lambda i: -stats[i, cv2.CC_STAT_AREA])
-    return [(labels == i).astype(np.uint8) for i in keep]
+    out = []
+    for i in range(1, n):
+        if stats[i, cv2.CC_STAT_AREA] >= least:
+            out += [masks for masks in split_blob((labels == i).astype(np.uint8),
+                                                  float(tab["core_frac"]))
+                    if int(masks[0].sum()) >= least]
+    out.sort(key=lambda masks: -int(masks[-1].sum()))
+    return out
+
+
+def split_blob(blob: np.ndarray, core_frac: float) -> list[tuple]:
+    """The blob's thick parts, each as ``(opened, whole)`` uint8 masks (or ``(whole,)`` when
+    the two are alike).
+
+    The blob is opened with a disk of ``core_frac`` x its half-thickness (the largest distance
+    from a blob pixel to the nearest pixel off it): strips thinner than the disk -- a row of
+    loose dominoes, squares of a checked cloth beside a kingdom, a bridge of table between two
+    kingdoms -- fall away, and what is left apart is one part each (``opened``). A kingdom,
+    a square as thick as half its side, keeps its sides; but a half-built kingdom's lone
+    square falls away too, so ``whole`` keeps every pixel of the blob nearer to this part
+    than to the others (``read_table`` chooses between their outlines by what their squares
+    read). When the opening took no more than it rounds off a plain square's corners (with a
+    fifth more for the disk's pixel steps), the two are alike."""
+    dist = cv2.distanceTransform(blob, cv2.DIST_L2, 5)
+    r = int(round(core_frac * float(dist.max())))
+    if r < 1:
+        return [(blob,)]
+    n, labels = cv2.connectedComponents((dist > r).astype(np.uint8), connectivity=8)
+    if n <= 2:
+        nearest = [blob]
+    else:
+        _, near = cv2.distanceTransformWithLabels((labels == 0).astype(np.uint8), cv2.DIST_L2,
+                                                  5, labelType=cv2.DIST_LABEL_CCOMP)
+        nearest = [((near == near[labels == i][0]) & (blob > 0)).astype(np.uint8)
+                   for i in range(1, n)]
+    parts = []
+    for i, whole in zip(range(1, n), nearest):
+        opened = cv2.dilate((labels == i).astype(np.uint8), disk(r)) & whole
+        rounded = 4 * (1 - np.pi / 4) * r * r   # what opening a plain square takes off its corners
+        taken = int(whole.sum()) - int(opened.sum())
+        parts.append((opened, whole) if taken > 1.2 * rounded else (whole,))
+    return parts
 
 
 def find_kingdoms(image: np.ndarray, cfg=None) -> list[Outline]:
-    """Every tile blob of the photo big enough to be a kingdom, as an outline (unread, unsorted).
-    Raises ``PhotoError`` for an image that is not an 8-bit colour image."""
+    """Every tile blob of the photo big enough to be a kingdom, as an outline (unread, unsorted):
+    of a blob's outlines (:func:`blob_outlines`) the surest grid count, the others in
+    ``others``. Raises ``PhotoError`` for an image that is not an 8-bit colour image."""
     cfg = cfg if cfg is not None else _config.load()
+    found_by_map = []
+    for blobs in _outlines_by_map(image, cfg):
+        found = []
+        for outlines in blobs:
+            tries = sorted(outlines, key=lambda o: -o.confidence)  # stable: ties keep the order
+            if tries:
+                found.append(replace(tries[0], others=tuple(tries[1:])))
+        found_by_map.append(found)
+    return _merge(found_by_map, float(cfg["detect"]["outline_agree"]))
+
+
+def _outlines_by_map(image: np.ndarray, cfg) -> list[list]:
+    """For each tile map searched, one :func:`blob_outlines` generator per blob."""
     tab = cfg["table"]
     det = _config.Section("detect", dict(cfg["detect"]))
     det["min_area_frac"] = float(tab["min_area_frac"])
@@ -147,31 +209,67 @@ def find_kingdoms(image: np.ndarray, cfg=None) -> list[Outline]:
                                          int(tab["mask_long_side"]))
     gray_mid = cv2.cvtColor(mid, cv2.COLOR_BGR2GRAY)
     edges = edge_map(gray_mid) if det["refine"] else None
-    found_by_map = [_outlines(prob, mid, gray_mid, edges, s, s_mid, image.shape, det, tab)
-                    for prob in _maps(small, det, bool(tab["both_maps"]))]
-    return _merge(found_by_map, float(det["outline_agree"]))
+    return [[blob_outlines(prob, masks, mid, gray_mid, edges, s, s_mid, image.shape, det, tab)
+             for masks in _blobs(prob, det, tab)]
+            for prob in _maps(small, det, bool(tab["both_maps"]))]
 
 
-def _outlines(prob, mid, gray_mid, edges, s, s_mid, shape, det, tab) -> list[Outline]:
-    """The outline of every kingdom-sized blob of one tile map."""
+def blob_outlines(prob, masks, mid, gray_mid, edges, s, s_mid, shape, det, tab):
+    """The outlines of one blob, made as they are asked for (each costs the detector's outline
+    step): the tile map inside each of its masks -- nothing of the table around it, nor of its
+    neighbours -- handed to ``vision.detect.outline_in_map``, for each mask of
+    :func:`split_blob` and, when the opening cut bumps off, of :func:`strict_mask` at each of
+    ``[table] strict_thresholds``. An outline alike to one already given (the same grid, the
+    corners within ``[detect] outline_agree``) whose count was as sure is skipped."""
     h, w = shape[:2]
-    reach = disk(max(1, int(round(float(tab["reach"]) * max(prob.shape)))))
-    out = []
-    for blob in _blobs(prob, det, tab):
-        own = prob * cv2.dilate(blob, reach).astype(np.float32)
-        found = outline_in_map(own, mid, gray_mid, edges, s, s_mid, shape, det)
+    blob = masks[-1]
+    ys, xs = np.nonzero(blob)
+    touches = bool(xs.min() == 0 or ys.min() == 0 or xs.max() == blob.shape[1] - 1
+                   or ys.max() == blob.shape[0] - 1)
+
+    def each_mask():
+        yield from masks
+        if len(masks) > 1:     # bumps or strips fell off the blob: also its surest tiles alone
+            for threshold in tab["strict_thresholds"]:
+                strict = strict_mask(prob, blob, det, float(threshold))
+                if strict is not None:
+                    yield strict
+
+    given = []
+    for mask in each_mask():
+        found = outline_in_map(prob * mask.astype(np.float32), mid, gray_mid, edges, s,
+                               s_mid, shape, det)
         if found is None:
             continue
         corners, rows, cols, conf, warnings = found
-        ys, xs = np.nonzero(blob)
         tol = 0.01 * max(h, w)
-        cut = bool(np.any(corners < -tol) or np.any(corners[:, 0] > w + tol)
-                   or np.any(corners[:, 1] > h + tol) or xs.min() == 0 or ys.min() == 0
-                   or xs.max() == blob.shape[1] - 1 or ys.max() == blob.shape[0] - 1)
-        warnings = [x for x in warnings if "outside the photo" not in x]
-        out.append(Outline(np.asarray(corners, np.float32), int(rows), int(cols), float(conf),
-                           cut, tuple(warnings)))
-    return out
+        cut = touches or bool(np.any(corners < -tol) or np.any(corners[:, 0] > w + tol)
+                              or np.any(corners[:, 1] > h + tol))
+        warnings = tuple(x for x in warnings if "outside the photo" not in x)
+        outline = Outline(np.asarray(corners, np.float32), int(rows), int(cols), float(conf),
+                          cut, warnings)
+        if not any(_alike(outline, other, float(det["outline_agree"]))
+                   and other.confidence >= outline.confidence for other in given):
+            given.append(outline)
+            yield outline
+
+
+def strict_mask(prob: np.ndarray, blob: np.ndarray, det, threshold: float):
+    """The largest part of ``blob`` whose (smoothed) tile odds pass ``threshold``, closed as
+    the detector closes its masks (bridges seams): bumps of a cloth that reads half like tile
+    fall away, the kingdom's tiles stay. None when nothing passes."""
+    soft = cv2.GaussianBlur(prob, (0, 0), 1.0)
+    k = max(3, int(round(det["close_frac"] * max(prob.shape))) | 1)
+    sure = ((soft > threshold) & (blob > 0)).astype(np.uint8)
+    return largest(cv2.morphologyEx(sure, cv2.MORPH_CLOSE, np.ones((k, k), np.uint8)))
+
+
+def _alike(a: Outline, b: Outline, agree_at: float) -> bool:
+    """The same grid with corners within ``agree_at`` of a side."""
+    from vision.detect import corner_error
+
+    return (a.rows, a.cols) == (b.rows, b.cols) and corner_error(
+        np.asarray(a.corners, float), np.asarray(b.corners, float), any_first=True) <= agree_at
 
 
 def is_kingdom(reading, cfg=None, grid_confidence: float = 1.0) -> bool:
@@ -196,9 +294,41 @@ def is_kingdom(reading, cfg=None, grid_confidence: float = 1.0) -> bool:
     return bool(castle) and max(castle) >= float(tab["min_castle"])
 
 
+def could_be_kingdom(found: Outline, cfg) -> bool:
+    """Whether a found outline's grid lets it be a kingdom (``is_kingdom``'s grid tests:
+    ``[table] min_side`` squares a side, the count ``min_grid_confidence`` sure); the others
+    are not worth reading (the window chosen in a grid is never larger than the grid)."""
+    tab = cfg["table"]
+    return min(found.rows, found.cols) >= int(tab["min_side"]) \
+        and found.confidence >= float(tab["min_grid_confidence"])
+
+
 def _side(corners) -> float:
     c = np.asarray(corners, np.float64).reshape(4, 2)
     return float(np.mean(np.linalg.norm(np.roll(c, -1, axis=0) - c, axis=1)))
+
+
+def _framing(cfg) -> dict:
+    """The reader's configuration with ``[frame] ring`` set to ``[table] ring``: on a table
+    each kingdom's grid is read that many squares larger on every side before its window is
+    chosen (``vision.frame.choose``)."""
+    out = dict(cfg)
+    out["frame"] = _config.Section("frame", dict(cfg["frame"]))
+    out["frame"]["ring"] = int(cfg["table"]["ring"])
+    return out
+
+
+def leaves_photo(corners, rows: int, cols: int, shape, margin: float) -> bool:
+    """Whether the ``rows x cols`` grid with these corners, grown by ``margin`` squares on
+    every side, reaches beyond the photo of this shape."""
+    from vision.geometry import board_homography
+
+    h, w = shape[:2]
+    H_inv = np.linalg.inv(board_homography(np.asarray(corners, np.float64), rows, cols, 1))
+    pts = np.array([[[-margin, -margin], [cols + margin, -margin],
+                     [cols + margin, rows + margin], [-margin, rows + margin]]], np.float64)
+    x, y = cv2.perspectiveTransform(pts, H_inv)[0].T
+    return bool(np.any(x < 0) or np.any(y < 0) or np.any(x > w) or np.any(y > h))
 
 
 def read_table(reader, image: np.ndarray, size: int | None = None) -> list[TableKingdom]:
@@ -207,19 +337,42 @@ def read_table(reader, image: np.ndarray, size: int | None = None) -> list[Table
     ``reader``: a ``vision.Reader``. Raises ``PhotoError`` (no kingdom) when none is found.
     """
     cfg = reader.cfg
+    framing = _framing(cfg)
+    margin = float(cfg["table"]["cut_margin"])
+    crisp_enough = float(cfg["table"]["crisp_enough"])
+    min_crisp = float(cfg["table"]["min_crispness"])
     kept = []
-    for found in find_kingdoms(image, cfg):
-        try:
-            reading = reader.read(image, size=size, corners=found.corners, rows=found.rows,
-                                  cols=found.cols)
-        except PhotoError:
-            continue
-        if not is_kingdom(reading, cfg, found.confidence):
-            continue
-        warnings = list(found.warnings) + list(reading.warnings)
-        if found.cut:
+    for outlines in (blob for blobs in _outlines_by_map(image, cfg) for blob in blobs):
+        best = None
+        for found in outlines:
+            if not could_be_kingdom(found, cfg):
+                continue     # not read at all: what is_kingdom would refuse by its grid alone
+            framed = reader.framed(image, found.corners, found.rows, found.cols, size,
+                                   found.warnings, framing)
+            try:
+                reading = reader.read_board(image, framed, size)
+            except PhotoError:
+                continue
+            if not is_kingdom(reading, cfg, found.confidence):
+                continue
+            sharp = crispness(framed.logits, reader.classifier.t_terrain)
+            if best is None or sharp > best[0]:
+                best = (sharp, found, framed, reading)
+            if sharp >= crisp_enough:
+                break        # its squares read as cut on the tiles' own grid: not worth more reads
+        if best is None or best[0] < min_crisp:
+            continue         # nothing read as a kingdom, or only blurred: clutter or cloth
+        _, found, framed, reading = best
+        cut = leaves_photo(framed.corners, framed.rows, framed.cols, image.shape, 0.0) or (
+            found.cut and leaves_photo(framed.corners, framed.rows, framed.cols, image.shape,
+                                       margin))
+        warnings = list(reading.warnings)
+        if cut:
             warnings.insert(0, CUT_WARNING)
-        kept.append((found, replace(reading, warnings=warnings)))
+        here = Outline(framed.corners, framed.rows, framed.cols, found.confidence, cut)
+        if any(_same_place(here, other) for other, _ in kept):
+            continue
+        kept.append((here, replace(reading, warnings=warnings)))
     if not kept:
         raise PhotoError(NO_KINGDOM)
     order = number_order([np.asarray(f.corners, np.float64).mean(0) for f, _ in kept],

@@ -282,7 +282,7 @@ def test_evaluate_reports_hard_tables_with_the_shipped_models(tmp_path, monkeypa
     monkeypatch.setattr(train, "dev_photos", lambda datasets=None: [])   # the scenes alone
     out = tmp_path / "figures.json"
     assert main(["evaluate", "--quick", "--hard-tables", "2", "--hard-size", "400x300",
-                 "--per-photo", "hard-tables", "--out", str(out)]) == 0
+                 "--table-photos", "0", "--per-photo", "hard-tables", "--out", str(out)]) == 0
     text = capsys.readouterr().out
     assert "== hard tables: 2 generated scenes (seeds 9000-9001, 400x300), read with the shipped models" in text
     saved = json.loads(out.read_text())["hard_tables"]
@@ -301,6 +301,9 @@ def test_evaluate_reports_hard_tables_with_the_shipped_models(tmp_path, monkeypa
     # the tile network trains on hard-table seeds from 100000: none may be measured
     (["--hard-tables", "5", "--hard-seed", "99998"], "got 99998 to 100002"),
     (["--hard-tables", "0", "--out", "no/such/folder/f.json"], "does not exist"),
+    (["--table-photos=-1"], "--table-photos must be 0"),
+    (["--table-photos", "2", "--table-seed", "19999"], "must lie from 20000 to 99999"),
+    (["--table-photos", "5", "--table-seed", "99998"], "got 99998 to 100002"),
     (["--datasets", "{empty}"], "cannot read the dev photos"),
 ])
 def test_bad_evaluate_options_say_what_to_do(tmp_path, capsys, argv, message):
@@ -310,3 +313,79 @@ def test_bad_evaluate_options_say_what_to_do(tmp_path, capsys, argv, message):
     assert main(["evaluate", "--quick"] + argv) == 2
     err = capsys.readouterr().err
     assert message in err and "Traceback" not in err
+
+
+# ------------------------------------------------------------------ whole-table photos
+
+class _TableTruthOrNothing:
+    """Reads a generated table photo as its truth (seeds in step with the measure), or finds
+    nothing at all."""
+
+    def __init__(self, first_seed, width, height, nothing=False):
+        self.seed, self.size, self.nothing = first_seed, (width, height), nothing
+
+    def __call__(self, reader, image):
+        from vision.lab import table_photos as tp
+        from vision.reader import Reading
+        from vision.table import TableKingdom
+
+        seed, self.seed = self.seed, self.seed + 1
+        if self.nothing:
+            raise ValueError("no kingdom found")
+        scene = tp.make_table_scene(seed, width=self.size[0], height=self.size[1])
+        assert np.array_equal(scene.image, image)       # the stub is in step with the measure
+        out = []
+        for k, truth in enumerate(scene.kingdoms):
+            cells = [[{"terrain": t, "crowns": int(c), "confidence": 1.0}
+                      for t, c in zip(tr, cr)] for tr, cr in zip(truth.terrain, truth.crowns)]
+            reading = Reading(size=truth.size, cells=cells, review=[],
+                              corners=truth.corners.tolist(), homography=[], rows=truth.size,
+                              cols=truth.size)
+            out.append(TableKingdom(k, reading, False))
+        return out
+
+
+def test_table_photo_figures_are_measured_not_given():
+    from vision.lab.evaluate import format_table_photo_rows, format_table_photos, table_photos
+
+    size = (480, 360)
+    right = table_photos(2, *size, 20000, reader=object(), log=lambda m: None,
+                         read=_TableTruthOrNothing(20000, *size))
+    s = right["summary"]
+    kingdoms = sum(r["kingdoms"] for r in right["photos"])
+    assert [r["seed"] for r in right["photos"]] == [20000, 20001]
+    assert s["kingdoms"] == kingdoms >= 4
+    assert (s["found"], s["exact"], s["phantom"], s["numbering_right"]) == (kingdoms, kingdoms, 0, 2)
+    none = table_photos(2, *size, 20000, reader=object(), log=lambda m: None,
+                        read=_TableTruthOrNothing(20000, *size, nothing=True))
+    s = none["summary"]
+    assert (s["kingdoms"], s["found"], s["exact"], s["phantom"], s["numbering_right"]) == \
+        (kingdoms, 0, 0, 0, 0)
+    assert s["seconds_median"] is not None
+    text = format_table_photos(right)
+    assert "2 generated whole-table photos (seeds 20000-20001, 480x360" in text
+    assert f"kingdoms found {kingdoms}/{kingdoms}, exact {kingdoms}/{kingdoms}, phantom kingdoms 0" in text
+    assert "kingdoms found 0/" in format_table_photos(none)
+    assert len(format_table_photo_rows(none).splitlines()) == 3
+    with pytest.raises(ValueError, match="20000 or later"):
+        table_photos(1, *size, 19999, reader=object())
+
+
+def test_evaluate_reports_table_photos_with_the_shipped_models(tmp_path, monkeypatch, capsys):
+    """The real reader on one small table photo: the figures are printed and saved."""
+    import json
+
+    import vision.lab.train as train
+    from kingdomino.cli import main
+
+    monkeypatch.setattr(train, "dev_photos", lambda datasets=None: [])   # the photos alone
+    out = tmp_path / "figures.json"
+    assert main(["evaluate", "--quick", "--hard-tables", "0", "--table-photos", "1",
+                 "--table-size", "800x600", "--per-photo", "table-photos",
+                 "--out", str(out)]) == 0
+    text = capsys.readouterr().out
+    assert "== table photos: 1 generated whole-table photos (seeds 20000-20000, 800x600" in text
+    saved = json.loads(out.read_text())["table_photos"]
+    (photo,) = saved["photos"]
+    assert saved["summary"]["found"] == photo["found"] == len(photo["per_kingdom"])
+    assert f"  20000  {photo['table']}" in text

@@ -19,6 +19,10 @@ which off-kingdom squares read as tiles.
 ``hard_tables`` runs ``vision.lab.tables``' measurement (generated kingdoms on tables that look
 like tiles, seeds from ``MEASURE_SEEDS_FROM``) with the shipped models, in every mode.
 
+``table_photos`` measures whole-table reading (``vision.table.read_table``) on generated photos
+of 2-4 kingdoms (``vision.lab.table_photos``, seeds from its ``SEEDS_FROM``) with the shipped
+models, in every mode: kingdoms found, exact, phantom kingdoms, photos numbered right, seconds.
+
 Temperatures for the confidences are fitted on the out-of-fold outputs and, after a full run,
 written with the figures into ``models/squares.json``. ``--quick`` reads with the shipped model
 instead: it has seen these photos, so those figures are NOT cross-validated.
@@ -530,6 +534,79 @@ def hard_tables(n: int, width: int = HARD_TABLES_SIZE[0], height: int = HARD_TAB
             "scenes": res["scenes"]}
 
 
+# ----------------------------------------------------------------------------- table photos
+TABLE_PHOTOS_N = 12                # whole-table photos by default (issue 17's measure: 34 kingdoms)
+TABLE_PHOTOS = "table-photos"      # --per-photo name of the whole-table photos
+
+
+def table_photos(n: int, width: int = HARD_TABLES_SIZE[0], height: int = HARD_TABLES_SIZE[1],
+                 first_seed: int | None = None, reader=None, log=print, read=None) -> dict:
+    """Whole-table reading (``vision.table.read_table``, or ``read(reader, image)``) measured on
+    ``n`` generated table photos (``vision.lab.table_photos``: 2-4 kingdoms each), seeds
+    ``first_seed`` on (default ``SEEDS_FROM``: seeds no training set uses), with ``reader``
+    (default: a ``vision.reader.Reader`` of the shipped models). Returns ``settings``,
+    ``summary`` (kingdoms found, exact, phantom kingdoms, photos numbered right, seconds per
+    photo) and ``photos`` (one ``measure_photo`` row each)."""
+    from vision.lab import table_photos as tp
+
+    first = tp.SEEDS_FROM if first_seed is None else int(first_seed)
+    if first < tp.SEEDS_FROM:
+        raise ValueError(f"table-photo seeds start at {tp.SEEDS_FROM} or later (seeds below may "
+                         f"be used for training), got {first}")
+    if n < 1:
+        raise ValueError(f"the number of table photos must be at least 1, got {n}")
+    if reader is None:
+        from vision.reader import Reader
+
+        reader = Reader()
+    t0 = time.time()
+    done = []
+
+    def on_photo(row):
+        done.append(row)
+        log(f"  table photo {len(done)}/{n}: seed {row['seed']} {row['table']}/{row['palette']}: "
+            f"{row['found']}/{row['kingdoms']} found, {row['exact']} exact, "
+            f"{row['phantom']} phantom, {row['seconds']:.2f} s")
+
+    res = tp.measure(reader, range(first, first + n), read=read, on_photo=on_photo,
+                     width=width, height=height)
+    return {"settings": {"n": n, "first_seed": first, "width": width, "height": height,
+                         "models": "shipped"},
+            "seconds": round(time.time() - t0), "summary": res["summary"],
+            "photos": res["photos"]}
+
+
+def _seconds(v) -> str:
+    return "-" if v is None else f"{v:.2f} s"
+
+
+def format_table_photos(t: dict) -> str:
+    """The whole-table figures in two lines under a heading."""
+    st, s = t["settings"], t["summary"]
+    n, k = s["photos"], s["kingdoms"]
+    return "\n".join([
+        f"== table photos: {n} generated whole-table photos (seeds {st['first_seed']}-"
+        f"{st['first_seed'] + n - 1}, {st['width']}x{st['height']}, {k} kingdoms), read with "
+        f"the {st['models']} models",
+        f"  kingdoms found {s['found']}/{k}, exact {s['exact']}/{k}, phantom kingdoms "
+        f"{s['phantom']}, photos numbered right {s['numbering_right']}/{n}",
+        f"  seconds per photo: median {_seconds(s['seconds_median'])}, max "
+        f"{_seconds(s['seconds_max'])}, 4-kingdom photos median "
+        f"{_seconds(s['seconds_four_median'])}"])
+
+
+def format_table_photo_rows(t: dict) -> str:
+    """One line per table photo: seed, table, kingdoms found / exact / phantom, numbering."""
+    lines = ["== table photos, each photo: seed, table kind/palette, found/kingdoms, exact, "
+             "phantom, numbered right, seconds"]
+    for r in t["photos"]:
+        lines.append(f"  {r['seed']}  {r['table']:<7} {r['palette']:<12} {r['found']}/"
+                     f"{r['kingdoms']}  exact {r['exact']}  phantom {r['phantom']}  "
+                     f"{'numbered right' if r['numbering_right'] else 'numbered wrong'}  "
+                     f"{r['seconds']:.2f} s")
+    return "\n".join(lines)
+
+
 def _err(v) -> str:
     return "-" if v is None else f"{v:.3f}"
 
@@ -676,10 +753,12 @@ def record_figures(res: dict, folds: int) -> str | None:
     meta["calibration"] = {**res["temperatures"], "source": f"{folds}-fold CV out-of-fold outputs"}
     meta["cv"] = {k: ({kk: vv for kk, vv in v.items() if "confusion" not in kk and kk != "per_board"}
                       if isinstance(v, dict) and "boards" in v else v)
-                  for k, v in res.items() if k != "hard_tables"}
+                  for k, v in res.items() if k not in ("hard_tables", "table_photos")}
     meta["cv"]["review"] = dict(cfg["review"])
     if "hard_tables" in res:          # read with the shipped models, not cross-validated
         meta["hard_tables"] = {k: v for k, v in res["hard_tables"].items() if k != "scenes"}
+    if "table_photos" in res:
+        meta["table_photos"] = {k: v for k, v in res["table_photos"].items() if k != "photos"}
     meta_path.write_text(json.dumps(meta, indent=1) + "\n")
     return meta_path.name
 
@@ -714,12 +793,28 @@ def main(args) -> int:
         hard_seed = tables.MEASURE_SEEDS_FROM
     if n_hard < 0:
         return _usage(f"--hard-tables must be 0 (skip them) or more, got {n_hard}")
+    from vision.lab import table_photos as tp
+
+    n_table = getattr(args, "table_photos", None)
+    if n_table is None:
+        n_table = 0 if from_outputs else TABLE_PHOTOS_N
+    table_size = getattr(args, "table_size", None) or HARD_TABLES_SIZE
+    table_seed = getattr(args, "table_seed", None)
+    if table_seed is None:
+        table_seed = tp.SEEDS_FROM
+    if n_table < 0:
+        return _usage(f"--table-photos must be 0 (skip them) or more, got {n_table}")
     from vision.lab.tile_scenes import TRAIN_SEEDS_FROM
 
     if hard_seed < tables.MEASURE_SEEDS_FROM or hard_seed + n_hard > TRAIN_SEEDS_FROM:
         return _usage(f"--hard-seed: the scenes' seeds must lie from {tables.MEASURE_SEEDS_FROM} "
                       f"to {TRAIN_SEEDS_FROM - 1} (the tile network trains on seeds from "
                       f"{TRAIN_SEEDS_FROM} on), got {hard_seed} to {hard_seed + n_hard - 1}")
+    if table_seed < tp.SEEDS_FROM or table_seed + n_table > TRAIN_SEEDS_FROM:
+        return _usage(f"--table-seed: the table photos' seeds must lie from {tp.SEEDS_FROM} "
+                      f"to {TRAIN_SEEDS_FROM - 1} (seeds below may be used for training, the "
+                      f"tile network trains on seeds from {TRAIN_SEEDS_FROM} on), got "
+                      f"{table_seed} to {table_seed + n_table - 1}")
     out = getattr(args, "out", None)
     if out and not Path(out).parent.is_dir():
         return _usage(f"--out {out}: the folder {Path(out).parent} does not exist")
@@ -744,6 +839,11 @@ def main(args) -> int:
               f"with the shipped models ...", flush=True)
         res["hard_tables"] = hard_tables(n_hard, hard_size[0], hard_size[1], hard_seed,
                                          log=lambda m: print(m, flush=True))
+    if n_table:
+        print(f"reading {n_table} whole-table photos ({table_size[0]}x{table_size[1]}) "
+              f"with the shipped models ...", flush=True)
+        res["table_photos"] = table_photos(n_table, table_size[0], table_size[1], table_seed,
+                                           log=lambda m: print(m, flush=True))
     if quick:
         print("NOTE: --quick reads with the shipped model, which was trained on these very photos: "
               "the figures below are NOT cross-validated and overstate real accuracy.")
@@ -756,11 +856,15 @@ def main(args) -> int:
             print(format_summary(kind, res[kind]))
     if "hard_tables" in res:
         print(format_hard_tables(res["hard_tables"]))
+    if "table_photos" in res:
+        print(format_table_photos(res["table_photos"]))
     for kind in getattr(args, "per_photo", None) or ():
         if kind in res:
             print(format_per_board(kind, res[kind]))
         elif kind == HARD_TABLES and "hard_tables" in res:
             print(format_hard_scenes(res["hard_tables"]))
+        elif kind == TABLE_PHOTOS and "table_photos" in res:
+            print(format_table_photo_rows(res["table_photos"]))
     if out:
         try:
             Path(out).write_text(json.dumps(res, indent=1, default=_jsonable) + "\n", encoding="utf-8")
