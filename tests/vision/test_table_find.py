@@ -234,3 +234,19 @@ def test_a_surer_count_of_an_outline_already_given_is_still_given(monkeypatch):
                                      (3000, 4000, 3), det, tab))
     assert [(o.rows, o.cols, o.confidence) for o in given] == [(5, 7, 0.56), (5, 5, 0.41),
                                                               (5, 5, 0.75)]
+
+
+def test_table_photos_mix_the_tile_maps_by_their_own_weight(monkeypatch):
+    """[table] tile_net_weight, not [detect]'s, mixes the network's map for whole-table photos."""
+    cfg = vconfig.load()
+    cfg["detect"]["tile_net_weight"] = 1.0
+    cfg["table"]["tile_net_weight"] = 0.25
+    seen = []
+
+    def fake_maps(small, det, both):
+        seen.append(float(det["tile_net_weight"]))
+        return []
+
+    monkeypatch.setattr(table, "_maps", fake_maps)
+    table._outlines_by_map(np.full((300, 400, 3), 128, np.uint8), cfg)
+    assert seen == [0.25]
