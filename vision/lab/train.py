@@ -267,7 +267,7 @@ MINE_DRILL = 4           # squares per drawn board made crowned mines in the cro
 PLAIN_START = 0.0        # share of drawn boards whose start square is the bare one of other printings
 MODEL_WIDTH = 2          # channel multiplier of the network (1: 16-32-48-64 channels)
 TABLE_BOARDS = 20        # drawn kingdoms on hard tables (vision.lab.table_squares): the table around them is `empty`
-TABLE_RING = 2           # ... cut with this many squares of table beyond the kingdom on every side
+TABLE_RING = 1           # ... cut with this many squares of table beyond the kingdom on every side (2: worse, docs/reader.md)
 
 
 def sampling_weights(t: np.ndarray, c: np.ndarray, boost: np.ndarray | None = None) -> np.ndarray:
