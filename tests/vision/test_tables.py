@@ -21,6 +21,23 @@ def _scene(seed, **kw):
 
 # --------------------------------------------------------------------------- generator
 
+def test_loose_tiles_keep_off_the_cleared_ring():
+    # make_hard_scene(tiles_clear=) keeps a ring of squares around the kingdom bare of tiles
+    # nothing else kept clear: the loose dominoes and tiles may go anywhere but the cleared block
+    h, w = 480, 640
+    keep_small = np.zeros((h // 8, w // 8), np.uint8)
+    keep_tiles = keep_small.copy()
+    keep_tiles[20:40, 25:55] = 255
+    for seed in range(6):
+        img = np.full((h, w, 3), 128, np.uint8)
+        rng = np.random.default_rng(seed)
+        placed = tables.add_clutter(img, keep_small, 40.0, rng, ["tiles", "dominoes", "draft_row"],
+                                    keep_tiles=keep_tiles)
+        assert placed
+        block = img[20 * 8:40 * 8, 25 * 8:55 * 8].astype(int)
+        assert np.abs(block - 128).max() <= 2, (seed, placed)
+
+
 def test_same_seed_same_photo_and_truth():
     a, b, c = _scene(11), _scene(11), _scene(12)
     assert np.array_equal(a.image, b.image)

@@ -76,6 +76,7 @@ KIND_PALETTES = {
     "print": TERRAIN_PALETTES + ("red", "purple", "white", "any"),
 }
 CLUTTER = ("dominoes", "draft_row", "tiles", "score_pad", "box_lid", "meeples", "hand")
+TILE_CLUTTER = ("dominoes", "draft_row", "tiles")   # clutter drawn with the kingdom's own tiles
 
 
 @dataclass(frozen=True)
@@ -436,8 +437,9 @@ def _free(keep_small: np.ndarray, poly, shrink: int = 8) -> bool:
     return not np.any(m & keep_small)
 
 
-def add_clutter(scene, keep_small, square: float, rng, kinds) -> list:
-    """Clutter around the kingdom, never on it; returns what was placed."""
+def add_clutter(scene, keep_small, square: float, rng, kinds, keep_tiles=None) -> list:
+    """Clutter around the kingdom, never on it; returns what was placed. ``keep_tiles``: a
+    larger keep-out mask (same size as ``keep_small``) for the clutter of ``TILE_CLUTTER``."""
     H, W = scene.shape[:2]
     placed = []
     for kind in kinds:
@@ -456,7 +458,8 @@ def add_clutter(scene, keep_small, square: float, rng, kinds) -> list:
                     "tiles": (4.5 * square, 1.8 * square), "score_pad": (0.28 * max(W, H),) * 2,
                     "box_lid": (0.42 * max(W, H),) * 2, "meeples": (square * 2.5,) * 2}[kind]
             poly = synth.poly_rect(cx, cy, foot[0] * 1.2, foot[1] * 1.2, ang)
-            if not _free(keep_small, poly):
+            keep = keep_tiles if keep_tiles is not None and kind in TILE_CLUTTER else keep_small
+            if not _free(keep, poly):
                 continue
             if kind == "dominoes":
                 for k in range(int(rng.integers(1, 3))):
@@ -576,7 +579,8 @@ def make_hard_scene(rng=None, width: int = 4000, height: int = 3000, *, size: in
                     layout: dict | None = None, table: str | None = None, palette: str | None = None,
                     kinds=TABLE_KINDS, clutter: bool = True, scale: float | None = None,
                     max_tilt: float = 35.0, rotation: float | None = None, lighting: bool = True,
-                    seed: int | None = None, tile_mask: bool = False) -> HardScene:
+                    seed: int | None = None, tile_mask: bool = False,
+                    tiles_clear: float | None = None) -> HardScene:
     """A kingdom on a hard table in a ``width x height`` photo.
 
     ``rng``: ``numpy.random.Generator`` or an int seed (the same seed gives the same photo).
@@ -588,6 +592,9 @@ def make_hard_scene(rng=None, width: int = 4000, height: int = 3000, *, size: in
     ``lighting``: hard shadow, glare, colour cast (mild blur, noise and JPEG always).
     ``tile_mask``: also keep the kingdom's tile mask in photo pixels (``HardScene.tiles``, for
     training labels); it draws nothing and takes no random numbers, so the photo is the same.
+    ``tiles_clear``: loose dominoes and tiles (``TILE_CLUTTER``) keep at least this many squares
+    of bare table around the kingdom, so a ring of squares around it is table only (training
+    labels); default a quarter square, as the rest of the clutter (the photo as drawn before).
     """
     if seed is None and isinstance(rng, (int, np.integer)):
         seed = int(rng)
@@ -621,11 +628,15 @@ def make_hard_scene(rng=None, width: int = 4000, height: int = 3000, *, size: in
     quad = np.zeros((H, W), np.uint8)
     cv2.fillPoly(quad, [np.round(board_pts).astype(np.int32)], 255)
     keep = cv2.resize(quad, (max(1, W // 8), max(1, H // 8)), interpolation=cv2.INTER_NEAREST)
+    keep_tiles = None
+    if tiles_clear is not None:
+        keep_tiles = cv2.dilate(keep, np.ones((3, 3), np.uint8),
+                                iterations=max(1, int(math.ceil(square * float(tiles_clear) / 8))))
     keep = cv2.dilate(keep, np.ones((3, 3), np.uint8), iterations=max(1, int(square * 0.25 / 8)))
     placed = []
     if clutter:
         chosen = [str(c) for c in rng.choice(list(CLUTTER), int(rng.integers(2, 6)), replace=False)]
-        placed = add_clutter(scene, keep, square, rng, chosen)
+        placed = add_clutter(scene, keep, square, rng, chosen, keep_tiles)
 
     # the kingdom: soft drop shadow, the tiles' dark edge, the tiles
     tiles = cv2.warpPerspective(mask, Hb, (W, H), flags=cv2.INTER_LINEAR)

@@ -266,6 +266,8 @@ PHONE_WEIGHT = 2.0       # phone-photo squares are drawn this much more often (h
 MINE_DRILL = 4           # squares per drawn board made crowned mines in the crown-counting drill
 PLAIN_START = 0.0        # share of drawn boards whose start square is the bare one of other printings
 MODEL_WIDTH = 2          # channel multiplier of the network (1: 16-32-48-64 channels)
+TABLE_BOARDS = 20        # drawn kingdoms on hard tables (vision.lab.table_squares): the table around them is `empty`
+TABLE_RING = 1           # ... cut with this many squares of table beyond the kingdom on every side (2: worse, docs/reader.md)
 
 
 def sampling_weights(t: np.ndarray, c: np.ndarray, boost: np.ndarray | None = None) -> np.ndarray:
@@ -385,9 +387,11 @@ def rendered_boards(n_photos: int) -> int:
     return max(2, n_photos // RENDERED_EVERY)
 
 
-def fit(photos, cfg: dict, epochs: int, seed: int = 0, log=None, rendered: int | None = None):
-    """Train on these photos (plus a modest share of rendered boards and the crown-counting
-    drill). Returns the torch model."""
+def fit(photos, cfg: dict, epochs: int, seed: int = 0, log=None, rendered: int | None = None,
+        table_boards: int | None = None):
+    """Train on these photos (plus a modest share of rendered boards, the crown-counting drill
+    and ``table_boards`` kingdoms on hard tables, default ``TABLE_BOARDS``). Returns the torch
+    model."""
     x, t, c, b = load_examples(photos, cfg)
     scenes = scene_examples(photos, cfg, np.random.default_rng(seed + 2000), SCENE_SHARE) \
         if SCENE_SHARE > 0 else None
@@ -397,6 +401,14 @@ def fit(photos, cfg: dict, epochs: int, seed: int = 0, log=None, rendered: int |
         if log:
             log(f"added {len(scenes[0])} squares of training boards put into generated photos")
     boost = np.where([photos[i].dataset == "phone" for i in b], PHONE_WEIGHT, 1.0)
+    table_boards = TABLE_BOARDS if table_boards is None else int(table_boards)
+    if table_boards:
+        from vision.lab.table_squares import table_examples
+
+        more = table_examples(table_boards, cfg, TABLE_RING, seed=seed, log=log)
+        x, t, c = (np.concatenate([x, more[0]]), np.concatenate([t, more[1]]),
+                   np.concatenate([c, more[2]]))
+        boost = np.concatenate([boost, np.ones(len(more[0]))])
     if rendered is None:
         rendered = rendered_boards(len(photos))
     drawn = [(1000, 0, f"squares from {rendered} rendered boards")]   # (seed offset, drill, what)
@@ -428,8 +440,9 @@ def main(args) -> int:
     photos = dev_photos(getattr(args, "datasets", None), getattr(args, "limit", None))
     size = crop_size(cfg["cell"], cfg["crop_margin"])
     t0 = time.time()
+    limited = bool(getattr(args, "limit", None))
     model = fit(photos, cfg, epochs, log=lambda m: print(m, flush=True),
-                rendered=0 if getattr(args, "limit", None) else None)
+                rendered=0 if limited else None, table_boards=0 if limited else None)
     onnx_path = out_dir / cfg["model"]
     export_onnx(model, onnx_path, size)
     # check cv2.dnn reads the file and agrees with torch
@@ -451,11 +464,12 @@ def main(args) -> int:
         "building_crowns_weight": BUILDING_CROWNS, "phone_weight": PHONE_WEIGHT,
         "scene_share": SCENE_SHARE, "scene_blank": SCENE_BLANK,
         "mine_drill": MINE_DRILL, "plain_start": PLAIN_START, "model_width": MODEL_WIDTH,
+        "table_boards": 0 if limited else TABLE_BOARDS, "table_ring": TABLE_RING,
         "outputs": {"terrain": list(TERRAINS), "crowns": list(range(N_CROWNS))},
         "crown_train_prior": model.crown_train_prior,
         "crown_label_prior": model.crown_label_prior,
         "photos": [p.name for p in photos],
-        "rendered_boards": 0 if getattr(args, "limit", None) else rendered_boards(len(photos)),
+        "rendered_boards": 0 if limited else rendered_boards(len(photos)),
         "n_photos": {"aau": sum(p.dataset == "aau" for p in photos),
                      "phone": sum(p.dataset == "phone" for p in photos)},
         "onnx_vs_torch_max_abs_diff": diff,
