@@ -268,8 +268,10 @@ def test_hard_tables_are_counted_by_table_kind():
 def test_hard_table_seeds_stay_in_the_measuring_range():
     from vision.lab.evaluate import hard_tables
 
-    with pytest.raises(ValueError, match="seeds below are for training"):
+    with pytest.raises(ValueError, match="hard-table seeds start at 9000.*used for training"):
         hard_tables(2, 240, 180, 8999, reader=_TruthOrNothing(8999, 240, 180))
+    with pytest.raises(ValueError, match="hard-table scenes must be at least 1"):
+        hard_tables(0, 240, 180, 9000, reader=_TruthOrNothing(9000, 240, 180))
 
 
 def test_evaluate_reports_hard_tables_with_the_shipped_models(tmp_path, monkeypatch, capsys):

@@ -509,16 +509,8 @@ def hard_tables(n: int, width: int = HARD_TABLES_SIZE[0], height: int = HARD_TAB
     ``summary`` (``hard_table_figures``) and ``scenes`` (one ``measure_scene`` row each)."""
     from vision.lab import tables
 
-    first = tables.MEASURE_SEEDS_FROM if first_seed is None else int(first_seed)
-    if first < tables.MEASURE_SEEDS_FROM:
-        raise ValueError(f"hard-table seeds start at {tables.MEASURE_SEEDS_FROM} or later "
-                         f"(seeds below are for training sets), got {first}")
-    if n < 1:
-        raise ValueError(f"the number of hard-table scenes must be at least 1, got {n}")
-    if reader is None:
-        from vision.reader import Reader
-
-        reader = Reader(model_path=model_path)
+    first, reader = _measure_setup(n, first_seed, tables.MEASURE_SEEDS_FROM, "hard-table",
+                                   "scenes", reader, model_path)
     t0 = time.time()
     done = []
 
@@ -532,6 +524,24 @@ def hard_tables(n: int, width: int = HARD_TABLES_SIZE[0], height: int = HARD_TAB
                          "models": "shipped" if model_path is None else str(model_path)},
             "seconds": round(time.time() - t0), "summary": hard_table_figures(res["scenes"]),
             "scenes": res["scenes"]}
+
+
+def _measure_setup(n: int, first_seed, seeds_from: int, what: str, things: str, reader,
+                   model_path=None):
+    """The first seed (default ``seeds_from``, never below it: lower seeds may be drawn for
+    training) and the reader (default: the shipped models, or ``model_path``) of a generated
+    measurement of ``n`` ``things``; ``ValueError`` saying how to fix a bad call."""
+    first = seeds_from if first_seed is None else int(first_seed)
+    if first < seeds_from:
+        raise ValueError(f"{what} seeds start at {seeds_from} or later (seeds below may be "
+                         f"used for training), got {first}")
+    if n < 1:
+        raise ValueError(f"the number of {what} {things} must be at least 1, got {n}")
+    if reader is None:
+        from vision.reader import Reader
+
+        reader = Reader(model_path=model_path)
+    return first, reader
 
 
 # ----------------------------------------------------------------------------- table photos
@@ -549,16 +559,8 @@ def table_photos(n: int, width: int = HARD_TABLES_SIZE[0], height: int = HARD_TA
     photo) and ``photos`` (one ``measure_photo`` row each)."""
     from vision.lab import table_photos as tp
 
-    first = tp.SEEDS_FROM if first_seed is None else int(first_seed)
-    if first < tp.SEEDS_FROM:
-        raise ValueError(f"table-photo seeds start at {tp.SEEDS_FROM} or later (seeds below may "
-                         f"be used for training), got {first}")
-    if n < 1:
-        raise ValueError(f"the number of table photos must be at least 1, got {n}")
-    if reader is None:
-        from vision.reader import Reader
-
-        reader = Reader()
+    first, reader = _measure_setup(n, first_seed, tp.SEEDS_FROM, "table-photo", "photos",
+                                   reader)
     t0 = time.time()
     done = []
 
