@@ -100,7 +100,8 @@ def candidates(image: np.ndarray, cfg=None, size: int | None = None, fallback: b
     kingdom (``fallback=False``: not these). Raises ``PhotoError`` (no kingdom) when there is
     none, or no more. ``alternatives``: each comes with a sixth item, the outline's own grid
     (corners, rows, cols) when the seams' lattice (``vision.lattice``) moved it, else None."""
-    det = _section(cfg, "detect")
+    cfg = cfg if cfg is not None else _config.load()
+    det, lat = cfg["detect"], cfg["lattice"]
     mid, s_mid, small, s = working_sizes(image, int(det["refine_long_side"]),
                                          int(det["mask_long_side"]))
     h, w = image.shape[:2]
@@ -111,7 +112,6 @@ def candidates(image: np.ndarray, cfg=None, size: int | None = None, fallback: b
         yield (corners, n, n, 0.9, []) + ((None,) if alternatives else ())
         return
     maps, cover = [pixel], pixel
-    lat = (cfg if cfg is not None else _config.load())["lattice"]
     if det["tile_net"]:
         net = tile_net(det).probability(small)
         mix = float(det["tile_net_weight"])
@@ -120,13 +120,15 @@ def candidates(image: np.ndarray, cfg=None, size: int | None = None, fallback: b
         cover = mix * net + (1.0 - mix) * pixel
     gray_mid = cv2.cvtColor(mid, cv2.COLOR_BGR2GRAY)
     edges = edge_map(gray_mid) if det["refine"] else None
+    # the lattice's tile map at the refinement size, once for every outline of the photo
+    cover_mid = cv2.resize(cover, (mid.shape[1], mid.shape[0]), interpolation=cv2.INTER_LINEAR)
 
     def outlines(d):
         out = []
         for prob in maps:
             alt: list = []
-            f = outline_in_map(prob, mid, gray_mid, edges, s, s_mid, image.shape, d, lat, cover,
-                               alt)
+            f = outline_in_map(prob, mid, gray_mid, edges, s, s_mid, image.shape, d, lat,
+                               cover_mid, alt)
             if f is not None:
                 out.append(f + ((alt[0] if alt else None),) if alternatives else f)
         return out
@@ -145,14 +147,14 @@ def candidates(image: np.ndarray, cfg=None, size: int | None = None, fallback: b
         raise PhotoError(NO_KINGDOM)
 
 
-def outline_in_map(prob, mid, gray_mid, edges, s, s_mid, shape, det, lat=None, cover=None,
+def outline_in_map(prob, mid, gray_mid, edges, s, s_mid, shape, det, lat=None, cover_mid=None,
                    alternatives: list | None = None):
     """From one tile map: corners, rows, cols, confidence, warnings; None without a blob.
     ``mid``: the photo at the refinement size, ``gray_mid`` its grey, ``edges`` its edge map
     (None: no corner refinement); ``s``, ``s_mid``: their scales against the photo.
     ``lat``: the ``[lattice]`` section (None: no lattice, the outline's own count), whose
-    squares are tiles by ``cover`` (a tile map like ``prob``; None: ``prob``). When the lattice
-    moved the grid, the outline's own grid (corners, rows, cols) is appended to
+    squares are tiles by ``cover_mid`` (a tile map at ``mid``'s size; None: ``prob``). When
+    the lattice moved the grid, the outline's own grid (corners, rows, cols) is appended to
     ``alternatives`` (when given)."""
     h, w = shape[:2]
     warnings: list[str] = []
@@ -195,8 +197,9 @@ def outline_in_map(prob, mid, gray_mid, edges, s, s_mid, shape, det, lat=None, c
     rows, cols, conf = count_cells(rect, tiles, aspect, det)
     first = None                # the outline's own grid when the lattice moved it
     if lat is not None and lat["enabled"]:
-        cover = prob if cover is None else cover
-        cover_mid = cv2.resize(cover, (mid.shape[1], mid.shape[0]), interpolation=cv2.INTER_LINEAR)
+        if cover_mid is None:
+            cover_mid = cv2.resize(prob, (mid.shape[1], mid.shape[0]),
+                                   interpolation=cv2.INTER_LINEAR)
         found = fit_lattice(mid, cover_mid, quad * zoom, rows, cols, lat, aspect)
         if found is not None:
             moved = (found.rows, found.cols) != (rows, cols) or corner_error(

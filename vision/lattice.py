@@ -15,10 +15,12 @@ homography that keeps both points at infinity is axis-aligned affine). So:
    cell;
 2. along each axis, a profile of the edges running across it (colour gradient, counted where
    the tile map says tile: the table's own pattern does not count);
-3. the pitch and phase whose lines lie on strong edges and whose mid-lines (half a cell off)
-   do not: the contrast between the two rejects half and double the true pitch;
-4. the cells of that lattice the tile map covers: the largest connected group of them, its
-   bounding box (at most ``[detect] max_cells`` a side), is the kingdom's grid.
+3. the pitch and phase whose lines carry the profile's edges (:func:`fit_pitch`: the share of
+   edge near the lines rejects double the true pitch, the edge on the lines over that on the
+   mid-lines half a pitch off rejects half of it);
+4. the cells of that lattice the tile map covers, within the outline: the largest connected
+   group of them, its bounding box (at most ``[lattice] max_cells`` a side), is the kingdom's
+   grid.
 """
 from __future__ import annotations
 
@@ -31,12 +33,13 @@ import numpy as np
 @dataclass(frozen=True)
 class Lattice:
     """A grid found on the seams: its corners (tl, tr, br, bl, in the input's px), rows, cols,
-    and the seam contrast along each axis (mean edge at the lines over mean at the mid-lines)."""
+    and the seams' score along each axis, rows then columns (:func:`fit_pitch`; inf along an
+    axis too short to fit)."""
 
     corners: np.ndarray
     rows: int
     cols: int
-    contrast: tuple
+    scores: tuple
 
 
 def edge_profiles(rect: np.ndarray, weight: np.ndarray):
@@ -127,9 +130,9 @@ def cell_cover(tiles: np.ndarray, xs: np.ndarray, ys: np.ndarray, inner: float) 
     (columns) and ``ys`` (rows): a (len(ys) - 1) x (len(xs) - 1) array."""
     H, W = tiles.shape
     out = np.zeros((len(ys) - 1, len(xs) - 1))
+    a = (1 - inner) / 2
     for r in range(len(ys) - 1):
         for c in range(len(xs) - 1):
-            a = (1 - inner) / 2
             x0 = xs[c] + a * (xs[c + 1] - xs[c])
             x1 = xs[c + 1] - a * (xs[c + 1] - xs[c])
             y0 = ys[r] + a * (ys[r + 1] - ys[r])
@@ -162,15 +165,14 @@ def tile_box(cover: np.ndarray, threshold: float, max_cells: int):
 
 
 def fit_lattice(image: np.ndarray, tiles: np.ndarray, quad: np.ndarray, rows: int, cols: int,
-                cfg: dict, aspect: float | None = None) -> Lattice | None:
+                lat: dict, aspect: float | None = None) -> Lattice | None:
     """The lattice of the kingdom found as ``quad`` (tl, tr, br, bl in ``image`` px) with a first
     count of ``rows x cols``: ``image`` a colour photo, ``tiles`` a tile probability map of the
-    same size (see the module docstring). ``aspect``: the outline's width over its height on
+    same size, ``lat`` the ``[lattice]`` section (see the module docstring). ``aspect``: the outline's width over its height on
     the table (``vision.gridcount.focal_aspect``), when known: the squares are square, so the
     two pitches must agree with it within ``[lattice] max_skew``. None when the seams give no
-    clear lattice (score under ``[lattice] min_contrast`` on an axis, or squares that are not
+    clear lattice (score under ``[lattice] min_score`` on an axis, or squares that are not
     square) or no tile cell."""
-    lat = cfg
     c = float(lat["px_per_cell"])
     m = float(lat["margin"])
     quad = np.asarray(quad, np.float32)
@@ -196,7 +198,7 @@ def fit_lattice(image: np.ndarray, tiles: np.ndarray, quad: np.ndarray, rows: in
     fy = fit_pitch(py, cover_y, pitches, **fit) if rows >= least else (c, m * c % c, np.inf)
     if fx is None or fy is None:
         return None
-    if min(fx[2], fy[2]) < float(lat["min_contrast"]):
+    if min(fx[2], fy[2]) < float(lat["min_score"]):
         return None
     if aspect and cols >= least and rows >= least:
         # a world square is (cols / aspect) : rows in the rectified outline's px
