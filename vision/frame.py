@@ -43,9 +43,9 @@ class Window:
     cols: int
 
 
-def ring_corners(corners, rows: int, cols: int, ring: int) -> np.ndarray:
-    """Corners (tl, tr, br, bl, image px) of the grid ``ring`` squares larger on every side
-    than the ``rows x cols`` grid with these corners, by the same homography."""
+def ring_corners(corners, rows: int, cols: int, ring: float) -> np.ndarray:
+    """Corners (tl, tr, br, bl, image px) of the grid ``ring`` squares (a fraction too) larger
+    on every side than the ``rows x cols`` grid with these corners, by the same homography."""
     return window_corners(corners, rows, cols, Window(-ring, -ring, rows + 2 * ring,
                                                        cols + 2 * ring))
 

@@ -33,7 +33,7 @@ from vision import config as _config
 from vision.corner_refine import edge_map
 from vision.detect import outline_in_map, working_sizes
 from vision.errors import NO_KINGDOM, PhotoError
-from vision.frame import crispness
+from vision.frame import crispness, ring_corners
 from vision.reader import too_few_tiles
 from vision.tilemap import disk, largest, pixel_map, tile_net
 
@@ -51,7 +51,6 @@ class Outline:
     confidence: float
     cut: bool                        # the outline reaches the photo's edge
     warnings: tuple = ()
-    others: tuple = ()               # other outlines of the same blob (Outline each), to read too
 
 
 @dataclass(frozen=True)
@@ -186,16 +185,16 @@ def split_blob(blob: np.ndarray, core_frac: float) -> list[tuple]:
 
 def find_kingdoms(image: np.ndarray, cfg=None) -> list[Outline]:
     """Every tile blob of the photo big enough to be a kingdom, as an outline (unread, unsorted):
-    of a blob's outlines (:func:`blob_outlines`) the surest grid count, the others in
-    ``others``. Raises ``PhotoError`` for an image that is not an 8-bit colour image."""
+    of a blob's outlines (:func:`blob_outlines`) the surest grid count (ties: the first made).
+    Raises ``PhotoError`` for an image that is not an 8-bit colour image."""
     cfg = cfg if cfg is not None else _config.load()
     found_by_map = []
     for blobs in _outlines_by_map(image, cfg):
         found = []
         for outlines in blobs:
-            tries = sorted(outlines, key=lambda o: -o.confidence)  # stable: ties keep the order
-            if tries:
-                found.append(replace(tries[0], others=tuple(tries[1:])))
+            surest = max(outlines, key=lambda o: o.confidence, default=None)
+            if surest is not None:
+                found.append(surest)
         found_by_map.append(found)
     return _merge(found_by_map, float(cfg["detect"]["outline_agree"]))
 
@@ -325,13 +324,8 @@ def _framing(cfg) -> dict:
 def leaves_photo(corners, rows: int, cols: int, shape, margin: float) -> bool:
     """Whether the ``rows x cols`` grid with these corners, grown by ``margin`` squares on
     every side, reaches beyond the photo of this shape."""
-    from vision.geometry import board_homography
-
     h, w = shape[:2]
-    H_inv = np.linalg.inv(board_homography(np.asarray(corners, np.float64), rows, cols, 1))
-    pts = np.array([[[-margin, -margin], [cols + margin, -margin],
-                     [cols + margin, rows + margin], [-margin, rows + margin]]], np.float64)
-    x, y = cv2.perspectiveTransform(pts, H_inv)[0].T
+    x, y = ring_corners(corners, rows, cols, margin).T
     return bool(np.any(x < 0) or np.any(y < 0) or np.any(x > w) or np.any(y > h))
 
 
