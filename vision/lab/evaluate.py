@@ -776,7 +776,31 @@ def _jsonable(v):
     raise TypeError(f"{type(v).__name__} is not JSON serialisable")
 
 
+def _generated_options(args, count: str, seed: str, size: str, default_n: int, seeds_from: int,
+                       seeds: str, why: str, from_outputs) -> tuple | str:
+    """A generated measurement's options (``--hard-tables``/``--hard-seed``/``--hard-size`` or
+    the ``--table-*`` ones) as ``(n, first seed, size)``, or the usage error to print. Saved
+    outputs are re-scored in seconds: no generated photos then, unless asked for."""
+    from vision.lab.tile_scenes import TRAIN_SEEDS_FROM
+
+    n = getattr(args, count, None)
+    if n is None:
+        n = 0 if from_outputs else default_n
+    first = getattr(args, seed, None)
+    if first is None:
+        first = seeds_from
+    flag = "--" + count.replace("_", "-")
+    if n < 0:
+        return f"{flag} must be 0 (skip them) or more, got {n}"
+    if first < seeds_from or first + n > TRAIN_SEEDS_FROM:
+        return (f"--{seed.replace('_', '-')}: {seeds} must lie from {seeds_from} to "
+                f"{TRAIN_SEEDS_FROM - 1} ({why}the tile network trains on seeds from "
+                f"{TRAIN_SEEDS_FROM} on), got {first} to {first + n - 1}")
+    return n, first, getattr(args, size, None) or HARD_TABLES_SIZE
+
+
 def main(args) -> int:
+    from vision.lab import table_photos as tp
     from vision.lab import tables
     from vision.lab.train import dev_photos
 
@@ -786,37 +810,17 @@ def main(args) -> int:
         print("kingdomino: error: --folds must be at least 2", flush=True)
         return 2
     from_outputs = getattr(args, "from_outputs", None)
-    n_hard = getattr(args, "hard_tables", None)
-    if n_hard is None:                 # saved outputs are re-scored in seconds: no scenes then
-        n_hard = 0 if from_outputs else HARD_TABLES_N
-    hard_size = getattr(args, "hard_size", None) or HARD_TABLES_SIZE
-    hard_seed = getattr(args, "hard_seed", None)
-    if hard_seed is None:
-        hard_seed = tables.MEASURE_SEEDS_FROM
-    if n_hard < 0:
-        return _usage(f"--hard-tables must be 0 (skip them) or more, got {n_hard}")
-    from vision.lab import table_photos as tp
-
-    n_table = getattr(args, "table_photos", None)
-    if n_table is None:
-        n_table = 0 if from_outputs else TABLE_PHOTOS_N
-    table_size = getattr(args, "table_size", None) or HARD_TABLES_SIZE
-    table_seed = getattr(args, "table_seed", None)
-    if table_seed is None:
-        table_seed = tp.SEEDS_FROM
-    if n_table < 0:
-        return _usage(f"--table-photos must be 0 (skip them) or more, got {n_table}")
-    from vision.lab.tile_scenes import TRAIN_SEEDS_FROM
-
-    if hard_seed < tables.MEASURE_SEEDS_FROM or hard_seed + n_hard > TRAIN_SEEDS_FROM:
-        return _usage(f"--hard-seed: the scenes' seeds must lie from {tables.MEASURE_SEEDS_FROM} "
-                      f"to {TRAIN_SEEDS_FROM - 1} (the tile network trains on seeds from "
-                      f"{TRAIN_SEEDS_FROM} on), got {hard_seed} to {hard_seed + n_hard - 1}")
-    if table_seed < tp.SEEDS_FROM or table_seed + n_table > TRAIN_SEEDS_FROM:
-        return _usage(f"--table-seed: the table photos' seeds must lie from {tp.SEEDS_FROM} "
-                      f"to {TRAIN_SEEDS_FROM - 1} (seeds below may be used for training, the "
-                      f"tile network trains on seeds from {TRAIN_SEEDS_FROM} on), got "
-                      f"{table_seed} to {table_seed + n_table - 1}")
+    hard = _generated_options(args, "hard_tables", "hard_seed", "hard_size", HARD_TABLES_N,
+                              tables.MEASURE_SEEDS_FROM, "the scenes' seeds", "", from_outputs)
+    if isinstance(hard, str):
+        return _usage(hard)
+    n_hard, hard_seed, hard_size = hard
+    table = _generated_options(args, "table_photos", "table_seed", "table_size", TABLE_PHOTOS_N,
+                               tp.SEEDS_FROM, "the table photos' seeds",
+                               "seeds below may be used for training, ", from_outputs)
+    if isinstance(table, str):
+        return _usage(table)
+    n_table, table_seed, table_size = table
     out = getattr(args, "out", None)
     if out and not Path(out).parent.is_dir():
         return _usage(f"--out {out}: the folder {Path(out).parent} does not exist")
