@@ -401,14 +401,18 @@ def fit(photos, cfg: dict, epochs: int, seed: int = 0, log=None, rendered: int |
         if log:
             log(f"added {len(scenes[0])} squares of training boards put into generated photos")
     boost = np.where([photos[i].dataset == "phone" for i in b], PHONE_WEIGHT, 1.0)
+
+    def add(more):      # generated squares (crops, terrain, crowns), drawn at the plain rate
+        nonlocal x, t, c, boost
+        x, t, c = (np.concatenate([x, more[0]]), np.concatenate([t, more[1]]),
+                   np.concatenate([c, more[2]]))
+        boost = np.concatenate([boost, np.ones(len(more[0]))])
+
     table_boards = TABLE_BOARDS if table_boards is None else int(table_boards)
     if table_boards:
         from vision.lab.table_squares import table_examples
 
-        more = table_examples(table_boards, cfg, TABLE_RING, seed=seed, log=log)
-        x, t, c = (np.concatenate([x, more[0]]), np.concatenate([t, more[1]]),
-                   np.concatenate([c, more[2]]))
-        boost = np.concatenate([boost, np.ones(len(more[0]))])
+        add(table_examples(table_boards, cfg, TABLE_RING, seed=seed, log=log))
     if rendered is None:
         rendered = rendered_boards(len(photos))
     drawn = [(1000, 0, f"squares from {rendered} rendered boards")]   # (seed offset, drill, what)
@@ -418,9 +422,7 @@ def fit(photos, cfg: dict, epochs: int, seed: int = 0, log=None, rendered: int |
         more = rendered_examples(rendered, cfg, np.random.default_rng(seed + offset), drill=drill)
         if more is None:
             continue
-        x, t, c = (np.concatenate([x, more[0]]), np.concatenate([t, more[1]]),
-                   np.concatenate([c, more[2]]))
-        boost = np.concatenate([boost, np.ones(len(more[0]))])
+        add(more)
         if log:
             log(f"added {len(more[0])} {what}")
     if log:
