@@ -15,6 +15,20 @@ def line_intersection(p1, p2, q1, q2):
     return p1 + t * d1
 
 
+def _intersections(p1: np.ndarray, p2: np.ndarray) -> np.ndarray:
+    """(m, m, 2): where line i (through ``p1[i]``, ``p2[i]``) meets line j, as
+    :func:`line_intersection` finds it; NaN for (near) parallel lines."""
+    d = p2 - p1
+    den = d[:, None, 0] * d[None, :, 1] - d[:, None, 1] * d[None, :, 0]
+    parallel = np.abs(den) < 1e-9
+    dq = p1[None, :, :] - p1[:, None, :]                         # q1 - p1 for line i, line j
+    with np.errstate(divide="ignore", invalid="ignore"):
+        t = (dq[..., 0] * d[None, :, 1] - dq[..., 1] * d[None, :, 0]) / np.where(parallel, 1.0, den)
+    out = p1[:, None, :] + t[..., None] * d[:, None, :]
+    out[parallel] = np.nan
+    return out
+
+
 def _fit_line(points: np.ndarray):
     vx, vy, x0, y0 = cv2.fitLine(points.astype(np.float32), cv2.DIST_HUBER, 0, 0.01, 0.01).ravel()
     return np.array([x0, y0], np.float64), np.array([x0 + vx, y0 + vy], np.float64)
@@ -89,18 +103,13 @@ def fit_quad(contour: np.ndarray, det: dict, blob_pts: np.ndarray | None = None
     span = max(np.ptp(cnt[:, 0]), np.ptp(cnt[:, 1]))
     margin = det["max_corner_out"] * span
     lo, hi = cnt.min(0) - margin, cnt.max(0) + margin
-    for combo in combinations(range(m), 4):
-        quad = []
-        for k in range(4):
-            c = line_intersection(*lines[combo[k]], *lines[combo[(k + 1) % 4]])
-            if c is None:
-                break
-            quad.append(c)
-        if len(quad) < 4:
-            continue
-        quad = np.array(quad)
-        if np.any(quad < lo) or np.any(quad > hi):  # corners far from the blob
-            continue
+    # every pair of candidate lines meets once; each choice of four (in order) is a quad
+    meet = _intersections(np.array([a for a, _ in lines]), np.array([b for _, b in lines]))
+    combos = np.array(list(combinations(range(m), 4)), np.intp)
+    quads = meet[combos, np.roll(combos, -1, axis=1)]            # (K, 4 corners, 2)
+    near = ~np.isnan(quads).any(axis=(1, 2))
+    near[near] = ~(np.any(quads[near] < lo, axis=(1, 2)) | np.any(quads[near] > hi, axis=(1, 2)))
+    for quad in quads[near]:                  # corners far from the blob (or none) are out
         q32 = quad.astype(np.float32).reshape(-1, 1, 2)
         if not cv2.isContourConvex(q32):
             continue
