@@ -5,8 +5,9 @@
 Photos: ``--n`` generated 4000x3000 scenes (``vision.lab.synth``, rendered kingdoms, written as JPEG
 quality 90 like a phone's file) and, when ``../shared`` is present, the dev phone photos at their
 own size. Each stage is timed separately on one thread (OpenCV, OpenMP, BLAS and torch all held
-to 1); the table gives the median and 90th percentile per stage in milliseconds. The target is
-at most 500 ms for a 12 MP photo. Photos the reader cannot read count only up to the failing
+to 1); the table gives the median and 90th percentile per stage in milliseconds, and ``total_cpu``, the
+photo's CPU time (what it costs one core, steady when other work shares the machine). The
+target is at most 350 ms for a 12 MP photo. Photos the reader cannot read count only up to the failing
 stage (and are listed as failures).
 """
 from __future__ import annotations
@@ -34,7 +35,7 @@ import engine  # noqa: E402
 import vision  # noqa: E402
 from vision.lab import synth  # noqa: E402
 
-STAGES = ("decode", "detect", "classify", "score", "total")
+STAGES = ("decode", "detect", "classify", "score", "total", "total_cpu")
 
 
 def _one_thread():
@@ -64,6 +65,7 @@ def phone_photos() -> list[Path]:
 
 def time_one(reader, path: Path) -> dict:
     t = {}
+    c0 = time.process_time()
     t0 = time.perf_counter()
     image = vision.load_image(str(path))
     t["decode"] = time.perf_counter() - t0
@@ -84,7 +86,10 @@ def time_one(reader, path: Path) -> dict:
     except ValueError as exc:
         t["ok"] = False
         t["error"] = str(exc)
-    t["total"] = sum(t.get(s, 0.0) for s in STAGES[:-1])
+    t["total"] = sum(t.get(s, 0.0) for s in STAGES[:4])
+    # the process's own CPU time (one thread): what the photo costs one core, whatever else
+    # the machine is running (wall times grow when other work shares the cores)
+    t["total_cpu"] = time.process_time() - c0
     return t
 
 
@@ -134,7 +139,7 @@ def main(argv=None) -> int:
             print("(../shared not found: phone photos skipped)")
     for name, s in results.items():
         print_table(name, s)
-    print("\ntarget: total <= 500 ms per 12 MP photo on one core")
+    print("\ntarget: total <= 350 ms per 12 MP photo on one core (total_cpu: the same photo's CPU time)")
     if args.json:
         args.json.write_text(json.dumps(results, indent=1) + "\n", encoding="utf-8")
     return 0
