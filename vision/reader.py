@@ -12,7 +12,7 @@ import numpy as np
 
 from engine.messages import LOW_CONFIDENCE, NEAR_CASTLE, OUTSIDE, RICH, Message
 from vision import config as _config
-from vision import detect, frame
+from vision import detect, frame, holes
 from vision.classify import SquareClassifier, SquareReading
 from vision.errors import NO_KINGDOM, PhotoError
 from vision.geometry import board_homography
@@ -108,7 +108,11 @@ class Reader:
         new, new_rows, new_cols, logits = frame.choose(image, corners, rows, cols,
                                                        self.classifier,
                                                        cfg if cfg is not None else self.cfg, size)
-        grid = self.classifier.read_logits(logits, new_rows, new_cols)
+        # a square like the table around the kingdom reads as table (vision.holes); the
+        # classifier's own logits stay for judging frames (crispness, castle odds)
+        held = holes.with_holes(image, new, new_rows, new_cols, logits,
+                                cfg if cfg is not None else self.cfg, self.classifier.t_terrain)
+        grid = self.classifier.read_logits(held, new_rows, new_cols)
         warnings = list(warnings)
         if (new_rows, new_cols) != (rows, cols):
             warnings.append(f"the outline found held {rows}x{cols} squares; by what its "
@@ -155,7 +159,10 @@ class Reader:
             board, _ = rectify(image, found.corners, rows, cols, cell, bm)
             crops = cell_crops(board, rows, cols, cell, board_margin=bm, crop_margin=cm,
                                offsets=found.offsets)
-            grid = self.classifier.read(crops, rows, cols)
+            logits = holes.with_holes(image, found.corners, rows, cols,
+                                      self.classifier.logits(crops), self.cfg,
+                                      self.classifier.t_terrain)
+            grid = self.classifier.read_logits(logits, rows, cols)
         reasons = review_reasons(grid, self.rcfg, outside_cells(image.shape, found.corners,
                                                                 rows, cols, self.rcfg))
         frame = _frame(rows, cols, size if size is not None else found.size)

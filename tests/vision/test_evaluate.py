@@ -391,3 +391,37 @@ def test_evaluate_reports_table_photos_with_the_shipped_models(tmp_path, monkeyp
     (photo,) = saved["photos"]
     assert saved["summary"]["found"] == photo["found"] == len(photo["per_kingdom"])
     assert f"  20000  {photo['table']}" in text
+
+
+def test_saved_outputs_read_table_like_squares_as_table(tmp_path, monkeypatch):
+    """A case saved with its squares' colour and texture (vision.holes): the half-built
+    kingdom's two bare squares look like the ring of table around it, so they read as table
+    although the network leans to field; with [holes] off they stay field."""
+    import copy
+
+    from vision import config
+    from vision.lab import evaluate
+
+    truth = [row[:] for row in TERRAIN]
+    truth[4][3] = truth[4][4] = "empty"
+    leaning = [row[:] for row in TERRAIN]
+    lg = _logits(leaning, CROWNS)
+    for i in (23, 24):                       # squares (4, 3) and (4, 4): field, unsurely
+        lg[i, :len(TERRAINS)] = 0.0
+        lg[i, TERRAINS.index("field")] = 3.0
+    feats = np.full((7, 7, 7), 50.0)
+    feats[0, :] = feats[-1, :] = feats[:, 0] = feats[:, -1] = 0.0     # the ring: table
+    feats[5, 4] = feats[5, 5] = 0.0                                    # the holes look like it
+    case = Case("phone", 0, "half", None, 5, 5, truth, CROWNS,
+                table=(feats, np.zeros((7, 7), bool)))
+    path = tmp_path / "out.pkl"
+    with open(path, "wb") as fh:
+        pickle.dump({"cases": [case], "logits": [lg], "temps": (1.0, 1.0), "quick": False,
+                     "folds": 2, "seconds": 1}, fh)
+    on = rerun_saved(path)["phone"]
+    assert on["terrain_accuracy"] == 1.0 and on["score_exact"] == 1.0
+    cfg = copy.deepcopy(config.load())
+    cfg["holes"]["enabled"] = False
+    monkeypatch.setattr(evaluate._config, "load", lambda *a, **k: cfg)
+    off = rerun_saved(path)["phone"]
+    assert off["terrain_accuracy"] == 23 / 25

@@ -115,7 +115,8 @@ def test_a_find_holding_no_domino_is_no_kingdom(reader, monkeypatch):
         n = len(terrains)
         found = _Found(np.float32([[0, 0], [60 * n, 0], [60 * n, 60], [0, 60]]), 1, n, 5, None, [])
         monkeypatch.setattr(reader, "find", lambda img, size=None: found)
-        monkeypatch.setattr(reader.classifier, "read", lambda crops, rows, cols: [
+        monkeypatch.setattr(reader.classifier, "logits", lambda crops: np.zeros((len(crops), 12)))
+        monkeypatch.setattr(reader.classifier, "read_logits", lambda logits, rows, cols: [
             [SquareReading(t, 0, 0.9) for t in terrains]])
         return found.corners
 

@@ -43,6 +43,7 @@ import numpy as np
 
 from vision import config as _config
 from vision.classify import MODELS_DIR, N_CROWNS, TERRAINS, SquareClassifier
+from vision.holes import boost_logits, ring_features
 from vision.reader import outside_cells, review_reasons, too_few_tiles
 from vision.squares import cell_crops, crop_size, image_corners, rectify
 
@@ -258,12 +259,16 @@ class Case:
     """
 
     def __init__(self, kind, photo_index, name, crops, rows, cols, terrain, crowns,
-                 outside=frozenset(), detected_ok=True, occluded=frozenset(), frame=None):
+                 outside=frozenset(), detected_ok=True, occluded=frozenset(), frame=None,
+                 table=None):
         self.kind, self.photo_index, self.name = kind, photo_index, name
         self.crops, self.rows, self.cols = crops, rows, cols
         self.terrain, self.crowns = terrain, crowns
         self.outside, self.detected_ok, self.occluded = outside, detected_ok, occluded
         self.frame = frame
+        # the squares' colour and texture and the ring of table around them (vision.holes):
+        # model independent, kept with the network outputs
+        self.table = table
 
 
 def build_cases(photos, cfg: dict, log, with_detect: bool = True, with_synth: bool = True):
@@ -279,7 +284,8 @@ def build_cases(photos, cfg: dict, log, with_detect: bool = True, with_synth: bo
         crops = cell_crops(board, p.rows, p.cols, cell, board_margin=bm, crop_margin=cm)
         cases.append(Case(p.dataset, i, p.name, crops, p.rows, p.cols, p.terrain, p.crowns,
                           outside_cells(image.shape, corners, p.rows, p.cols, rcfg),
-                          occluded=p.occluded))
+                          occluded=p.occluded,
+                          table=ring_features(image, corners, p.rows, p.cols, cfg["holes"])))
         if p.dataset == "phone" and with_detect:
             cases.append(_detected_case("phone-detected", i, p.name, image, p.terrain, p.crowns,
                                         cfg, p.corners, log))
@@ -319,7 +325,8 @@ def _detected_case(kind, i, name, image, terrain, crowns, cfg, truth_corners=Non
     crops = cell_crops(board, frows, fcols, cell, board_margin=bm, crop_margin=cm, offsets=offsets)
     return Case(kind, i, name, crops, frows, fcols, terrain, crowns,
                 outside_cells(image.shape, found, frows, fcols, rcfg),
-                detected_ok=frame.grid_right, frame=frame)
+                detected_ok=frame.grid_right, frame=frame,
+                table=ring_features(image, found, frows, fcols, cfg["holes"]))
 
 
 # ----------------------------------------------------------------------------- metrics
@@ -729,6 +736,9 @@ def _summarise_outputs(cases, logits, temps, quick, folds, seconds, cfg) -> dict
         if lg is None:
             readings.append(None)
             continue
+        table = getattr(cs, "table", None)     # outputs saved before vision.holes have none
+        if table is not None and cfg["holes"]["enabled"]:
+            lg = boost_logits(*table, lg, cfg["holes"], temps[0])
         grid = clf.read_logits(lg, cs.rows, cs.cols)
         if cs.kind in DETECTED and too_few_tiles((sq.terrain for row in grid for sq in row), cfg):
             readings.append(None)      # the reader says "no kingdom found" for such a find

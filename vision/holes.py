@@ -1,0 +1,149 @@
+"""Holes in a half-built kingdom: a square that looks like the table around the kingdom is table.
+
+A half-built kingdom leaves squares of its frame bare, and the table shows through them. On
+printed, checked or striped cloth the square classifier can read such a hole as a tile (a
+flowered cloth as swamp with a crown, a green check as grassland): it sees one square and its
+edges, not the table. But the table is right there: the ring of squares just outside the
+kingdom's window is table, and a hole looks like it -- the same colour, the same spread of
+colour, the same texture -- while a tile, whatever its colour, differs in at least one of these.
+
+So, for each square of the window and each square of the ring around it (one square wide, by
+the same homography), seven numbers on the rectified photo (``[holes] px`` a square, the central
+``inner`` part): the mean and spread of L, a, b and the mean fine texture (absolute Laplacian of
+L). A square's distance to a ring square is the largest of the seven differences, each over its
+scale (``[holes] scales``); its table distance is the smallest over the ring. Within ``[holes]
+max_distance`` the square gets up to ``boost`` log odds of ``empty`` (all of it at distance 0,
+none at ``max_distance``), before the reading is decoded (the dominoes' pairing and the supply
+still apply).
+
+A ring square is no reference when it looks like a square the classifier reads surely as a tile
+(``sure_tile``): a window one row short leaves that row's tiles in the ring. Ring squares whose
+centre lies outside the photo are no reference either (they are read from repeated edge pixels).
+"""
+from __future__ import annotations
+
+import cv2
+import numpy as np
+
+from vision.geometry import board_homography
+from vision.labels import TERRAINS
+
+N_FEATURES = 7
+
+
+def square_features(image: np.ndarray, corners, rows: int, cols: int, px: int,
+                    inner: float) -> np.ndarray:
+    """(rows + 2, cols + 2, 7): each square's L, a, b means and spreads and its texture, for
+    the ``rows x cols`` grid with these corners grown by one square on every side."""
+    from vision.frame import ring_corners
+
+    if image.ndim != 3 or image.shape[2] != 3:
+        raise ValueError("square_features needs a colour (BGR) image")
+    if px < 4 or not 0.0 < inner <= 1.0:
+        raise ValueError(f"[holes] px must be at least 4 and inner in (0, 1], got {px}, {inner}")
+    R, C = rows + 2, cols + 2
+    H = board_homography(ring_corners(corners, rows, cols, 1), R, C, px)
+    rect = cv2.warpPerspective(image, H, (C * px, R * px), flags=cv2.INTER_LINEAR,
+                               borderMode=cv2.BORDER_REPLICATE)
+    lab = cv2.cvtColor(rect, cv2.COLOR_BGR2LAB).astype(np.float32)
+    texture = np.abs(cv2.Laplacian(cv2.GaussianBlur(lab[..., 0], (0, 0), 1.0), cv2.CV_32F))
+    m = int(px * (1.0 - inner) / 2)
+    keep = slice(m, px - m)
+    chans = np.concatenate([lab, texture[..., None]], axis=2).reshape(R, px, C, px, 4)
+    cells = chans[:, keep, :, keep, :].transpose(0, 2, 1, 3, 4).reshape(R, C, -1, 4)
+    out = np.empty((R, C, N_FEATURES), np.float64)
+    out[..., 0:3] = cells[..., :3].mean(axis=2)
+    out[..., 3:6] = cells[..., :3].std(axis=2)
+    out[..., 6] = cells[..., 3].mean(axis=2)
+    return out
+
+
+def distances(a: np.ndarray, b: np.ndarray, scales) -> np.ndarray:
+    """(len(a), len(b)): the largest scaled feature difference between each pair of squares."""
+    s = np.asarray(scales, np.float64)
+    if s.shape != (N_FEATURES,) or np.any(s <= 0):
+        raise ValueError(f"[holes] scales needs {N_FEATURES} positive numbers, got {list(s)}")
+    a = np.asarray(a, np.float64).reshape(-1, N_FEATURES)
+    b = np.asarray(b, np.float64).reshape(-1, N_FEATURES)
+    return (np.abs(a[:, None, :] - b[None, :, :]) / s).max(axis=2)
+
+
+def table_distance(features: np.ndarray, off_photo: np.ndarray, sure_tile: np.ndarray,
+                   scales, max_distance: float, min_alike: int = 2) -> np.ndarray:
+    """(rows, cols): each window square's distance to the nearest reference ring square (inf
+    without one). ``features`` (rows + 2, cols + 2, 7) from :func:`square_features`;
+    ``off_photo`` the same shape's squares centred outside the photo; ``sure_tile`` (rows,
+    cols) the window squares read surely as tiles: a ring square within ``max_distance`` of
+    one is no reference."""
+    R, C = features.shape[:2]
+    rows, cols = R - 2, C - 2
+    ring = np.ones((R, C), bool)
+    ring[1:-1, 1:-1] = False
+    ring &= ~np.asarray(off_photo, bool)
+    inside = features[1:-1, 1:-1].reshape(-1, N_FEATURES)
+    refs = features[ring]
+    if not len(refs):
+        return np.full((rows, cols), np.inf)
+    # the table repeats itself around the kingdom: a ring square like fewer than
+    # ``min_alike`` others is something lying on it (a loose domino, a tile of a row the
+    # window left out) when it also looks like a square read surely as a tile
+    alike = (distances(refs, refs, scales) < max_distance).sum(axis=1) - 1
+    sure = np.asarray(sure_tile, bool).reshape(-1)
+    if sure.any():
+        like_tile = (distances(refs, inside[sure], scales) < max_distance).any(axis=1)
+        refs = refs[~like_tile | (alike >= min_alike)]
+    if not len(refs):
+        return np.full((rows, cols), np.inf)
+    return distances(inside, refs, scales).min(axis=1).reshape(rows, cols)
+
+
+def empty_boost(distance: np.ndarray, max_distance: float, boost: float) -> np.ndarray:
+    """Log odds of ``empty`` added to each square: ``boost`` at distance 0, falling linearly to
+    none at ``max_distance`` and beyond."""
+    d = np.asarray(distance, np.float64)
+    return boost * np.clip(1.0 - d / max_distance, 0.0, 1.0)
+
+
+def ring_features(image: np.ndarray, corners, rows: int, cols: int, hcfg: dict):
+    """(features, off_photo): :func:`square_features` of the grid grown by one square, with
+    ``[holes]`` settings ``hcfg``, and which of those squares are centred off the photo."""
+    from vision.frame import centres_off_photo, ring_corners
+
+    feats = square_features(image, corners, rows, cols, int(hcfg["px"]), float(hcfg["inner"]))
+    off = centres_off_photo(image.shape, ring_corners(corners, rows, cols, 1), rows + 2, cols + 2)
+    return feats, off
+
+
+def boost_logits(features: np.ndarray, off_photo: np.ndarray, logits: np.ndarray, hcfg: dict,
+                 t_terrain: float = 1.0) -> np.ndarray:
+    """The window's logits (row by row) with each table-like square's ``empty`` raised:
+    ``features``, ``off_photo`` from :func:`ring_features` for the same window."""
+    logits = np.asarray(logits, np.float32)
+    rows, cols = features.shape[0] - 2, features.shape[1] - 2
+    if len(logits) != rows * cols:
+        raise ValueError(f"{len(logits)} squares' logits for a {rows}x{cols} window")
+    lg = logits[:, :len(TERRAINS)].astype(np.float64) / float(t_terrain)
+    p = np.exp(lg - lg.max(axis=1, keepdims=True))
+    p /= p.sum(axis=1, keepdims=True)
+    empty = TERRAINS.index("empty")
+    tile = np.delete(p, empty, axis=1).max(axis=1)
+    sure = (tile >= float(hcfg["sure_tile"])).reshape(rows, cols)
+    d = table_distance(features, off_photo, sure, hcfg["scales"], float(hcfg["max_distance"]),
+                       int(hcfg["min_alike"]))
+    out = logits.copy()
+    # the boost is in log odds of the calibrated terrain head: scaled back to raw logits
+    out[:, empty] += (empty_boost(d, float(hcfg["max_distance"]), float(hcfg["boost"]))
+                      .reshape(-1) * float(t_terrain)).astype(np.float32)
+    return out
+
+
+def with_holes(image: np.ndarray, corners, rows: int, cols: int, logits: np.ndarray,
+               cfg: dict, t_terrain: float = 1.0) -> np.ndarray:
+    """The window's logits (row by row) with each table-like square's ``empty`` raised (see the
+    module docstring); unchanged when ``[holes] enabled`` is off."""
+    hcfg = cfg["holes"]
+    logits = np.asarray(logits, np.float32)
+    if not hcfg["enabled"] or not len(logits):
+        return logits
+    feats, off = ring_features(image, corners, rows, cols, hcfg)
+    return boost_logits(feats, off, logits, hcfg, t_terrain)
