@@ -73,14 +73,18 @@ class Reader:
         outline the detector finds (``vision.detect.candidates``, best first) is read (with
         ``[frame] ring`` squares around it) and its window chosen by the square classifier
         (``vision.frame``; when the seams' lattice moved the detector's grid, the outline's own
-        grid is read too and the crisper reading kept); the first whose window holds at least
-        ``[reader] min_tiles`` domino halves and a square with castle odds of at least
-        ``[reader] min_castle_odds`` is the kingdom."""
+        grid is read too and the crisper reading kept). A window is a kingdom when it holds at
+        least ``[reader] min_tiles`` domino halves and a square with castle odds of at least
+        ``[reader] min_castle_odds``; the first whose castle odds reach ``[reader]
+        sure_castle_odds`` is taken, else (after ``[frame] max_candidates`` outlines) the
+        kingdom with the likeliest castle."""
         if not self.cfg["frame"]["enabled"] or self.cfg["grid"]["enabled"]:
             return self._found_board(image, size)
         if size is not None and size not in (5, 7):
             raise ValueError(f"size must be 5 or 7, got {size}")
         tries = int(self.cfg["frame"]["max_candidates"])
+        rcfg = self.cfg["reader"]
+        best, best_castle = None, -1.0
         for k, (corners, found_rows, found_cols, _conf, warnings, first) in enumerate(
                 detect.candidates(image, self.cfg, size, alternatives=True)):
             hypotheses = [(corners, found_rows, found_cols)] + ([first] if first else [])
@@ -93,10 +97,14 @@ class Reader:
             grid = found.grid
             castle = frame.terrain_odds(found.logits, "castle", self.classifier.t_terrain).max()
             if not too_few_tiles((sq.terrain for row in grid for sq in row), self.cfg) \
-                    and castle >= float(self.cfg["reader"]["min_castle_odds"]):
-                return found
-            if k + 1 >= tries:
+                    and castle >= float(rcfg["min_castle_odds"]) and castle > best_castle:
+                best, best_castle = found, castle
+            # a kingdom with a sure castle ends the search; an unsure one (a box lid, a
+            # window of table) lets the next outlines be read too: the surest castle wins
+            if best_castle >= float(rcfg["sure_castle_odds"]) or k + 1 >= tries:
                 break
+        if best is not None:
+            return best
         raise PhotoError(NO_KINGDOM)
 
     def framed(self, image: np.ndarray, corners, rows: int, cols: int, size: int | None = None,

@@ -195,6 +195,48 @@ def test_find_tries_the_next_outline_when_one_holds_no_kingdom(reader, monkeypat
         reader.find(image)
 
 
+def test_find_reads_on_past_an_unsure_castle_and_keeps_the_likeliest(reader, monkeypatch):
+    """Two places that each hold tiles: the detector's first (a box lid, say) reads a castle
+    at odds under [reader] sure_castle_odds, so the next outline is read too and the one with
+    the likelier castle is the kingdom; a sure castle first ends the search there."""
+    from vision import detect
+    from vision.labels import TERRAINS
+
+    image = np.full((400, 800, 3), 128, np.uint8)
+    image[100:300, 100:300] = (40, 160, 60)          # the lid: tiles, an unsure castle
+    image[100:300, 500:700] = (60, 160, 40)          # the kingdom: tiles and a sure castle
+    reads = []
+
+    def logits(crops):
+        out = np.zeros((len(crops), len(TERRAINS) + 4))
+        for i, crop in enumerate(crops):
+            b, g, r = crop[crop.shape[0] // 2, crop.shape[1] // 2].astype(int)
+            out[i, TERRAINS.index("field" if g - min(b, r) > 50 else "empty")] = 9.0
+            if i == 0 and g - min(b, r) > 50:           # the castle odds: e^c / (e^c + e^9)
+                out[i, TERRAINS.index("castle")] = 11.0 if b > r else 8.0
+            out[i, len(TERRAINS)] = 9.0
+        b, _, r = crops[0][crops.shape[1] // 2, crops.shape[2] // 2].astype(int)
+        reads.append("kingdom" if b > r else "lid")
+        return out
+
+    lid = (np.float32([[100, 100], [300, 100], [300, 300], [100, 300]]), 2, 2, 0.9, [], None)
+    kingdom = (np.float32([[500, 100], [700, 100], [700, 300], [500, 300]]), 2, 2, 0.5, [], None)
+    monkeypatch.setattr(reader.classifier, "logits", logits)
+    monkeypatch.setattr(detect, "candidates", lambda img, cfg, size=None, **kw: iter(
+        [lid, kingdom]))
+    assert np.allclose(reader.find(image).corners, kingdom[0])
+    assert reads == ["lid", "kingdom"]
+    reads.clear()
+    monkeypatch.setattr(detect, "candidates", lambda img, cfg, size=None, **kw: iter(
+        [kingdom, lid]))
+    assert np.allclose(reader.find(image).corners, kingdom[0])
+    assert reads == ["kingdom"]                       # sure at once: the lid is never read
+    # the lid alone is still a kingdom (its castle passes [reader] min_castle_odds)
+    reads.clear()
+    monkeypatch.setattr(detect, "candidates", lambda img, cfg, size=None, **kw: iter([lid]))
+    assert np.allclose(reader.find(image).corners, lid[0])
+
+
 @pytest.mark.parametrize("lattice_first", [True, False])
 def test_find_reads_the_crisper_of_the_lattice_and_the_outlines_own_grid(reader, monkeypatch,
                                                                           lattice_first):
