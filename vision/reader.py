@@ -83,7 +83,8 @@ class Reader:
         if size is not None and size not in (5, 7):
             raise ValueError(f"size must be 5 or 7, got {size}")
         tries = int(self.cfg["frame"]["max_candidates"])
-        rcfg = self.cfg["reader"]
+        least, sure = (float(self.cfg["reader"]["min_castle_odds"]),
+                       float(self.cfg["reader"]["sure_castle_odds"]))
         best, best_castle = None, -1.0
         for k, (corners, found_rows, found_cols, _conf, warnings, first) in enumerate(
                 detect.candidates(image, self.cfg, size, alternatives=True)):
@@ -97,11 +98,11 @@ class Reader:
             grid = found.grid
             castle = frame.terrain_odds(found.logits, "castle", self.classifier.t_terrain).max()
             if not too_few_tiles((sq.terrain for row in grid for sq in row), self.cfg) \
-                    and castle >= float(rcfg["min_castle_odds"]) and castle > best_castle:
+                    and castle >= least and castle > best_castle:
                 best, best_castle = found, castle
             # a kingdom with a sure castle ends the search; an unsure one (a box lid, a
             # window of table) lets the next outlines be read too: the surest castle wins
-            if best_castle >= float(rcfg["sure_castle_odds"]) or k + 1 >= tries:
+            if best_castle >= sure or k + 1 >= tries:
                 break
         if best is not None:
             return best
