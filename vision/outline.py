@@ -41,16 +41,29 @@ def _seg_dist(pts: np.ndarray, a: np.ndarray, b: np.ndarray) -> np.ndarray:
     return np.linalg.norm(pts - (a + t[:, None] * d), axis=1)
 
 
-def _inside_fraction(quad: np.ndarray, pts: np.ndarray, tol: float) -> float:
-    """Fraction of ``pts`` inside the convex ``quad`` (grown by ``tol``)."""
-    sign = np.sign(cv2.contourArea(quad.astype(np.float32).reshape(-1, 1, 2), oriented=True)) or 1.0
-    ok = np.ones(len(pts), bool)
-    for k in range(4):
-        a, b = quad[k], quad[(k + 1) % 4]
-        d = b - a
-        cross = (d[0] * (pts[:, 1] - a[1]) - d[1] * (pts[:, 0] - a[0])) / (np.hypot(*d) + 1e-12)
-        ok &= sign * cross >= -tol
-    return float(ok.mean())
+def _inside_fractions(quads: np.ndarray, signs: np.ndarray, pts: np.ndarray, tol: float
+                      ) -> np.ndarray:
+    """Fraction of ``pts`` inside each convex quad of ``quads`` (K, 4, 2; grown by ``tol``),
+    ``signs`` (K) the signs of their oriented areas: on the inner side of all four sides."""
+    a = quads
+    d = np.roll(quads, -1, axis=1) - a                                   # (K, 4, 2)
+    cross = (d[..., 0, None] * (pts[None, None, :, 1] - a[..., 1, None])
+             - d[..., 1, None] * (pts[None, None, :, 0] - a[..., 0, None])) \
+        / (np.hypot(d[..., 0], d[..., 1]) + 1e-12)[..., None]
+    ok = (signs[:, None, None] * cross >= -tol).all(axis=1)
+    return ok.sum(axis=1) / len(pts)
+
+
+def _seg_dists(pts: np.ndarray, a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """:func:`_seg_dist` of ``pts`` to each segment ``a[i]``-``b[i]``: (len(a), len(pts)).
+    The projections are one stacked matrix product, each segment's the same BLAS product
+    as ``_seg_dist``'s (elementwise sums can round differently: fused multiply-adds)."""
+    d = b - a
+    L2 = np.array([float(v @ v) for v in d]) + 1e-12
+    diff = pts[None, :, :] - a[:, None, :]
+    t = np.clip((diff @ d[:, :, None])[..., 0] / L2[:, None], 0.0, 1.0)
+    return np.linalg.norm(pts[None, :, :] - (a[:, None, :] + t[..., None] * d[:, None, :]),
+                          axis=2)
 
 
 def fit_quad(contour: np.ndarray, det: dict, blob_pts: np.ndarray | None = None
@@ -109,20 +122,32 @@ def fit_quad(contour: np.ndarray, det: dict, blob_pts: np.ndarray | None = None
     quads = meet[combos, np.roll(combos, -1, axis=1)]            # (K, 4 corners, 2)
     near = ~np.isnan(quads).any(axis=(1, 2))
     near[near] = ~(np.any(quads[near] < lo, axis=(1, 2)) | np.any(quads[near] > hi, axis=(1, 2)))
+    shapes, areas, signs = [], [], []
     for quad in quads[near]:                  # corners far from the blob (or none) are out
         q32 = quad.astype(np.float32).reshape(-1, 1, 2)
         if not cv2.isContourConvex(q32):
             continue
-        area = abs(cv2.contourArea(q32))
+        oriented = cv2.contourArea(q32, oriented=True)
+        area = abs(oriented)
         if area > det["max_quad_area_ratio"] * hull_area:
             continue
-        if _inside_fraction(quad, blob_pts, tol) < det["min_inside"]:
-            continue
-        dist = np.min([_seg_dist(cnt_s, quad[k], quad[(k + 1) % 4]) for k in range(4)], axis=0)
-        support = int((dist <= tol).sum())
-        key = (support, -area)
-        if best_key is None or key > best_key:
-            best, best_key = quad, key
+        shapes.append(quad)
+        areas.append(area)
+        signs.append(np.sign(oriented) or 1.0)
+    if shapes:
+        # every convex quad of a fitting size at once (a few array passes instead of
+        # thousands of small calls a photo)
+        shapes = np.array(shapes)
+        inside = _inside_fractions(shapes, np.array(signs), blob_pts, tol)
+        held = np.flatnonzero(inside >= det["min_inside"])
+        if len(held):
+            dist = _seg_dists(cnt_s, shapes[held].reshape(-1, 2),
+                              np.roll(shapes[held], -1, axis=1).reshape(-1, 2))
+            supports = (dist.reshape(len(held), 4, -1).min(axis=1) <= tol).sum(axis=1)
+            for i, support in zip(held, supports):
+                key = (int(support), -areas[i])
+                if best_key is None or key > best_key:
+                    best, best_key = shapes[i], key
     if best is None:
         return None
     # refit each side to the outline points near it

@@ -1,0 +1,65 @@
+"""The outline of a blob of tiles (vision.outline.fit_quad): a cut corner restored, and the
+quadrilaterals' measures, computed for all of them at once, equal to one at a time."""
+import cv2
+import numpy as np
+import pytest
+
+from vision import config
+from vision.outline import _inside_fractions, _seg_dist, _seg_dists, fit_quad, order_top_first
+
+
+def _inside_one(quad, pts, tol):
+    """Share of ``pts`` inside one convex quad grown by ``tol``, side by side (the plain form)."""
+    sign = np.sign(cv2.contourArea(quad.astype(np.float32).reshape(-1, 1, 2), oriented=True)) or 1.0
+    ok = np.ones(len(pts), bool)
+    for k in range(4):
+        a, b = quad[k], quad[(k + 1) % 4]
+        d = b - a
+        cross = (d[0] * (pts[:, 1] - a[1]) - d[1] * (pts[:, 0] - a[0])) / (np.hypot(*d) + 1e-12)
+        ok &= sign * cross >= -tol
+    return float(ok.mean())
+
+
+def _quads(rng, k):
+    centre = rng.uniform(100, 300, (k, 1, 2))
+    ang = np.sort(rng.uniform(0, 2 * np.pi, (k, 4)), axis=1)
+    ang[rng.random(k) < 0.5] *= -1                      # both orientations
+    r = rng.uniform(40, 120, (k, 4, 1))
+    return centre + r * np.stack([np.cos(ang), np.sin(ang)], -1)
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_inside_fractions_of_many_quads_equal_one_at_a_time(seed):
+    rng = np.random.default_rng(seed)
+    quads, pts = _quads(rng, 40), rng.uniform(0, 400, (300, 2))
+    signs = np.array([np.sign(cv2.contourArea(q.astype(np.float32).reshape(-1, 1, 2),
+                                              oriented=True)) or 1.0 for q in quads])
+    got = _inside_fractions(quads, signs, pts, 3.0)
+    assert got.tolist() == [_inside_one(q, pts, 3.0) for q in quads]
+    assert 0 < got.max() and got.min() < 1
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_distances_to_many_segments_equal_one_at_a_time(seed):
+    rng = np.random.default_rng(10 + seed)
+    a, b, pts = rng.uniform(0, 500, (30, 2)), rng.uniform(0, 500, (30, 2)), \
+        rng.uniform(-50, 550, (240, 2))
+    got = _seg_dists(pts, a, b)
+    want = np.stack([_seg_dist(pts, a[i], b[i]) for i in range(len(a))])
+    assert got.shape == want.shape and got.tobytes() == want.tobytes()
+
+
+def test_a_cut_corner_of_the_blob_is_restored():
+    """A square blob with one corner cut off (a half-built kingdom): the outline's corners are
+    the square's, the cut corner where its two sides meet."""
+    mask = np.zeros((400, 400), np.uint8)
+    square = np.array([[100, 80], [320, 80], [320, 300], [100, 300]], np.int32)
+    cv2.fillPoly(mask, [square], 1)
+    cv2.fillPoly(mask, [np.array([[250, 300], [320, 230], [320, 300]], np.int32)], 0)
+    contours, _ = cv2.findContours(mask, cv2.RETR_EXTERNAL, cv2.CHAIN_APPROX_NONE)
+    ys, xs = np.nonzero(mask)
+    pick = np.random.default_rng(0).choice(len(xs), 300, replace=False)
+    quad = fit_quad(max(contours, key=cv2.contourArea), config.load()["detect"],
+                    np.stack([xs[pick] + 0.5, ys[pick] + 0.5], 1).astype(np.float64))
+    assert quad is not None
+    assert np.abs(order_top_first(quad) - (square + 0.5)).max() < 3.0
