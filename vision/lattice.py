@@ -29,6 +29,8 @@ from dataclasses import dataclass
 import cv2
 import numpy as np
 
+from .gridcount import channel_sum
+
 
 @dataclass(frozen=True)
 class Lattice:
@@ -47,8 +49,8 @@ def edge_profiles(rect: np.ndarray, weight: np.ndarray):
     of vertical edges, for each row that of horizontal edges, each weighted by ``weight``."""
     lab = cv2.cvtColor(rect, cv2.COLOR_BGR2LAB).astype(np.float32)
     lab = cv2.GaussianBlur(lab, (0, 0), 0.8)
-    gx = np.abs(cv2.Sobel(lab, cv2.CV_32F, 1, 0, ksize=3)).sum(2)
-    gy = np.abs(cv2.Sobel(lab, cv2.CV_32F, 0, 1, ksize=3)).sum(2)
+    gx = channel_sum(np.abs(cv2.Sobel(lab, cv2.CV_32F, 1, 0, ksize=3)))
+    gy = channel_sum(np.abs(cv2.Sobel(lab, cv2.CV_32F, 0, 1, ksize=3)))
     w = weight.astype(np.float32)
     px = (gx * w).sum(0) / (w.sum(0) + 1e-3)
     py = (gy * w).sum(1) / (w.sum(1) + 1e-3)
