@@ -210,7 +210,9 @@ def _vanishing_point(seg: np.ndarray, iters: int = 3, keep: float = 0.75) -> np.
     v = None
     for _ in range(iters):
         A = lines[idx] * w[idx, None]
-        v = np.linalg.svd(A)[2][-1]
+        # V alone: LAPACK finds it the same way (the same vector, bit for bit) without the
+        # k x k U a full decomposition builds; with fewer than 3 rows V needs the full form
+        v = np.linalg.svd(A, full_matrices=len(A) < 3)[2][-1]
         # angle between each segment and the direction from its midpoint to v
         mid = (seg[:, :2] + seg[:, 2:]) / 2
         d_seg = seg[:, 2:] - seg[:, :2]
@@ -222,17 +224,23 @@ def _vanishing_point(seg: np.ndarray, iters: int = 3, keep: float = 0.75) -> np.
     return v
 
 
-def _tangent_lines(v: np.ndarray, pts: np.ndarray, q: float):
+def _wrap(y: np.ndarray, period: float) -> np.ndarray:
+    """``y % period`` for ``y`` within (-period, 2 * period), as numpy's ``%`` gives it (bit for
+    bit: ``y - period`` is exact there) without its slow division."""
+    return np.where(y < 0, y + period, np.where(y >= period, y - period, y))
+
+
+def _tangent_lines(v: np.ndarray, pts: np.ndarray, q: float, centre: np.ndarray | None = None):
     """The two lines through vanishing point ``v`` that bound ``pts`` (robust quantile ``q``);
-    each as a pair of points."""
-    centre = pts.mean(0)
+    each as a pair of points. ``centre``: ``pts.mean(0)``, when the caller has it."""
+    centre = pts.mean(0) if centre is None else centre
     if abs(v[2]) < 1e-9 * np.linalg.norm(v[:2]):
         vp = centre + v[:2] / np.linalg.norm(v[:2]) * 1e7
     else:
         vp = v[:2] / v[2]
     ref = np.arctan2(*(centre - vp)[::-1])
     ang = np.arctan2(pts[:, 1] - vp[1], pts[:, 0] - vp[0]) - ref
-    ang = (ang + np.pi) % (2 * np.pi) - np.pi
+    ang = _wrap(ang + np.pi, 2 * np.pi) - np.pi
     lo, hi = np.quantile(ang, [q, 1 - q])
     out = []
     for a in (lo, hi):
@@ -268,8 +276,9 @@ def vp_quad(segments: np.ndarray, quad: np.ndarray, pts: np.ndarray, det: dict):
     if vh is None or vv is None:
         return None
     q = det["tangent_quantile"]
-    top, bottom = _tangent_lines(vh, pts, q)
-    left, right = _tangent_lines(vv, pts, q)
+    centre = pts.mean(0)
+    top, bottom = _tangent_lines(vh, pts, q, centre)
+    left, right = _tangent_lines(vv, pts, q, centre)
     corners = []
     for a, b in ((top, left), (top, right), (bottom, right), (bottom, left)):
         c = line_intersection(*a, *b)

@@ -5,7 +5,8 @@ import numpy as np
 import pytest
 
 from vision import config
-from vision.outline import _inside_fractions, _seg_dist, _seg_dists, fit_quad, order_top_first
+from vision.outline import (_inside_fractions, _seg_dist, _seg_dists, _tangent_lines,
+                            _vanishing_point, _wrap, fit_quad, order_top_first)
 
 
 def _inside_one(quad, pts, tol):
@@ -63,3 +64,47 @@ def test_a_cut_corner_of_the_blob_is_restored():
                     np.stack([xs[pick] + 0.5, ys[pick] + 0.5], 1).astype(np.float64))
     assert quad is not None
     assert np.abs(order_top_first(quad) - (square + 0.5)).max() < 3.0
+
+
+def test_wrap_is_numpys_remainder_over_its_range():
+    """_wrap replaces ``%`` for angles in (-period, 2 * period): the same values, bit for bit,
+    edges included."""
+    period = 2 * np.pi
+    rng = np.random.default_rng(7)
+    y = np.concatenate([rng.uniform(-np.pi, 3 * np.pi, 20000), [0.0, period, -1e-300, 1e-300,
+                        np.nextafter(period, 0), np.nextafter(period, 10), -np.pi, 3 * np.pi]])
+    assert _wrap(y, period).tobytes() == (y % period).tobytes()
+
+
+def _vp_full(seg, iters=3, keep=0.75):
+    """The vanishing point as found with the full SVD (U too)."""
+    p1, p2 = np.c_[seg[:, :2], np.ones(len(seg))], np.c_[seg[:, 2:], np.ones(len(seg))]
+    lines = np.cross(p1, p2)
+    lines /= np.linalg.norm(lines[:, :2], axis=1, keepdims=True) + 1e-12
+    w = np.hypot(seg[:, 2] - seg[:, 0], seg[:, 3] - seg[:, 1])
+    idx, v = np.arange(len(seg)), None
+    for _ in range(iters):
+        v = np.linalg.svd(lines[idx] * w[idx, None])[2][-1]
+        mid, d_seg = (seg[:, :2] + seg[:, 2:]) / 2, seg[:, 2:] - seg[:, :2]
+        d_vp = v[:2] - mid * v[2]
+        cosang = np.abs((d_seg * d_vp).sum(1)) / (np.linalg.norm(d_seg, axis=1)
+                                                  * np.linalg.norm(d_vp, axis=1) + 1e-12)
+        idx = np.argsort(np.arccos(np.clip(cosang, 0, 1)))[:max(2, int(keep * len(seg)))]
+    return v
+
+
+@pytest.mark.parametrize("n", [2, 3, 4, 7, 40, 300])
+def test_vanishing_point_is_the_full_svds(n):
+    rng = np.random.default_rng(n)
+    vp = np.array([rng.uniform(-2000, 3000), rng.uniform(-4000, -500)])
+    start = rng.uniform(0, 800, (n, 2))
+    end = start + (vp - start) * rng.uniform(0.02, 0.1, (n, 1)) + rng.normal(0, 1.5, (n, 2))
+    seg = np.hstack([start, end])
+    assert _vanishing_point(seg).tobytes() == _vp_full(seg).tobytes()
+
+
+def test_tangent_lines_with_the_centre_given_are_the_same():
+    pts = np.random.default_rng(2).uniform(100, 300, (5000, 2))
+    for v in (np.array([1.0, 0.02, 0.001]), np.array([0.3, 1.0, 0.0]), np.array([900.0, -50, 1])):
+        assert np.array_equal(_tangent_lines(v, pts, 0.002, pts.mean(0)),
+                              _tangent_lines(v, pts, 0.002))
