@@ -93,7 +93,15 @@ def refine_corners(edges, quad: np.ndarray, rows: int, cols: int, det: dict,
                              borderMode=cv2.BORDER_REPLICATE).reshape(-1)
         return _bilinear(img, img_pts)
 
+    seen: dict = {}     # corners already scored (a step back, a move unchanged since)
+
     def score(q):
+        key = q.tobytes()
+        if key not in seen:
+            seen[key] = _score(q)
+        return seen[key]
+
+    def _score(q):
         if not len(kept):
             return 0.0
         H = cv2.getPerspectiveTransform(src, q.astype(np.float32))
