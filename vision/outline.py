@@ -50,8 +50,8 @@ def _inside_fractions(quads: np.ndarray, signs: np.ndarray, pts: np.ndarray, tol
     cross = (d[..., 0, None] * (pts[None, None, :, 1] - a[..., 1, None])
              - d[..., 1, None] * (pts[None, None, :, 0] - a[..., 0, None])) \
         / (np.hypot(d[..., 0], d[..., 1]) + 1e-12)[..., None]
-    ok = (signs[:, None, None] * cross >= -tol).all(axis=1)
-    return ok.sum(axis=1) / len(pts)
+    ok = signs[:, None, None] * cross >= -tol
+    return (ok[:, 0] & ok[:, 1] & ok[:, 2] & ok[:, 3]).sum(axis=1) / len(pts)
 
 
 def _seg_dists(pts: np.ndarray, a: np.ndarray, b: np.ndarray) -> np.ndarray:
@@ -62,8 +62,11 @@ def _seg_dists(pts: np.ndarray, a: np.ndarray, b: np.ndarray) -> np.ndarray:
     L2 = np.array([float(v @ v) for v in d]) + 1e-12
     diff = pts[None, :, :] - a[:, None, :]
     t = np.clip((diff @ d[:, :, None])[..., 0] / L2[:, None], 0.0, 1.0)
-    return np.linalg.norm(pts[None, :, :] - (a[:, None, :] + t[..., None] * d[:, None, :]),
-                          axis=2)
+    # the norm of each point's offset from its foot on the segment, x and y apart (numpy's
+    # norm adds the two squares too, but slowly over a short axis)
+    rx = pts[None, :, 0] - (a[:, 0, None] + t * d[:, 0, None])
+    ry = pts[None, :, 1] - (a[:, 1, None] + t * d[:, 1, None])
+    return np.sqrt(rx * rx + ry * ry)
 
 
 def fit_quad(contour: np.ndarray, det: dict, blob_pts: np.ndarray | None = None
