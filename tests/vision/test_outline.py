@@ -5,8 +5,8 @@ import numpy as np
 import pytest
 
 from vision import config
-from vision.outline import (_inside_fractions, _seg_dist, _seg_dists, _tangent_lines,
-                            _vanishing_point, _wrap, fit_quad, order_top_first)
+from vision.outline import (_inside_fractions, _norms, _seg_dist, _seg_dists,
+                            _tangent_lines, _vanishing_point, _wrap, fit_quad, order_top_first)
 
 
 def _inside_one(quad, pts, tol):
@@ -108,3 +108,9 @@ def test_tangent_lines_with_the_centre_given_are_the_same():
     for v in (np.array([1.0, 0.02, 0.001]), np.array([0.3, 1.0, 0.0]), np.array([900.0, -50, 1])):
         assert np.array_equal(_tangent_lines(v, pts, 0.002, pts.mean(0)),
                               _tangent_lines(v, pts, 0.002))
+
+
+def test_norms_are_numpys_row_norms():
+    v = np.random.default_rng(4).normal(0, 300, (5000, 2))
+    v[:3] = [[0.0, -0.0], [-0.0, 3.0], [1e-300, -1e-300]]
+    assert _norms(v).tobytes() == np.linalg.norm(v, axis=1).tobytes()
