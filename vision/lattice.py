@@ -113,7 +113,8 @@ def fit_pitch(profile: np.ndarray, cover: np.ndarray, pitches, phase_step: float
             # each x's distance past the last line, np.mod's value: every phase lies in
             # [0, p), so x - phase > -p, and fmod (exact, twice as fast) plus p below zero
             y = xs[None, :] - ph
-            d = np.where(y < 0, y + p, np.fmod(y, p))
+            d = np.fmod(y, p)
+            np.add(y, p, out=d, where=y < 0)
             t = near * p                                   # near a line on either side
             share = (excess[None, :] * ((d < t) | (p - d < t))).sum(1) / total
             lines = ph + p * k
