@@ -111,10 +111,14 @@ def fit_pitch(profile: np.ndarray, cover: np.ndarray, pitches, phase_step: float
             p = np.repeat([plist[j] for j in members], n)[:, None]
             k = np.repeat(np.stack([ks[j] for j in members]), n, axis=0)
             # each x's distance past the last line, np.mod's value: every phase lies in
-            # [0, p), so x - phase > -p, and fmod (exact, twice as fast) plus p below zero
+            # [0, p] and every x >= 0, so x - phase >= -p, and fmod (exact, twice as fast)
+            # plus p below zero is np.mod's own arithmetic there
             y = xs[None, :] - ph
-            d = np.fmod(y, p)
-            np.add(y, p, out=d, where=y < 0)
+            if xs[0] >= 0:
+                d = np.fmod(y, p)
+                np.add(y, p, out=d, where=y < 0)
+            else:           # a negative border: np.mod itself
+                d = np.mod(y, p)
             t = near * p                                   # near a line on either side
             share = (excess[None, :] * ((d < t) | (p - d < t))).sum(1) / total
             lines = ph + p * k

@@ -178,3 +178,16 @@ def test_the_pitch_search_gives_what_one_pitch_at_a_time_gives(seed):
                border=float(rng.uniform(0, 15)), near=0.15)
     assert fit_pitch(prof, cover, pitches, **fit) == _one_pitch_at_a_time(prof, cover, pitches,
                                                                           **fit)
+
+
+@pytest.mark.parametrize("border", [-8.0, -3.0, 0.0])
+def test_the_pitch_search_from_a_negative_start_is_unchanged(border):
+    """A negative border starts the interior before x = 0 (then np.mod itself wraps)."""
+    rng = np.random.default_rng(1)
+    prof = comb(200, 19.0, 4.0) + rng.gamma(1.0, 1.0, 200)
+    cover = np.ones(200)
+    cover[:5], cover[-10:] = 0.0, 0.0
+    pitches = 24.0 * np.exp(np.linspace(np.log(0.6), np.log(1.6), 40))
+    fit = dict(phase_step=0.75, min_cover=0.3, border=border, near=0.15)
+    assert fit_pitch(prof, cover, pitches, **fit) == _one_pitch_at_a_time(prof, cover, pitches,
+                                                                          **fit)
