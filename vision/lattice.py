@@ -94,6 +94,8 @@ def fit_pitch(profile: np.ndarray, cover: np.ndarray, pitches, phase_step: float
     if total <= 0:
         return None
 
+    edge = np.flatnonzero(excess > 0)
+
     def search(pitches, phases_of):
         # every (pitch, phase) comb is a row; the pitches whose combs hold as many lines are
         # scored together (each row's sums see the same values in the same order as one
@@ -113,14 +115,17 @@ def fit_pitch(profile: np.ndarray, cover: np.ndarray, pitches, phase_step: float
             # each x's distance past the last line, np.mod's value: every phase lies in
             # [0, p] and every x >= 0, so x - phase >= -p, and fmod (exact, twice as fast)
             # plus p below zero is np.mod's own arithmetic there
-            y = xs[None, :] - ph
+            # (only where there is edge to count: elsewhere the product is 0 on any comb)
+            y = xs[edge][None, :] - ph
             if xs[0] >= 0:
                 d = np.fmod(y, p)
                 np.add(y, p, out=d, where=y < 0)
             else:           # a negative border: np.mod itself
                 d = np.mod(y, p)
             t = near * p                                   # near a line on either side
-            share = (excess[None, :] * ((d < t) | (p - d < t))).sum(1) / total
+            counted = np.zeros((len(ph), len(xs)))
+            counted[:, edge] = excess[edge][None, :] * ((d < t) | (p - d < t))
+            share = counted.sum(1) / total
             lines = ph + p * k
             inside = (lines >= a) & (lines <= b)
             mids = lines + 0.5 * p
