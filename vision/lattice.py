@@ -112,10 +112,10 @@ def fit_pitch(profile: np.ndarray, cover: np.ndarray, pitches, phase_step: float
             ph = np.concatenate([phases[j] for j in members])[:, None]
             p = np.repeat([plist[j] for j in members], n)[:, None]
             k = np.repeat(np.stack([ks[j] for j in members]), n, axis=0)
-            # each x's distance past the last line, np.mod's value: every phase lies in
+            # each x's distance past the last line, np.mod's value, only where there is edge
+            # to count (elsewhere the product summed is 0 on any comb): every phase lies in
             # [0, p] and every x >= 0, so x - phase >= -p, and fmod (exact, twice as fast)
             # plus p below zero is np.mod's own arithmetic there
-            # (only where there is edge to count: elsewhere the product is 0 on any comb)
             y = xs[edge][None, :] - ph
             if xs[0] >= 0:
                 d = np.fmod(y, p)
