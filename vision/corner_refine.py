@@ -79,13 +79,36 @@ def refine_corners(edges, quad: np.ndarray, rows: int, cols: int, det: dict,
     normal = b - a
     normal /= np.linalg.norm(normal, axis=1, keepdims=True) + 1e-9
 
+    # the score runs thousands of times a photo: what it needs is made once here (the same
+    # values: the normal's float32 parts are promoted to float64 as the product did)
+    grid_pts = pts.reshape(-1, 1, 2)
+    nx, ny = normal[:, 0].astype(np.float64), normal[:, 1].astype(np.float64)
+    kept = np.flatnonzero(keep)
+    # the points in one row of a map when they fit (:func:`_bilinear`'s layout)
+    one_row = len(pts) <= 1024
+
+    def sample(img, img_pts):
+        if one_row:
+            return cv2.remap(img, img_pts.reshape(1, -1, 2), None, cv2.INTER_LINEAR,
+                             borderMode=cv2.BORDER_REPLICATE).reshape(-1)
+        return _bilinear(img, img_pts)
+
+    seen: dict = {}     # corners already scored (a step back, a move unchanged since)
+
     def score(q):
+        key = q.tobytes()
+        if key not in seen:
+            seen[key] = _score(q)
+        return seen[key]
+
+    def _score(q):
+        if not len(kept):
+            return 0.0
         H = cv2.getPerspectiveTransform(src, q.astype(np.float32))
-        img_pts = cv2.perspectiveTransform(pts.reshape(-1, 1, 2), H).reshape(-1, 2)
-        vals = np.abs(_bilinear(gx, img_pts) * normal[:, 0]
-                      + _bilinear(gy, img_pts) * normal[:, 1]) * weights
+        img_pts = cv2.perspectiveTransform(grid_pts, H)
+        vals = np.abs(sample(gx, img_pts) * nx + sample(gy, img_pts) * ny) * weights
         per_line = np.bincount(line_id, vals, n_lines) / wsum
-        return float(per_line[keep].mean()) if keep.any() else 0.0
+        return float(per_line[kept].sum() / len(kept))
 
     q = quad.astype(np.float64).copy()
     best = score(q)

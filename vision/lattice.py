@@ -29,6 +29,8 @@ from dataclasses import dataclass
 import cv2
 import numpy as np
 
+from .gridcount import channel_sum
+
 
 @dataclass(frozen=True)
 class Lattice:
@@ -47,8 +49,8 @@ def edge_profiles(rect: np.ndarray, weight: np.ndarray):
     of vertical edges, for each row that of horizontal edges, each weighted by ``weight``."""
     lab = cv2.cvtColor(rect, cv2.COLOR_BGR2LAB).astype(np.float32)
     lab = cv2.GaussianBlur(lab, (0, 0), 0.8)
-    gx = np.abs(cv2.Sobel(lab, cv2.CV_32F, 1, 0, ksize=3)).sum(2)
-    gy = np.abs(cv2.Sobel(lab, cv2.CV_32F, 0, 1, ksize=3)).sum(2)
+    gx = channel_sum(np.abs(cv2.Sobel(lab, cv2.CV_32F, 1, 0, ksize=3)))
+    gy = channel_sum(np.abs(cv2.Sobel(lab, cv2.CV_32F, 0, 1, ksize=3)))
     w = weight.astype(np.float32)
     px = (gx * w).sum(0) / (w.sum(0) + 1e-3)
     py = (gy * w).sum(1) / (w.sum(1) + 1e-3)
@@ -92,15 +94,39 @@ def fit_pitch(profile: np.ndarray, cover: np.ndarray, pitches, phase_step: float
     if total <= 0:
         return None
 
+    edge = np.flatnonzero(excess > 0)
+
     def search(pitches, phases_of):
-        best = None
-        for p in pitches:
-            phases = phases_of(p)
-            d = np.mod(xs[None, :] - phases[:, None], p)
-            d = np.minimum(d, p - d)                       # distance to the nearest line
-            share = (excess[None, :] * (d < near * p)).sum(1) / total
-            k = np.arange(int(np.floor(a / p)) - 1, int(np.ceil(b / p)) + 2)
-            lines = phases[:, None] + p * k[None, :]
+        # every (pitch, phase) comb is a row; the pitches whose combs hold as many lines are
+        # scored together (each row's sums see the same values in the same order as one
+        # pitch at a time would: the same scores, bit for bit, in a few array passes)
+        plist = [float(p) for p in pitches]
+        phases = [np.asarray(phases_of(p), np.float64) for p in plist]
+        ks = [np.arange(int(np.floor(a / p)) - 1, int(np.ceil(b / p)) + 2) for p in plist]
+        scores = [None] * len(plist)
+        groups: dict = {}
+        for j, k in enumerate(ks):
+            groups.setdefault(len(k), []).append(j)
+        for members in groups.values():
+            n = [len(phases[j]) for j in members]
+            ph = np.concatenate([phases[j] for j in members])[:, None]
+            p = np.repeat([plist[j] for j in members], n)[:, None]
+            k = np.repeat(np.stack([ks[j] for j in members]), n, axis=0)
+            # each x's distance past the last line, np.mod's value, only where there is edge
+            # to count (elsewhere the product summed is 0 on any comb): every phase lies in
+            # [0, p] and every x >= 0, so x - phase >= -p, and fmod (exact, twice as fast)
+            # plus p below zero is np.mod's own arithmetic there
+            y = xs[edge][None, :] - ph
+            if xs[0] >= 0:
+                d = np.fmod(y, p)
+                np.add(y, p, out=d, where=y < 0)
+            else:           # a negative border: np.mod itself
+                d = np.mod(y, p)
+            t = near * p                                   # near a line on either side
+            counted = np.zeros((len(ph), len(xs)))
+            counted[:, edge] = excess[edge][None, :] * ((d < t) | (p - d < t))
+            share = counted.sum(1) / total
+            lines = ph + p * k
             inside = (lines >= a) & (lines <= b)
             mids = lines + 0.5 * p
             mid_in = (mids >= a) & (mids <= b)
@@ -108,9 +134,13 @@ def fit_pitch(profile: np.ndarray, cover: np.ndarray, pitches, phase_step: float
             on = (_sample(profile, lines) * inside).sum(1) / np.maximum(count, 1)
             off = (_sample(profile, mids) * mid_in).sum(1) / np.maximum(mcount, 1)
             score = np.where((count >= 1) & (mcount >= 1), share * on / (off + 1e-6), 0.0)
+            for j, part in zip(members, np.split(score, np.cumsum(n)[:-1])):
+                scores[j] = part
+        best = None
+        for p, ph, score in zip(plist, phases, scores):
             i = int(np.argmax(score))
             if score[i] > 0 and (best is None or score[i] > best[2]):
-                best = (float(p), float(phases[i]), float(score[i]))
+                best = (p, float(ph[i]), float(score[i]))
         return best
 
     # coarse: every pitch, phases ``phase_step`` apart; then finer around the best

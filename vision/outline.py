@@ -41,16 +41,32 @@ def _seg_dist(pts: np.ndarray, a: np.ndarray, b: np.ndarray) -> np.ndarray:
     return np.linalg.norm(pts - (a + t[:, None] * d), axis=1)
 
 
-def _inside_fraction(quad: np.ndarray, pts: np.ndarray, tol: float) -> float:
-    """Fraction of ``pts`` inside the convex ``quad`` (grown by ``tol``)."""
-    sign = np.sign(cv2.contourArea(quad.astype(np.float32).reshape(-1, 1, 2), oriented=True)) or 1.0
-    ok = np.ones(len(pts), bool)
-    for k in range(4):
-        a, b = quad[k], quad[(k + 1) % 4]
-        d = b - a
-        cross = (d[0] * (pts[:, 1] - a[1]) - d[1] * (pts[:, 0] - a[0])) / (np.hypot(*d) + 1e-12)
-        ok &= sign * cross >= -tol
-    return float(ok.mean())
+def _inside_fractions(quads: np.ndarray, signs: np.ndarray, pts: np.ndarray, tol: float
+                      ) -> np.ndarray:
+    """Fraction of ``pts`` inside each convex quad of ``quads`` (K, 4, 2; grown by ``tol``),
+    ``signs`` (K) the signs of their oriented areas: on the inner side of all four sides."""
+    a = quads
+    d = np.roll(quads, -1, axis=1) - a                                   # (K, 4, 2)
+    cross = (d[..., 0, None] * (pts[None, None, :, 1] - a[..., 1, None])
+             - d[..., 1, None] * (pts[None, None, :, 0] - a[..., 0, None])) \
+        / (np.hypot(d[..., 0], d[..., 1]) + 1e-12)[..., None]
+    ok = signs[:, None, None] * cross >= -tol
+    return (ok[:, 0] & ok[:, 1] & ok[:, 2] & ok[:, 3]).sum(axis=1) / len(pts)
+
+
+def _seg_dists(pts: np.ndarray, a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """:func:`_seg_dist` of ``pts`` to each segment ``a[i]``-``b[i]``: (len(a), len(pts)).
+    The projections are one stacked matrix product, each segment's the same BLAS product
+    as ``_seg_dist``'s (elementwise sums can round differently: fused multiply-adds)."""
+    d = b - a
+    L2 = np.array([float(v @ v) for v in d]) + 1e-12
+    diff = pts[None, :, :] - a[:, None, :]
+    t = np.clip((diff @ d[:, :, None])[..., 0] / L2[:, None], 0.0, 1.0)
+    # the norm of each point's offset from its foot on the segment, x and y apart (numpy's
+    # norm adds the two squares too, but slowly over a short axis)
+    rx = pts[None, :, 0] - (a[:, 0, None] + t * d[:, 0, None])
+    ry = pts[None, :, 1] - (a[:, 1, None] + t * d[:, 1, None])
+    return np.sqrt(rx * rx + ry * ry)
 
 
 def fit_quad(contour: np.ndarray, det: dict, blob_pts: np.ndarray | None = None
@@ -109,20 +125,32 @@ def fit_quad(contour: np.ndarray, det: dict, blob_pts: np.ndarray | None = None
     quads = meet[combos, np.roll(combos, -1, axis=1)]            # (K, 4 corners, 2)
     near = ~np.isnan(quads).any(axis=(1, 2))
     near[near] = ~(np.any(quads[near] < lo, axis=(1, 2)) | np.any(quads[near] > hi, axis=(1, 2)))
+    shapes, areas, signs = [], [], []
     for quad in quads[near]:                  # corners far from the blob (or none) are out
         q32 = quad.astype(np.float32).reshape(-1, 1, 2)
         if not cv2.isContourConvex(q32):
             continue
-        area = abs(cv2.contourArea(q32))
+        oriented = cv2.contourArea(q32, oriented=True)
+        area = abs(oriented)
         if area > det["max_quad_area_ratio"] * hull_area:
             continue
-        if _inside_fraction(quad, blob_pts, tol) < det["min_inside"]:
-            continue
-        dist = np.min([_seg_dist(cnt_s, quad[k], quad[(k + 1) % 4]) for k in range(4)], axis=0)
-        support = int((dist <= tol).sum())
-        key = (support, -area)
-        if best_key is None or key > best_key:
-            best, best_key = quad, key
+        shapes.append(quad)
+        areas.append(area)
+        signs.append(np.sign(oriented) or 1.0)
+    if shapes:
+        # every convex quad of a fitting size at once (a few array passes instead of
+        # thousands of small calls a photo)
+        shapes = np.array(shapes)
+        inside = _inside_fractions(shapes, np.array(signs), blob_pts, tol)
+        held = np.flatnonzero(inside >= det["min_inside"])
+        if len(held):
+            dist = _seg_dists(cnt_s, shapes[held].reshape(-1, 2),
+                              np.roll(shapes[held], -1, axis=1).reshape(-1, 2))
+            supports = (dist.reshape(len(held), 4, -1).min(axis=1) <= tol).sum(axis=1)
+            for i, support in zip(held, supports):
+                key = (int(support), -areas[i])
+                if best_key is None or key > best_key:
+                    best, best_key = shapes[i], key
     if best is None:
         return None
     # refit each side to the outline points near it
@@ -171,6 +199,12 @@ def edge_segments(gray: np.ndarray, mask: np.ndarray, max_side: int = 600) -> np
     return seg[mask[my, mx] > 0]
 
 
+def _norms(v: np.ndarray) -> np.ndarray:
+    """Length of each row of an (n, 2) array: ``np.linalg.norm(v, axis=1)``'s values (the
+    same two squares added) without its slow reduction over a 2-long axis."""
+    return np.sqrt(v[:, 0] * v[:, 0] + v[:, 1] * v[:, 1])
+
+
 def _vanishing_point(seg: np.ndarray, iters: int = 3, keep: float = 0.75) -> np.ndarray | None:
     """Homogeneous point (3,) where the segments' lines meet best (length-weighted, with
     the worst-fitting segments dropped each round)."""
@@ -179,35 +213,45 @@ def _vanishing_point(seg: np.ndarray, iters: int = 3, keep: float = 0.75) -> np.
     p1 = np.c_[seg[:, :2], np.ones(len(seg))]
     p2 = np.c_[seg[:, 2:], np.ones(len(seg))]
     lines = np.cross(p1, p2)
-    lines /= np.linalg.norm(lines[:, :2], axis=1, keepdims=True) + 1e-12
+    lines /= _norms(lines[:, :2])[:, None] + 1e-12
     w = np.hypot(seg[:, 2] - seg[:, 0], seg[:, 3] - seg[:, 1])
     idx = np.arange(len(seg))
     v = None
+    mid = (seg[:, :2] + seg[:, 2:]) / 2
+    d_seg = seg[:, 2:] - seg[:, :2]
+    seg_len = _norms(d_seg)
     for _ in range(iters):
         A = lines[idx] * w[idx, None]
-        v = np.linalg.svd(A)[2][-1]
+        # V alone: LAPACK finds it the same way (the same vector, bit for bit) without the
+        # k x k U a full decomposition builds; with fewer than 3 rows V needs the full form
+        v = np.linalg.svd(A, full_matrices=len(A) < 3)[2][-1]
         # angle between each segment and the direction from its midpoint to v
-        mid = (seg[:, :2] + seg[:, 2:]) / 2
-        d_seg = seg[:, 2:] - seg[:, :2]
         d_vp = v[:2] - mid * v[2]
-        cosang = np.abs((d_seg * d_vp).sum(1)) / (np.linalg.norm(d_seg, axis=1) * np.linalg.norm(d_vp, axis=1) + 1e-12)
+        dot = d_seg[:, 0] * d_vp[:, 0] + d_seg[:, 1] * d_vp[:, 1]
+        cosang = np.abs(dot) / (seg_len * _norms(d_vp) + 1e-12)
         err = np.arccos(np.clip(cosang, 0, 1))
         order = np.argsort(err)
         idx = order[:max(2, int(keep * len(order)))]
     return v
 
 
-def _tangent_lines(v: np.ndarray, pts: np.ndarray, q: float):
+def _wrap(y: np.ndarray, period: float) -> np.ndarray:
+    """``y % period`` for ``y`` within (-period, 2 * period), as numpy's ``%`` gives it (bit for
+    bit: ``y - period`` is exact there) without its slow division."""
+    return np.where(y < 0, y + period, np.where(y >= period, y - period, y))
+
+
+def _tangent_lines(v: np.ndarray, pts: np.ndarray, q: float, centre: np.ndarray | None = None):
     """The two lines through vanishing point ``v`` that bound ``pts`` (robust quantile ``q``);
-    each as a pair of points."""
-    centre = pts.mean(0)
+    each as a pair of points. ``centre``: ``pts.mean(0)``, when the caller has it."""
+    centre = pts.mean(0) if centre is None else centre
     if abs(v[2]) < 1e-9 * np.linalg.norm(v[:2]):
         vp = centre + v[:2] / np.linalg.norm(v[:2]) * 1e7
     else:
         vp = v[:2] / v[2]
     ref = np.arctan2(*(centre - vp)[::-1])
     ang = np.arctan2(pts[:, 1] - vp[1], pts[:, 0] - vp[0]) - ref
-    ang = (ang + np.pi) % (2 * np.pi) - np.pi
+    ang = _wrap(ang + np.pi, 2 * np.pi) - np.pi
     lo, hi = np.quantile(ang, [q, 1 - q])
     out = []
     for a in (lo, hi):
@@ -243,8 +287,9 @@ def vp_quad(segments: np.ndarray, quad: np.ndarray, pts: np.ndarray, det: dict):
     if vh is None or vv is None:
         return None
     q = det["tangent_quantile"]
-    top, bottom = _tangent_lines(vh, pts, q)
-    left, right = _tangent_lines(vv, pts, q)
+    centre = pts.mean(0)
+    top, bottom = _tangent_lines(vh, pts, q, centre)
+    left, right = _tangent_lines(vv, pts, q, centre)
     corners = []
     for a, b in ((top, left), (top, right), (bottom, right), (bottom, left)):
         c = line_intersection(*a, *b)

@@ -15,24 +15,34 @@ import numpy as np
 def pixel_features(small: np.ndarray) -> np.ndarray:
     """Per-pixel features (H*W, F) float32: colour, chroma and local texture at two scales."""
     lab = cv2.cvtColor(small, cv2.COLOR_BGR2LAB).astype(np.float32)
-    sat = cv2.cvtColor(small, cv2.COLOR_BGR2HSV)[..., 1].astype(np.float32)
-    L, a, b = lab[..., 0], lab[..., 1], lab[..., 2]
-    feats = [L, a, b, sat, np.hypot(a - 128, b - 128)]
+    sat = cv2.cvtColor(small, cv2.COLOR_BGR2HSV)[..., 1]
+    L, a, b = cv2.split(lab)                 # contiguous channels: blurred without copies
+    h, w = small.shape[:2]
+    # each feature is written into its column as it is made (no stack of 12 maps)
+    out = np.empty((h, w, 12), np.float32)
+    out[..., 0], out[..., 1], out[..., 2], out[..., 3] = L, a, b, sat
+    np.hypot(a - 128, b - 128, out=out[..., 4])
+    i = 5
     for k in (5, 11):
         for ch in (L, a, b):
             mu = cv2.blur(ch, (k, k))
-            feats.append(np.sqrt(np.maximum(cv2.blur(ch * ch, (k, k)) - mu * mu, 0)))
-    feats.append(L - np.median(L))
-    return np.stack(feats, -1).reshape(-1, len(feats))
+            var = cv2.blur(ch * ch, (k, k))
+            var -= mu * mu
+            np.sqrt(np.maximum(var, 0, out=var), out=out[..., i])
+            i += 1
+    np.subtract(L, np.median(L), out=out[..., 11])
+    return out.reshape(-1, 12)
 
 
 def tile_probability(small: np.ndarray, model: dict) -> np.ndarray:
     """Probability that each pixel of ``small`` is on a tile (H x W float32)."""
     x = pixel_features(small)
-    x = (x - np.asarray(model["mean"], np.float32)) / np.asarray(model["scale"], np.float32)
+    x -= np.asarray(model["mean"], np.float32)      # in place: the same values, fewer copies
+    x /= np.asarray(model["scale"], np.float32)
     if "w1" in model:  # one hidden layer (ReLU)
-        hdn = np.maximum(x @ np.asarray(model["w1"], np.float32).reshape(x.shape[1], -1)
-                         + np.asarray(model["b1"], np.float32), 0)
+        hdn = x @ np.asarray(model["w1"], np.float32).reshape(x.shape[1], -1)
+        hdn += np.asarray(model["b1"], np.float32)
+        np.maximum(hdn, 0, out=hdn)
         z = hdn @ np.asarray(model["w2"], np.float32) + np.float32(model["b2"])
         p = 1.0 / (1.0 + np.exp(-np.clip(z, -30, 30)))
         return p.reshape(small.shape[:2]).astype(np.float32)

@@ -118,3 +118,76 @@ def test_a_table_without_seams_gives_no_lattice():
     tiles = np.ones((240, 240), np.float32)
     quad = np.float32([[40, 40], [200, 40], [200, 200], [40, 200]])
     assert fit_lattice(img, tiles, quad, 5, 5, config.load()["lattice"]) is None
+
+
+def _one_pitch_at_a_time(profile, cover, pitches, phase_step, min_cover, border, near):
+    """fit_pitch's measure, written plainly: every pitch scored on its own, then the finer
+    search around the best (the reference the grouped search must match bit for bit)."""
+    live = np.nonzero(cover >= min_cover * max(float(cover.max()), 1e-6))[0]
+    a, b = live[0] + border, live[-1] - border
+    xs = np.arange(int(np.ceil(a)), int(np.floor(b)) + 1, dtype=np.float64)
+    vals = profile[xs.astype(int)]
+    excess = np.maximum(vals - np.median(vals), 0.0)
+    total = float(excess.sum())
+
+    def at(x):
+        i = np.clip(np.floor(x).astype(int), 0, len(profile) - 2)
+        f = np.clip(x - i, 0.0, 1.0)
+        return profile[i] * (1 - f) + profile[i + 1] * f
+
+    def search(ps, phases_of):
+        best = None
+        for p in ps:
+            phases = phases_of(p)
+            d = np.mod(xs[None, :] - phases[:, None], p)
+            d = np.minimum(d, p - d)
+            share = (excess[None, :] * (d < near * p)).sum(1) / total
+            k = np.arange(int(np.floor(a / p)) - 1, int(np.ceil(b / p)) + 2)
+            lines = phases[:, None] + p * k[None, :]
+            inside = (lines >= a) & (lines <= b)
+            mids = lines + 0.5 * p
+            mid_in = (mids >= a) & (mids <= b)
+            on = (at(lines) * inside).sum(1) / np.maximum(inside.sum(1), 1)
+            off = (at(mids) * mid_in).sum(1) / np.maximum(mid_in.sum(1), 1)
+            score = np.where((inside.sum(1) >= 1) & (mid_in.sum(1) >= 1),
+                             share * on / (off + 1e-6), 0.0)
+            i = int(np.argmax(score))
+            if score[i] > 0 and (best is None or score[i] > best[2]):
+                best = (float(p), float(phases[i]), float(score[i]))
+        return best
+
+    best = search(pitches, lambda p: np.arange(0.0, p, phase_step))
+    ratio = float(np.exp(np.mean(np.diff(np.log(pitches)))))
+    fine = best[0] * ratio ** np.linspace(-1.0, 1.0, 9)
+    finer = search(fine, lambda p: np.mod(best[1] + np.arange(-phase_step, phase_step + 1e-9,
+                                                              phase_step / 4), p))
+    return max((best, finer or best), key=lambda f: f[2])
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_the_pitch_search_gives_what_one_pitch_at_a_time_gives(seed):
+    """fit_pitch scores all combs of a pitch count together (speed): the pitch, phase and
+    score must be exactly those of scoring each pitch on its own."""
+    rng = np.random.default_rng(seed)
+    n = int(rng.integers(120, 260))
+    prof = comb(n, float(rng.uniform(14, 34)), float(rng.uniform(0, 14)), base=0.5) \
+        + rng.gamma(1.0, 1.5, n)
+    cover = np.clip(rng.uniform(0.2, 1.2, n) * (np.arange(n) > rng.integers(5, 30)), 0, 1)
+    pitches = 24.0 * np.exp(np.linspace(np.log(0.6), np.log(1.6), int(rng.integers(20, 61))))
+    fit = dict(phase_step=float(rng.choice([0.5, 0.75, 1.0])), min_cover=0.3,
+               border=float(rng.uniform(0, 15)), near=0.15)
+    assert fit_pitch(prof, cover, pitches, **fit) == _one_pitch_at_a_time(prof, cover, pitches,
+                                                                          **fit)
+
+
+@pytest.mark.parametrize("border", [-8.0, -3.0, 0.0])
+def test_the_pitch_search_from_a_negative_start_is_unchanged(border):
+    """A negative border starts the interior before x = 0 (then np.mod itself wraps)."""
+    rng = np.random.default_rng(1)
+    prof = comb(200, 19.0, 4.0) + rng.gamma(1.0, 1.0, 200)
+    cover = np.ones(200)
+    cover[:5], cover[-10:] = 0.0, 0.0
+    pitches = 24.0 * np.exp(np.linspace(np.log(0.6), np.log(1.6), 40))
+    fit = dict(phase_step=0.75, min_cover=0.3, border=border, near=0.15)
+    assert fit_pitch(prof, cover, pitches, **fit) == _one_pitch_at_a_time(prof, cover, pitches,
+                                                                          **fit)

@@ -1,0 +1,102 @@
+"""Corner refinement (vision.corner_refine): the grid lines moved onto a drawn grid's seams,
+and the same corners as the plain coordinate descent, bit for bit."""
+import cv2
+import numpy as np
+import pytest
+
+from vision import config
+from vision.corner_refine import _bilinear, _grid_points, edge_map, refine_corners
+
+
+def drawn_grid(n: int, corners: np.ndarray, size=(900, 700)):
+    """A grey photo of an n x n board of flat squares (varied greys, dark seams) seen as
+    ``corners``, and a tile map that is 1 on the board."""
+    cell = 40
+    rng = np.random.default_rng(n)
+    board = np.kron(rng.integers(90, 200, (n, n)), np.ones((cell, cell))).astype(np.uint8)
+    for k in range(n + 1):
+        board[:, max(0, k * cell - 1):k * cell + 1] = 40
+        board[max(0, k * cell - 1):k * cell + 1, :] = 40
+    src = np.float32([[0, 0], [n * cell, 0], [n * cell, n * cell], [0, n * cell]])
+    H = cv2.getPerspectiveTransform(src, corners.astype(np.float32))
+    gray = cv2.warpPerspective(board, H, size, borderValue=150)
+    prob = cv2.warpPerspective(np.ones((n * cell, n * cell), np.float32), H, size)
+    return gray, prob
+
+
+def _plain(edges, quad, rows, cols, det, tile_prob):
+    """refine_corners written plainly: every trial scored on its own with _bilinear."""
+    per_cell = 8
+    lines = _grid_points(rows, cols, per_cell)
+    pts = np.concatenate(lines).astype(np.float32)
+    line_id = np.concatenate([np.full(len(l), i) for i, l in enumerate(lines)])
+    src = np.float32([[0, 0], [cols, 0], [cols, rows], [0, rows]])
+    side = float(np.mean(np.linalg.norm(np.roll(quad, -1, 0) - quad, axis=1)))
+    cell_px = side / max(1.0, (rows + cols) / 2)
+    H0 = cv2.getPerspectiveTransform(src, quad.astype(np.float32))
+    vert = np.zeros(len(pts), bool)
+    vert[:sum(len(l) for l in lines[:cols + 1])] = True
+    off = np.where(vert[:, None], [[0.3, 0.0]], [[0.0, 0.3]]).astype(np.float32)
+    sides = [_bilinear(tile_prob, cv2.perspectiveTransform((pts + s * off).reshape(-1, 1, 2),
+                                                           H0).reshape(-1, 2)) for s in (1, -1)]
+    weights = np.clip(np.maximum(*sides), 0.0, 1.0) + 1e-3
+    wsum = np.bincount(line_id, weights, len(lines))
+    keep = wsum > det["refine_min_line"] * per_cell
+    du = np.where(vert[:, None], [[0.05, 0.0]], [[0.0, 0.05]]).astype(np.float32)
+    a = cv2.perspectiveTransform((pts - du).reshape(-1, 1, 2), H0).reshape(-1, 2)
+    b = cv2.perspectiveTransform((pts + du).reshape(-1, 1, 2), H0).reshape(-1, 2)
+    normal = b - a
+    normal /= np.linalg.norm(normal, axis=1, keepdims=True) + 1e-9
+
+    def score(q):
+        H = cv2.getPerspectiveTransform(src, q.astype(np.float32))
+        p = cv2.perspectiveTransform(pts.reshape(-1, 1, 2), H).reshape(-1, 2)
+        vals = np.abs(_bilinear(edges[0], p) * normal[:, 0]
+                      + _bilinear(edges[1], p) * normal[:, 1]) * weights
+        per_line = np.bincount(line_id, vals, len(lines)) / wsum
+        return float(per_line[keep].mean()) if keep.any() else 0.0
+
+    q = quad.astype(np.float64).copy()
+    best = score(q)
+    step, min_step = det["refine_step"] * cell_px, det["refine_min_step"] * cell_px
+    while step >= min_step:
+        improved = False
+        for i in range(4):
+            for j in range(2):
+                for sgn in (1, -1):
+                    trial = q.copy()
+                    trial[i, j] += sgn * step
+                    if abs(trial[i, j] - quad[i, j]) > det["refine_max_move"] * cell_px:
+                        continue
+                    sc = score(trial)
+                    if sc > best:
+                        q, best, improved = trial, sc, True
+        if not improved:
+            step /= 2
+    return q.astype(np.float32)
+
+
+TRUE = np.float32([[180, 120], [700, 150], [760, 620], [120, 580]])
+
+
+@pytest.mark.parametrize("n", [5, 7])
+def test_corners_a_tenth_of_a_square_off_move_onto_the_seams(n):
+    det = config.load()["detect"]
+    gray, prob = drawn_grid(n, TRUE)
+    cell = float(np.linalg.norm(TRUE[1] - TRUE[0])) / n
+    start = TRUE + np.float32([[0.1, -0.08], [-0.09, 0.1], [0.1, 0.07], [-0.08, -0.1]]) * cell
+    found = refine_corners(edge_map(gray), start, n, n, det, prob)
+    assert np.abs(found - TRUE).max() < 0.5 * np.abs(start - TRUE).max()
+
+
+@pytest.mark.parametrize("n, seed", [(5, 0), (5, 1), (7, 2), (9, 3)])
+def test_the_same_corners_as_scoring_each_trial_plainly(n, seed):
+    """refine_corners prepares what every trial's score needs once (speed): the corners it
+    finds must be exactly those of the plain descent (9 x 9: more points than one map row)."""
+    det = config.load()["detect"]
+    gray, prob = drawn_grid(n, TRUE)
+    edges = edge_map(gray)
+    rng = np.random.default_rng(seed)
+    start = (TRUE + rng.uniform(-12, 12, (4, 2))).astype(np.float64)
+    assert refine_corners(edges, start, n, n, det, prob).tobytes() == \
+        _plain(edges, start, n, n, det, prob).tobytes()

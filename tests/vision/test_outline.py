@@ -1,0 +1,116 @@
+"""The outline of a blob of tiles (vision.outline.fit_quad): a cut corner restored, and the
+quadrilaterals' measures, computed for all of them at once, equal to one at a time."""
+import cv2
+import numpy as np
+import pytest
+
+from vision import config
+from vision.outline import (_inside_fractions, _norms, _seg_dist, _seg_dists,
+                            _tangent_lines, _vanishing_point, _wrap, fit_quad, order_top_first)
+
+
+def _inside_one(quad, pts, tol):
+    """Share of ``pts`` inside one convex quad grown by ``tol``, side by side (the plain form)."""
+    sign = np.sign(cv2.contourArea(quad.astype(np.float32).reshape(-1, 1, 2), oriented=True)) or 1.0
+    ok = np.ones(len(pts), bool)
+    for k in range(4):
+        a, b = quad[k], quad[(k + 1) % 4]
+        d = b - a
+        cross = (d[0] * (pts[:, 1] - a[1]) - d[1] * (pts[:, 0] - a[0])) / (np.hypot(*d) + 1e-12)
+        ok &= sign * cross >= -tol
+    return float(ok.mean())
+
+
+def _quads(rng, k):
+    centre = rng.uniform(100, 300, (k, 1, 2))
+    ang = np.sort(rng.uniform(0, 2 * np.pi, (k, 4)), axis=1)
+    ang[rng.random(k) < 0.5] *= -1                      # both orientations
+    r = rng.uniform(40, 120, (k, 4, 1))
+    return centre + r * np.stack([np.cos(ang), np.sin(ang)], -1)
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_inside_fractions_of_many_quads_equal_one_at_a_time(seed):
+    rng = np.random.default_rng(seed)
+    quads, pts = _quads(rng, 40), rng.uniform(0, 400, (300, 2))
+    signs = np.array([np.sign(cv2.contourArea(q.astype(np.float32).reshape(-1, 1, 2),
+                                              oriented=True)) or 1.0 for q in quads])
+    got = _inside_fractions(quads, signs, pts, 3.0)
+    assert got.tolist() == [_inside_one(q, pts, 3.0) for q in quads]
+    assert 0 < got.max() and got.min() < 1
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_distances_to_many_segments_equal_one_at_a_time(seed):
+    rng = np.random.default_rng(10 + seed)
+    a, b, pts = rng.uniform(0, 500, (30, 2)), rng.uniform(0, 500, (30, 2)), \
+        rng.uniform(-50, 550, (240, 2))
+    got = _seg_dists(pts, a, b)
+    want = np.stack([_seg_dist(pts, a[i], b[i]) for i in range(len(a))])
+    assert got.shape == want.shape and got.tobytes() == want.tobytes()
+
+
+def test_a_cut_corner_of_the_blob_is_restored():
+    """A square blob with one corner cut off (a half-built kingdom): the outline's corners are
+    the square's, the cut corner where its two sides meet."""
+    mask = np.zeros((400, 400), np.uint8)
+    square = np.array([[100, 80], [320, 80], [320, 300], [100, 300]], np.int32)
+    cv2.fillPoly(mask, [square], 1)
+    cv2.fillPoly(mask, [np.array([[250, 300], [320, 230], [320, 300]], np.int32)], 0)
+    contours, _ = cv2.findContours(mask, cv2.RETR_EXTERNAL, cv2.CHAIN_APPROX_NONE)
+    ys, xs = np.nonzero(mask)
+    pick = np.random.default_rng(0).choice(len(xs), 300, replace=False)
+    quad = fit_quad(max(contours, key=cv2.contourArea), config.load()["detect"],
+                    np.stack([xs[pick] + 0.5, ys[pick] + 0.5], 1).astype(np.float64))
+    assert quad is not None
+    assert np.abs(order_top_first(quad) - (square + 0.5)).max() < 3.0
+
+
+def test_wrap_is_numpys_remainder_over_its_range():
+    """_wrap replaces ``%`` for angles in (-period, 2 * period): the same values, bit for bit,
+    edges included."""
+    period = 2 * np.pi
+    rng = np.random.default_rng(7)
+    y = np.concatenate([rng.uniform(-np.pi, 3 * np.pi, 20000), [0.0, period, -1e-300, 1e-300,
+                        np.nextafter(period, 0), np.nextafter(period, 10), -np.pi, 3 * np.pi]])
+    assert _wrap(y, period).tobytes() == (y % period).tobytes()
+
+
+def _vp_full(seg, iters=3, keep=0.75):
+    """The vanishing point as found with the full SVD (U too)."""
+    p1, p2 = np.c_[seg[:, :2], np.ones(len(seg))], np.c_[seg[:, 2:], np.ones(len(seg))]
+    lines = np.cross(p1, p2)
+    lines /= np.linalg.norm(lines[:, :2], axis=1, keepdims=True) + 1e-12
+    w = np.hypot(seg[:, 2] - seg[:, 0], seg[:, 3] - seg[:, 1])
+    idx, v = np.arange(len(seg)), None
+    for _ in range(iters):
+        v = np.linalg.svd(lines[idx] * w[idx, None])[2][-1]
+        mid, d_seg = (seg[:, :2] + seg[:, 2:]) / 2, seg[:, 2:] - seg[:, :2]
+        d_vp = v[:2] - mid * v[2]
+        cosang = np.abs((d_seg * d_vp).sum(1)) / (np.linalg.norm(d_seg, axis=1)
+                                                  * np.linalg.norm(d_vp, axis=1) + 1e-12)
+        idx = np.argsort(np.arccos(np.clip(cosang, 0, 1)))[:max(2, int(keep * len(seg)))]
+    return v
+
+
+@pytest.mark.parametrize("n", [2, 3, 4, 7, 40, 300])
+def test_vanishing_point_is_the_full_svds(n):
+    rng = np.random.default_rng(n)
+    vp = np.array([rng.uniform(-2000, 3000), rng.uniform(-4000, -500)])
+    start = rng.uniform(0, 800, (n, 2))
+    end = start + (vp - start) * rng.uniform(0.02, 0.1, (n, 1)) + rng.normal(0, 1.5, (n, 2))
+    seg = np.hstack([start, end])
+    assert _vanishing_point(seg).tobytes() == _vp_full(seg).tobytes()
+
+
+def test_tangent_lines_with_the_centre_given_are_the_same():
+    pts = np.random.default_rng(2).uniform(100, 300, (5000, 2))
+    for v in (np.array([1.0, 0.02, 0.001]), np.array([0.3, 1.0, 0.0]), np.array([900.0, -50, 1])):
+        assert np.array_equal(_tangent_lines(v, pts, 0.002, pts.mean(0)),
+                              _tangent_lines(v, pts, 0.002))
+
+
+def test_norms_are_numpys_row_norms():
+    v = np.random.default_rng(4).normal(0, 300, (5000, 2))
+    v[:3] = [[0.0, -0.0], [-0.0, 3.0], [1e-300, -1e-300]]
+    assert _norms(v).tobytes() == np.linalg.norm(v, axis=1).tobytes()
