@@ -110,6 +110,13 @@ def refine_corners(edges, quad: np.ndarray, rows: int, cols: int, det: dict,
         per_line = np.bincount(line_id, vals, n_lines) / wsum
         return float(per_line[kept].sum() / len(kept))
 
+    return descend(score, quad, det, cell_px)
+
+
+def descend(score, quad: np.ndarray, det: dict, cell_px: float) -> np.ndarray:
+    """Coordinate descent on the 8 corner coordinates of ``quad``, maximising ``score(q)``:
+    steps of ``[detect] refine_step`` of a cell (``cell_px``), halved when no move helps,
+    down to ``refine_min_step``; no corner moves more than ``refine_max_move``."""
     q = quad.astype(np.float64).copy()
     best = score(q)
     max_move = det["refine_max_move"] * cell_px

@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 
 from vision import config
-from vision.corner_refine import _bilinear, _grid_points, edge_map, refine_corners
+from vision.corner_refine import _bilinear, _grid_points, descend, edge_map, refine_corners
 
 
 def drawn_grid(n: int, corners: np.ndarray, size=(900, 700)):
@@ -25,7 +25,7 @@ def drawn_grid(n: int, corners: np.ndarray, size=(900, 700)):
 
 
 def _plain(edges, quad, rows, cols, det, tile_prob):
-    """refine_corners written plainly: every trial scored on its own with _bilinear."""
+    """refine_corners' score written plainly: every trial scored on its own with _bilinear."""
     per_cell = 8
     lines = _grid_points(rows, cols, per_cell)
     pts = np.concatenate(lines).astype(np.float32)
@@ -56,24 +56,7 @@ def _plain(edges, quad, rows, cols, det, tile_prob):
         per_line = np.bincount(line_id, vals, len(lines)) / wsum
         return float(per_line[keep].mean()) if keep.any() else 0.0
 
-    q = quad.astype(np.float64).copy()
-    best = score(q)
-    step, min_step = det["refine_step"] * cell_px, det["refine_min_step"] * cell_px
-    while step >= min_step:
-        improved = False
-        for i in range(4):
-            for j in range(2):
-                for sgn in (1, -1):
-                    trial = q.copy()
-                    trial[i, j] += sgn * step
-                    if abs(trial[i, j] - quad[i, j]) > det["refine_max_move"] * cell_px:
-                        continue
-                    sc = score(trial)
-                    if sc > best:
-                        q, best, improved = trial, sc, True
-        if not improved:
-            step /= 2
-    return q.astype(np.float32)
+    return descend(score, quad, det, cell_px)     # the same descent: only the score differs
 
 
 TRUE = np.float32([[180, 120], [700, 150], [760, 620], [120, 580]])
