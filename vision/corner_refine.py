@@ -2,6 +2,8 @@
 (``[detect] refine``)."""
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import cv2
 import numpy as np
 
@@ -39,14 +41,27 @@ def _grid_points(rows: int, cols: int, per_cell: int = 8) -> np.ndarray:
     return lines
 
 
-def refine_corners(edges, quad: np.ndarray, rows: int, cols: int, det: dict,
-                   tile_prob: np.ndarray | None = None, prob_scale: float = 1.0) -> np.ndarray:
-    """Move the four corners so that the rows x cols grid lines lie on tile edges and seams.
+@dataclass(frozen=True)
+class GridLines:
+    """What scoring a grid's lines needs, made once from the first guess: the points on every
+    grid line (in cells), which line each is on, each point's weight (tile beside it), each
+    line's total weight, the lines that count, the image direction across each line, the
+    board's corners in cells and the size of a cell in image px."""
 
-    Coordinate descent on the 8 corner coordinates, maximising the edge strength along all
-    grid lines (each line weighted equally; along a line, points next to tiles count, so
-    empty table does not), steps from ``refine_step`` of a cell down.
-    """
+    pts: np.ndarray
+    line_id: np.ndarray
+    weights: np.ndarray
+    wsum: np.ndarray
+    keep: np.ndarray
+    normal: np.ndarray
+    src: np.ndarray
+    cell_px: float
+
+
+def grid_lines(quad: np.ndarray, rows: int, cols: int, det: dict,
+               tile_prob: np.ndarray | None = None, prob_scale: float = 1.0) -> GridLines:
+    """:class:`GridLines` of the rows x cols grid with corners ``quad`` (see
+    :func:`refine_corners`)."""
     per_cell = 8
     lines = _grid_points(rows, cols, per_cell)
     pts = np.concatenate(lines).astype(np.float32)
@@ -72,12 +87,27 @@ def refine_corners(edges, quad: np.ndarray, rows: int, cols: int, det: dict,
     keep = wsum > det["refine_min_line"] * per_cell
     # the image direction across each grid line (from the first guess): only edges running
     # along the line count
-    gx, gy = edges
     du = np.where(vert[:, None], [[0.05, 0.0]], [[0.0, 0.05]]).astype(np.float32)
     a = cv2.perspectiveTransform((pts - du).reshape(-1, 1, 2), H0).reshape(-1, 2)
     b = cv2.perspectiveTransform((pts + du).reshape(-1, 1, 2), H0).reshape(-1, 2)
     normal = b - a
     normal /= np.linalg.norm(normal, axis=1, keepdims=True) + 1e-9
+    return GridLines(pts, line_id, weights, wsum, keep, normal, src, cell_px)
+
+
+def refine_corners(edges, quad: np.ndarray, rows: int, cols: int, det: dict,
+                   tile_prob: np.ndarray | None = None, prob_scale: float = 1.0) -> np.ndarray:
+    """Move the four corners so that the rows x cols grid lines lie on tile edges and seams.
+
+    Coordinate descent on the 8 corner coordinates, maximising the edge strength along all
+    grid lines (each line weighted equally; along a line, points next to tiles count, so
+    empty table does not), steps from ``refine_step`` of a cell down.
+    """
+    g = grid_lines(quad, rows, cols, det, tile_prob, prob_scale)
+    pts, line_id, weights, wsum, keep, normal, src = (g.pts, g.line_id, g.weights, g.wsum,
+                                                      g.keep, g.normal, g.src)
+    n_lines = len(wsum)
+    gx, gy = edges
 
     # the score runs thousands of times a photo: what it needs is made once here (the same
     # values: the normal's float32 parts are promoted to float64 as the product did)
@@ -110,7 +140,7 @@ def refine_corners(edges, quad: np.ndarray, rows: int, cols: int, det: dict,
         per_line = np.bincount(line_id, vals, n_lines) / wsum
         return float(per_line[kept].sum() / len(kept))
 
-    return descend(score, quad, det, cell_px)
+    return descend(score, quad, det, g.cell_px)
 
 
 def descend(score, quad: np.ndarray, det: dict, cell_px: float) -> np.ndarray:

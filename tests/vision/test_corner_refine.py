@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 
 from vision import config
-from vision.corner_refine import _bilinear, _grid_points, descend, edge_map, refine_corners
+from vision.corner_refine import _bilinear, descend, edge_map, grid_lines, refine_corners
 
 
 def drawn_grid(n: int, corners: np.ndarray, size=(900, 700)):
@@ -26,37 +26,17 @@ def drawn_grid(n: int, corners: np.ndarray, size=(900, 700)):
 
 def _plain(edges, quad, rows, cols, det, tile_prob):
     """refine_corners' score written plainly: every trial scored on its own with _bilinear."""
-    per_cell = 8
-    lines = _grid_points(rows, cols, per_cell)
-    pts = np.concatenate(lines).astype(np.float32)
-    line_id = np.concatenate([np.full(len(l), i) for i, l in enumerate(lines)])
-    src = np.float32([[0, 0], [cols, 0], [cols, rows], [0, rows]])
-    side = float(np.mean(np.linalg.norm(np.roll(quad, -1, 0) - quad, axis=1)))
-    cell_px = side / max(1.0, (rows + cols) / 2)
-    H0 = cv2.getPerspectiveTransform(src, quad.astype(np.float32))
-    vert = np.zeros(len(pts), bool)
-    vert[:sum(len(l) for l in lines[:cols + 1])] = True
-    off = np.where(vert[:, None], [[0.3, 0.0]], [[0.0, 0.3]]).astype(np.float32)
-    sides = [_bilinear(tile_prob, cv2.perspectiveTransform((pts + s * off).reshape(-1, 1, 2),
-                                                           H0).reshape(-1, 2)) for s in (1, -1)]
-    weights = np.clip(np.maximum(*sides), 0.0, 1.0) + 1e-3
-    wsum = np.bincount(line_id, weights, len(lines))
-    keep = wsum > det["refine_min_line"] * per_cell
-    du = np.where(vert[:, None], [[0.05, 0.0]], [[0.0, 0.05]]).astype(np.float32)
-    a = cv2.perspectiveTransform((pts - du).reshape(-1, 1, 2), H0).reshape(-1, 2)
-    b = cv2.perspectiveTransform((pts + du).reshape(-1, 1, 2), H0).reshape(-1, 2)
-    normal = b - a
-    normal /= np.linalg.norm(normal, axis=1, keepdims=True) + 1e-9
+    g = grid_lines(quad, rows, cols, det, tile_prob)
 
     def score(q):
-        H = cv2.getPerspectiveTransform(src, q.astype(np.float32))
-        p = cv2.perspectiveTransform(pts.reshape(-1, 1, 2), H).reshape(-1, 2)
-        vals = np.abs(_bilinear(edges[0], p) * normal[:, 0]
-                      + _bilinear(edges[1], p) * normal[:, 1]) * weights
-        per_line = np.bincount(line_id, vals, len(lines)) / wsum
-        return float(per_line[keep].mean()) if keep.any() else 0.0
+        H = cv2.getPerspectiveTransform(g.src, q.astype(np.float32))
+        p = cv2.perspectiveTransform(g.pts.reshape(-1, 1, 2), H).reshape(-1, 2)
+        vals = np.abs(_bilinear(edges[0], p) * g.normal[:, 0]
+                      + _bilinear(edges[1], p) * g.normal[:, 1]) * g.weights
+        per_line = np.bincount(g.line_id, vals, len(g.wsum)) / g.wsum
+        return float(per_line[g.keep].mean()) if g.keep.any() else 0.0
 
-    return descend(score, quad, det, cell_px)     # the same descent: only the score differs
+    return descend(score, quad, det, g.cell_px)     # the same descent: only the score differs
 
 
 TRUE = np.float32([[180, 120], [700, 150], [760, 620], [120, 580]])
