@@ -7,6 +7,7 @@ castle/empty none), a calibrated confidence, and flags for squares a person shou
 """
 from __future__ import annotations
 
+import hashlib
 import json
 from collections import Counter
 from dataclasses import dataclass, field
@@ -265,6 +266,9 @@ class SquareClassifier:
         self.partners = domino_partners()
         self.capacity = supply_capacity(self.supply)
         self.prior = None
+        # each quarter turn's logits of the last few crop sets read: a grid read at one turn
+        # to compare frames and then in full costs its first turn once
+        self._turns_read: dict = {}
         self.set_crown_prior(self.meta.get("crown_train_prior"), self.meta.get("crown_label_prior"))
 
     def set_crown_prior(self, trained, labelled) -> None:
@@ -286,27 +290,40 @@ class SquareClassifier:
         elif mode == "dominoes" and self.supply:
             self.prior = game_crown_prior(self.supply) / trained[None]
 
-    def logits(self, crops: np.ndarray) -> np.ndarray:
-        """BGR uint8 crops ``(N, S, S, 3)`` -> raw logits ``(N, 12)``."""
+    def logits(self, crops: np.ndarray, first_turn_only: bool = False) -> np.ndarray:
+        """BGR uint8 crops ``(N, S, S, 3)`` -> raw logits ``(N, 12)``, averaged over the quarter
+        turns of ``[classify] tta`` (``first_turn_only``: the crops as cut, a cheaper reading
+        for comparing frames). The last few crop sets' turns are remembered: the same crops
+        read again cost only the turns not read yet, and give the same numbers."""
         crops = np.asarray(crops)
         if len(crops) == 0:
             return np.zeros((0, len(TERRAINS) + N_CROWNS), dtype=np.float32)
         if crops.shape[1] != self.input_size or crops.shape[2] != self.input_size:
             crops = np.stack([cv2.resize(c, (self.input_size, self.input_size),
                                          interpolation=cv2.INTER_AREA) for c in crops])
-        turns = tta_turns(self.cfg["tta"])
+        turns = tta_turns(self.cfg["tta"])[:1 if first_turn_only else None]
+        which = (crops.shape, hashlib.blake2b(np.ascontiguousarray(crops).data,
+                                              digest_size=16).digest())
         total = None
         for k in turns:                 # a square reads the same turned by 90 degrees: average
-            view = np.rot90(crops, k, axes=(1, 2)) if k else crops
-            out = []
-            bs = int(self.cfg["batch"])
-            for i in range(0, len(view), bs):
-                blob = preprocess(view[i:i + bs], self.margin, self.margin_weight)
-                self.net.setInput(blob)
-                out.append(np.array(self.net.forward()).reshape(len(blob), -1))
-            lg = np.concatenate(out, axis=0)
+            lg = self._turns_read.get((which, k))
+            if lg is None:
+                lg = self._forward(np.rot90(crops, k, axes=(1, 2)) if k else crops)
+                if len(self._turns_read) >= 8:
+                    self._turns_read.pop(next(iter(self._turns_read)))
+                self._turns_read[(which, k)] = lg
             total = lg if total is None else total + lg
         return total / len(turns)
+
+    def _forward(self, crops: np.ndarray) -> np.ndarray:
+        """The network's raw outputs for crops as given, ``[classify] batch`` at a time."""
+        out = []
+        bs = int(self.cfg["batch"])
+        for i in range(0, len(crops), bs):
+            blob = preprocess(crops[i:i + bs], self.margin, self.margin_weight)
+            self.net.setInput(blob)
+            out.append(np.array(self.net.forward()).reshape(len(blob), -1))
+        return np.concatenate(out, axis=0)
 
     def read(self, crops: np.ndarray, rows: int, cols: int) -> list[list[SquareReading]]:
         """Crops of a ``rows x cols`` board (row by row) -> readings with flags."""

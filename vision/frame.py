@@ -127,24 +127,29 @@ def crispness(logits: np.ndarray, t_terrain: float = 1.0) -> float:
     return float(np.mean(-np.log(np.exp(lg).sum(axis=1))))
 
 
-def read_grid(image, corners, rows: int, cols: int, classifier, cfg: dict) -> np.ndarray:
-    """The classifier's logits for every square of the grid, row by row (today's crops)."""
+def read_grid(image, corners, rows: int, cols: int, classifier, cfg: dict,
+              first_turn_only: bool = False) -> np.ndarray:
+    """The classifier's logits for every square of the grid, row by row (today's crops;
+    ``first_turn_only``: see ``SquareClassifier.logits``)."""
     from vision.squares import photo_crops
 
     ccfg = cfg["classify"]
     crops = photo_crops(image, corners, rows, cols, int(ccfg["cell"]),
                         board_margin=int(ccfg["board_margin"]),
                         crop_margin=int(ccfg["crop_margin"]))
+    if first_turn_only:
+        return classifier.logits(crops, first_turn_only=True)
     return classifier.logits(crops)
 
 
-def recount(image, corners, rows: int, cols: int, classifier, cfg: dict, size: int | None = None):
+def recount(image, corners, rows: int, cols: int, classifier, cfg: dict, size: int | None = None,
+            first_turn_only: bool = False):
     """The detector's square grid against the same outline cut into the other frame sizes of
     ``[frame] recount_sizes``: the one whose squares read crispest (:func:`crispness`) wins,
     the detector's own by ``[frame] recount_margin``. Returns ``(rows, cols, logits)``.
     Only a square grid (rows == cols) is recounted: a half-built kingdom's strip is not a
     5x5 or 7x7 frame."""
-    logits = read_grid(image, corners, rows, cols, classifier, cfg)
+    logits = read_grid(image, corners, rows, cols, classifier, cfg, first_turn_only)
     sizes = [int(n) for n in cfg["frame"]["recount_sizes"]]
     if rows != cols or rows not in sizes or size is not None and rows == size:
         return rows, cols, logits
@@ -153,7 +158,7 @@ def recount(image, corners, rows: int, cols: int, classifier, cfg: dict, size: i
     for n in sizes:
         if n == rows or (size is not None and n > size):
             continue
-        other = read_grid(image, corners, n, n, classifier, cfg)
+        other = read_grid(image, corners, n, n, classifier, cfg, first_turn_only)
         score = crispness(other, classifier.t_terrain)
         if score > best[0]:
             best = (score, n, other)
@@ -161,20 +166,22 @@ def recount(image, corners, rows: int, cols: int, classifier, cfg: dict, size: i
 
 
 def choose(image: np.ndarray, corners, rows: int, cols: int, classifier, cfg: dict,
-           size: int | None = None):
+           size: int | None = None, first_turn_only: bool = False):
     """The detector's grid recounted (:func:`recount`), read ``[frame] ring`` squares larger
     on every side, and the window holding the kingdom chosen in it (:func:`best_window`).
 
     Returns ``(corners, rows, cols, logits)``: the window's corners, its size and its squares'
     logits (row by row) for ``classifier.read_logits``. ``size`` (5 or 7, given by the
-    caller) caps the window; otherwise ``[detect] max_cells``.
+    caller) caps the window; otherwise ``[detect] max_cells``. ``first_turn_only``: the
+    squares read as cut only (``SquareClassifier.logits``).
     """
-    rows, cols, logits = recount(image, corners, rows, cols, classifier, cfg, size)
+    rows, cols, logits = recount(image, corners, rows, cols, classifier, cfg, size,
+                                 first_turn_only)
     ring = int(cfg["frame"]["ring"])
     R, C = rows + 2 * ring, cols + 2 * ring
     big = ring_corners(corners, rows, cols, ring)
     if ring:
-        logits = read_grid(image, big, R, C, classifier, cfg)
+        logits = read_grid(image, big, R, C, classifier, cfg, first_turn_only)
     gain = square_gain(empty_odds(logits, classifier.t_terrain),
                        float(cfg["frame"]["inside_empty"]),
                        float(cfg["frame"]["odds_floor"])).reshape(R, C)

@@ -89,12 +89,18 @@ class Reader:
         for k, (corners, found_rows, found_cols, _conf, warnings, first) in enumerate(
                 detect.candidates(image, self.cfg, size, alternatives=True)):
             hypotheses = [(corners, found_rows, found_cols)] + ([first] if first else [])
-            chosen = [self.framed(image, *h, size, warnings) for h in hypotheses]
-            # the seams' lattice against the outline's own grid: the crisper reading wins
-            # (squares cut on the tiles' own grid read crisply, a grid that cuts tiles blurred)
-            margin = float(self.cfg["lattice"]["keep_margin"])
-            found = max(enumerate(chosen), key=lambda ic: frame.crispness(
-                ic[1].logits, self.classifier.t_terrain) + (margin if ic[0] else 0.0))[1]
+            if len(hypotheses) > 1:
+                # the seams' lattice against the outline's own grid: the crisper reading wins
+                # (squares cut on the tiles' own grid read crisply, a grid that cuts tiles
+                # blurred), judged on the squares as cut; the winner is then read in full
+                # (its first turn is not read twice)
+                margin = float(self.cfg["lattice"]["keep_margin"])
+                quick = [self.framed(image, *h, size, warnings, first_turn_only=True)
+                         for h in hypotheses]
+                best_h = max(range(len(quick)), key=lambda i: frame.crispness(
+                    quick[i].logits, self.classifier.t_terrain) + (margin if i else 0.0))
+                hypotheses = [hypotheses[best_h]]
+            found = self.framed(image, *hypotheses[0], size, warnings)
             grid = found.grid
             castle = frame.terrain_odds(found.logits, "castle", self.classifier.t_terrain).max()
             if not too_few_tiles((sq.terrain for row in grid for sq in row), self.cfg) \
@@ -109,14 +115,15 @@ class Reader:
         raise PhotoError(NO_KINGDOM)
 
     def framed(self, image: np.ndarray, corners, rows: int, cols: int, size: int | None = None,
-               warnings=(), cfg: dict | None = None) -> _Found:
+               warnings=(), cfg: dict | None = None, first_turn_only: bool = False) -> _Found:
         """A found outline's grid with the kingdom's window chosen in it by the square
         classifier (``vision.frame.choose``, settings ``[frame]`` of ``cfg``, default the
         reader's), its squares read: hand it to :meth:`read_board`. A window other than the
         outline's grid adds a warning."""
         new, new_rows, new_cols, logits = frame.choose(image, corners, rows, cols,
                                                        self.classifier,
-                                                       cfg if cfg is not None else self.cfg, size)
+                                                       cfg if cfg is not None else self.cfg, size,
+                                                       first_turn_only)
         # a square like the table around the kingdom reads as table (vision.holes); the
         # classifier's own logits stay for judging frames (crispness, castle odds)
         held = holes.with_holes(image, new, new_rows, new_cols, logits,

@@ -273,3 +273,33 @@ def test_tta_setting_is_checked():
     clf.net = _OrientationNet()
     with pytest.raises(ValueError, match="tta must be 1, 2 or 4"):
         clf.logits(np.zeros((1, 88, 88, 3), np.uint8))
+
+
+def test_crops_read_again_cost_only_the_turns_not_read_yet(monkeypatch):
+    """A grid read as cut (to compare frames) and then in full runs the network once per
+    turn, and the full reading is the same numbers as a fresh one."""
+    from vision import config
+
+    cfg = dict(config.load()["classify"], tta=2)
+    clf = SquareClassifier(None, cfg)
+    calls = []
+    real = clf._forward
+
+    def counted(crops):
+        calls.append(crops.shape[0])
+        return real(crops)
+
+    monkeypatch.setattr(clf, "_forward", counted)
+    rng = np.random.default_rng(5)
+    crops = rng.integers(0, 255, (6, clf.input_size, clf.input_size, 3), dtype=np.uint8)
+    first = clf.logits(crops, first_turn_only=True)
+    assert len(calls) == 1
+    full = clf.logits(crops)
+    assert len(calls) == 2                       # only the upside-down turn was new
+    assert not np.array_equal(first, full)       # the turns differ, and both count
+    fresh = SquareClassifier(None, cfg).logits(crops)
+    assert np.array_equal(full, fresh)
+    other = crops.copy()
+    other[0, 0, 0, 0] ^= 1                       # other crops: read anew
+    clf.logits(other)
+    assert len(calls) == 4

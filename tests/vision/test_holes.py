@@ -177,7 +177,7 @@ def stub_reader(monkeypatch):
 
     reader = Reader(copy.deepcopy(config.load()))
     monkeypatch.setattr(reader.classifier, "logits",
-                        lambda crops: _forest_logits(len(crops), value=4.0, castle=0))
+                        lambda crops, **kw: _forest_logits(len(crops), value=4.0, castle=0))
     return reader
 
 

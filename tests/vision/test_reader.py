@@ -115,7 +115,7 @@ def test_a_find_holding_no_domino_is_no_kingdom(reader, monkeypatch):
         n = len(terrains)
         found = _Found(np.float32([[0, 0], [60 * n, 0], [60 * n, 60], [0, 60]]), 1, n, 5, None, [])
         monkeypatch.setattr(reader, "find", lambda img, size=None: found)
-        monkeypatch.setattr(reader.classifier, "logits", lambda crops: np.zeros((len(crops), 12)))
+        monkeypatch.setattr(reader.classifier, "logits", lambda crops, **kw: np.zeros((len(crops), 12)))
         monkeypatch.setattr(reader.classifier, "read_logits", lambda logits, rows, cols: [
             [SquareReading(t, 0, 0.9) for t in terrains]])
         return found.corners
@@ -162,7 +162,7 @@ def test_find_tries_the_next_outline_when_one_holds_no_kingdom(reader, monkeypat
     image = np.full((400, 800, 3), 128, np.uint8)
     image[100:300, 500:700] = (40, 160, 60)          # the kingdom: 2x2 squares of 100 px
 
-    def logits(crops):
+    def logits(crops, first_turn_only=False):
         out = np.zeros((len(crops), len(TERRAINS) + 4))
         for i, crop in enumerate(crops):
             mid = crop[crop.shape[0] // 2, crop.shape[1] // 2].astype(int)
@@ -207,7 +207,7 @@ def test_find_reads_on_past_an_unsure_castle_and_keeps_the_likeliest(reader, mon
     image[100:300, 500:700] = (60, 160, 40)          # the kingdom: tiles and a sure castle
     reads = []
 
-    def logits(crops):
+    def logits(crops, first_turn_only=False):
         out = np.zeros((len(crops), len(TERRAINS) + 4))
         for i, crop in enumerate(crops):
             b, g, r = crop[crop.shape[0] // 2, crop.shape[1] // 2].astype(int)
@@ -252,7 +252,10 @@ def test_find_reads_the_crisper_of_the_lattice_and_the_outlines_own_grid(reader,
             image[150 + 100 * r:250 + 100 * r, 250 + 100 * c:350 + 100 * c] = rng.integers(
                 0, 100, 3) + (0, 150, 0)
 
-    def logits(crops):
+    reads = []
+
+    def logits(crops, first_turn_only=False):
+        reads.append(first_turn_only)
         out = np.zeros((len(crops), len(TERRAINS) + 4))
         for i, crop in enumerate(crops):
             h, w = crop.shape[:2]
@@ -272,6 +275,8 @@ def test_find_reads_the_crisper_of_the_lattice_and_the_outlines_own_grid(reader,
         [(lattice, 3, 3, 0.9, [], (own, 3, 3))]))
     found = reader.find(image)
     assert np.allclose(found.corners, right, atol=1.0)
+    # both grids compared on the squares as cut, the winner alone read in full
+    assert reads == [True, True, False]
 
 
 def test_find_keeps_the_detectors_outline_without_frame_choice(reader, monkeypatch):
