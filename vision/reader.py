@@ -119,15 +119,16 @@ class Reader:
         """A found outline's grid with the kingdom's window chosen in it by the square
         classifier (``vision.frame.choose``, settings ``[frame]`` of ``cfg``, default the
         reader's), its squares read: hand it to :meth:`read_board`. A window other than the
-        outline's grid adds a warning."""
+        outline's grid adds a warning. ``first_turn_only``: the squares read as cut only, a
+        cheaper reading for comparing frames (``SquareClassifier.logits``)."""
+        cfg = cfg if cfg is not None else self.cfg
         new, new_rows, new_cols, logits = frame.choose(image, corners, rows, cols,
-                                                       self.classifier,
-                                                       cfg if cfg is not None else self.cfg, size,
+                                                       self.classifier, cfg, size,
                                                        first_turn_only)
         # a square like the table around the kingdom reads as table (vision.holes); the
         # classifier's own logits stay for judging frames (crispness, castle odds)
-        held = holes.with_holes(image, new, new_rows, new_cols, logits,
-                                cfg if cfg is not None else self.cfg, self.classifier.t_terrain)
+        held = holes.with_holes(image, new, new_rows, new_cols, logits, cfg,
+                                self.classifier.t_terrain)
         grid = self.classifier.read_logits(held, new_rows, new_cols)
         warnings = list(warnings)
         if (new_rows, new_cols) != (rows, cols):
