@@ -408,7 +408,7 @@ class Batch:
                     except Exception:
                         broken.append(task)
                 inflight.clear()
-                pool.shutdown(wait=False, cancel_futures=True)
+                _stop_pool(pool)        # the live workers too: one may hold the job queue's lock
                 pool = self._new_pool()
                 if alone and len(broken) == 1:
                     self._record(outcomes, broken[0], "error",
@@ -426,18 +426,38 @@ class Batch:
             _stop_pool(pool)
 
 
+class _Starting:
+    """The multiprocessing context a pool starts its workers from, keeping every worker
+    process it starts: a worker that started too late to say its process id is stopped too
+    (left alive it can wait for ever on the job queue's lock of a worker already stopped, and
+    the interpreter then never exits)."""
+
+    def __init__(self, ctx):
+        self._ctx = ctx
+        self.started: list = []
+
+    def Process(self, *args, **kwargs):  # noqa: N802 -- the context's own name
+        proc = self._ctx.Process(*args, **kwargs)
+        self.started.append(proc)
+        return proc
+
+    def __getattr__(self, name):
+        return getattr(self._ctx, name)
+
+
 class _Pool:
     """A ``ProcessPoolExecutor`` whose workers say their process ids (so that they can be
     stopped without the executor's private attributes) and watch their parent."""
 
     def __init__(self, jobs: int, mp_context=None):
         ctx = mp_context or multiprocessing.get_context()
+        self._starting = _Starting(ctx)
         self._pids = ctx.SimpleQueue()
         self._known: set[int] = set()
         # started by fork or spawn, a worker's parent is this process; under forkserver it is
         # the fork server, which itself ends when this process does
         parent = os.getpid() if ctx.get_start_method() in ("fork", "spawn") else None
-        self.executor = ProcessPoolExecutor(max_workers=jobs, mp_context=ctx,
+        self.executor = ProcessPoolExecutor(max_workers=jobs, mp_context=self._starting,
                                             initializer=_worker_init,
                                             initargs=(self._pids, parent))
 
@@ -452,11 +472,16 @@ class _Pool:
             self._known.add(self._pids.get())
         return set(self._known)
 
+    def started(self) -> list:
+        """Every worker process this pool started (alive or not)."""
+        return list(self._starting.started)
+
 
 def _stop_pool(pool: _Pool) -> None:
     pids = pool.worker_pids()
     pool.shutdown(wait=False, cancel_futures=True)
     procs = [p for p in multiprocessing.active_children() if p.pid in pids]
+    procs += [p for p in pool.started() if p not in procs]
     for proc in procs:
         if proc.is_alive():
             proc.terminate()

@@ -746,3 +746,34 @@ def test_new_reading_ids_never_start_like_a_formula(tmp_path):
     ids = [store.add_reading(rules="kingdomino") for _ in range(300)]
     store.close()
     assert not [i for i in ids if i[0] in "-_=+@"]
+
+
+def _nap(seconds: float) -> float:
+    import time
+
+    time.sleep(seconds)
+    return seconds
+
+
+def test_stopping_a_pool_stops_workers_that_never_said_their_pid(monkeypatch):
+    """A worker started too late to report its process id (the pool was being stopped) used to
+    be left alive; waiting on the job queue's lock of a stopped worker it never ended, and the
+    interpreter hung at exit. Every worker the pool started is stopped now."""
+    import time
+
+    from kingdomino.batch import pool as pool_mod
+
+    pool = pool_mod._Pool(1)
+    try:
+        fut = pool.submit(_nap, 60.0)
+        deadline = time.monotonic() + 60
+        while not (pool.started() and fut.running()) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert pool.started() and fut.running()
+        monkeypatch.setattr(pool, "worker_pids", lambda: set())   # its report not read yet
+        pool_mod._stop_pool(pool)
+        assert not any(p.is_alive() for p in pool.started())
+    finally:
+        for p in pool.started():
+            if p.is_alive():
+                p.kill()
