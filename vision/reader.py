@@ -95,10 +95,10 @@ class Reader:
                 # blurred), judged on the squares as cut; the winner is then read in full
                 # (its first turn is not read twice)
                 margin = float(self.cfg["lattice"]["keep_margin"])
-                quick = [self.framed(image, *h, size, warnings, first_turn_only=True)
-                         for h in hypotheses]
+                quick = [frame.choose(image, *h, self.classifier, self.cfg, size,
+                                      first_turn_only=True)[3] for h in hypotheses]
                 best_h = max(range(len(quick)), key=lambda i: frame.crispness(
-                    quick[i].logits, self.classifier.t_terrain) + (margin if i else 0.0))
+                    quick[i], self.classifier.t_terrain) + (margin if i else 0.0))
                 hypotheses = [hypotheses[best_h]]
             found = self.framed(image, *hypotheses[0], size, warnings)
             grid = found.grid
@@ -115,16 +115,14 @@ class Reader:
         raise PhotoError(NO_KINGDOM)
 
     def framed(self, image: np.ndarray, corners, rows: int, cols: int, size: int | None = None,
-               warnings=(), cfg: dict | None = None, first_turn_only: bool = False) -> _Found:
+               warnings=(), cfg: dict | None = None) -> _Found:
         """A found outline's grid with the kingdom's window chosen in it by the square
         classifier (``vision.frame.choose``, settings ``[frame]`` of ``cfg``, default the
         reader's), its squares read: hand it to :meth:`read_board`. A window other than the
-        outline's grid adds a warning. ``first_turn_only``: the squares read as cut only, a
-        cheaper reading for comparing frames (``SquareClassifier.logits``)."""
+        outline's grid adds a warning."""
         cfg = cfg if cfg is not None else self.cfg
         new, new_rows, new_cols, logits = frame.choose(image, corners, rows, cols,
-                                                       self.classifier, cfg, size,
-                                                       first_turn_only)
+                                                       self.classifier, cfg, size)
         # a square like the table around the kingdom reads as table (vision.holes); the
         # classifier's own logits stay for judging frames (crispness, castle odds)
         held = holes.with_holes(image, new, new_rows, new_cols, logits, cfg,
