@@ -59,14 +59,20 @@ def window_corners(corners, rows: int, cols: int, w: Window) -> np.ndarray:
     return cv2.perspectiveTransform(pts, H_inv)[0].astype(np.float32)
 
 
-def terrain_odds(logits: np.ndarray, terrain: str, t_terrain: float = 1.0) -> np.ndarray:
-    """Each square's probability of ``terrain`` by the classifier's terrain head."""
+def terrain_probabilities(logits: np.ndarray, t_terrain: float = 1.0) -> np.ndarray:
+    """(squares, terrains): each square's terrain probabilities by the classifier's terrain
+    head at temperature ``t_terrain``, in ``TERRAINS`` order."""
     lg = np.asarray(logits, np.float64).reshape(-1, logits.shape[-1])[:, :len(TERRAINS)]
     lg = lg / float(t_terrain)
     lg = lg - lg.max(axis=1, keepdims=True)
     p = np.exp(lg)
     p /= p.sum(axis=1, keepdims=True)
-    return p[:, TERRAINS.index(terrain)]
+    return p
+
+
+def terrain_odds(logits: np.ndarray, terrain: str, t_terrain: float = 1.0) -> np.ndarray:
+    """Each square's probability of ``terrain`` by the classifier's terrain head."""
+    return terrain_probabilities(logits, t_terrain)[:, TERRAINS.index(terrain)]
 
 
 def centres_off_photo(shape, corners, rows: int, cols: int) -> np.ndarray:

@@ -122,9 +122,9 @@ def boost_logits(features: np.ndarray, off_photo: np.ndarray, logits: np.ndarray
     rows, cols = features.shape[0] - 2, features.shape[1] - 2
     if len(logits) != rows * cols:
         raise ValueError(f"{len(logits)} squares' logits for a {rows}x{cols} window")
-    lg = logits[:, :len(TERRAINS)].astype(np.float64) / float(t_terrain)
-    p = np.exp(lg - lg.max(axis=1, keepdims=True))
-    p /= p.sum(axis=1, keepdims=True)
+    from vision.frame import terrain_probabilities
+
+    p = terrain_probabilities(logits, t_terrain)
     empty = TERRAINS.index("empty")
     tile = np.delete(p, empty, axis=1).max(axis=1)
     sure = (tile >= float(hcfg["sure_tile"])).reshape(rows, cols)
