@@ -7,7 +7,8 @@ import numpy as np
 import pytest
 
 from vision import config
-from vision.holes import distances, empty_boost, square_features, table_distance, with_holes
+from vision.holes import (boost_logits, distances, empty_boost, ring_features, square_features,
+                          table_distance, with_holes)
 from vision.labels import TERRAINS
 
 SCALES = [1.0] * 7
@@ -201,3 +202,10 @@ def test_a_framed_window_reads_holes_as_table_and_keeps_the_networks_logits(stub
     assert [sq.terrain for sq in found.grid[1]] == ["forest", "empty", "empty"]
     # crispness and castle odds judge the frame by what the network read, not the boost
     assert np.array_equal(found.logits, _forest_logits(9, value=4.0, castle=0))
+
+
+def test_logits_of_another_window_are_refused(cfg):
+    img, corners = _kingdom()
+    feats, off = ring_features(img, corners, 3, 3, cfg["holes"])
+    with pytest.raises(ValueError, match="4 squares' logits for a 3x3 window"):
+        boost_logits(feats, off, _forest_logits(4), cfg["holes"])
