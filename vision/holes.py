@@ -115,9 +115,12 @@ def ring_features(image: np.ndarray, corners, rows: int, cols: int, hcfg: dict):
 
 
 def boost_logits(features: np.ndarray, off_photo: np.ndarray, logits: np.ndarray, hcfg: dict,
-                 t_terrain: float = 1.0) -> np.ndarray:
-    """The window's logits (row by row) with each table-like square's ``empty`` raised:
-    ``features``, ``off_photo`` from :func:`ring_features` for the same window."""
+                 t_terrain: float = 1.0, t_crowns: float = 1.0) -> np.ndarray:
+    """The window's logits (row by row) with each table-like square's ``empty`` raised, and
+    its count of no crowns with it (bare table has none: a checked cloth can read as crowns,
+    and the game's pairs would then keep the square a tile): ``features``, ``off_photo``
+    from :func:`ring_features` for the same window; ``t_terrain``, ``t_crowns`` the
+    classifier's temperatures (the boost is in calibrated log odds)."""
     logits = np.asarray(logits, np.float32)
     rows, cols = features.shape[0] - 2, features.shape[1] - 2
     if len(logits) != rows * cols:
@@ -131,14 +134,20 @@ def boost_logits(features: np.ndarray, off_photo: np.ndarray, logits: np.ndarray
     d = table_distance(features, off_photo, sure, hcfg["scales"], float(hcfg["max_distance"]),
                        int(hcfg["min_alike"]))
     out = logits.copy()
-    # the boost is in log odds of the calibrated terrain head: scaled back to raw logits
-    out[:, empty] += (empty_boost(d, float(hcfg["max_distance"]), float(hcfg["boost"]))
-                      .reshape(-1) * float(t_terrain)).astype(np.float32)
+    boost = empty_boost(d, float(hcfg["max_distance"]), float(hcfg["boost"])).reshape(-1)
+    # the boost is in log odds of the calibrated heads: scaled back to raw logits
+    out[:, empty] += (boost * float(t_terrain)).astype(np.float32)
+    # no crowns: the crown head's lead over it counts the less the more the square is like
+    # the table (a check read as crowns is no evidence of a tile), then the same boost
+    crowns = out[:, len(TERRAINS):]
+    lead = np.maximum(crowns.max(axis=1) - crowns[:, 0], 0.0)
+    share = boost / max(float(hcfg["boost"]), 1e-9)
+    crowns[:, 0] += (share * lead + boost * float(t_crowns)).astype(np.float32)
     return out
 
 
 def with_holes(image: np.ndarray, corners, rows: int, cols: int, logits: np.ndarray,
-               cfg: dict, t_terrain: float = 1.0) -> np.ndarray:
+               cfg: dict, t_terrain: float = 1.0, t_crowns: float = 1.0) -> np.ndarray:
     """The window's logits (row by row) with each table-like square's ``empty`` raised (see the
     module docstring); unchanged when ``[holes] enabled`` is off."""
     hcfg = cfg["holes"]
@@ -146,4 +155,4 @@ def with_holes(image: np.ndarray, corners, rows: int, cols: int, logits: np.ndar
     if not hcfg["enabled"] or not len(logits):
         return logits
     feats, off = ring_features(image, corners, rows, cols, hcfg)
-    return boost_logits(feats, off, logits, hcfg, t_terrain)
+    return boost_logits(feats, off, logits, hcfg, t_terrain, t_crowns)

@@ -126,7 +126,7 @@ class Reader:
         # a square like the table around the kingdom reads as table (vision.holes); the
         # classifier's own logits stay for judging frames (crispness, castle odds)
         held = holes.with_holes(image, new, new_rows, new_cols, logits, cfg,
-                                self.classifier.t_terrain)
+                                self.classifier.t_terrain, self.classifier.t_crowns)
         grid = self.classifier.read_logits(held, new_rows, new_cols)
         warnings = list(warnings)
         if (new_rows, new_cols) != (rows, cols):
@@ -176,7 +176,7 @@ class Reader:
                                offsets=found.offsets)
             logits = holes.with_holes(image, found.corners, rows, cols,
                                       self.classifier.logits(crops), self.cfg,
-                                      self.classifier.t_terrain)
+                                      self.classifier.t_terrain, self.classifier.t_crowns)
             grid = self.classifier.read_logits(logits, rows, cols)
         reasons = review_reasons(grid, self.rcfg, outside_cells(image.shape, found.corners,
                                                                 rows, cols, self.rcfg))

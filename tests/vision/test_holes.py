@@ -154,6 +154,24 @@ def test_the_hole_reads_empty_and_the_tiles_keep_their_logits(cfg):
     assert np.array_equal(with_holes(img, corners, 3, 3, lg, cfg), lg)
 
 
+def test_a_hole_read_as_crowns_reads_as_bare_table(cfg):
+    """A checked cloth can read as a mine with two crowns, the crown head sure of it: a hole
+    that looks like the table loses that lead (no crowns), the tiles keep theirs."""
+    img, corners = _kingdom()
+    lg = _forest_logits(value=4.0, castle=0)
+    lg[:, len(TERRAINS) + 2] = 9.0                   # every square "two crowns", surely
+    out = with_holes(img, corners, 3, 3, lg, cfg, 0.5, 0.5)
+    crowns = out[:, len(TERRAINS):]
+    assert crowns[4].argmax() == 0                   # the hole: no crowns
+    assert np.array_equal(np.delete(out, 4, axis=0), np.delete(lg, 4, axis=0))
+    from vision.classify import SquareClassifier
+
+    clf = SquareClassifier(None, cfg["classify"], load_network=False)
+    clf.t_terrain = clf.t_crowns = 0.5
+    grid = clf.read_logits(out, 3, 3)
+    assert (grid[1][1].terrain, grid[1][1].crowns) == ("empty", 0)
+
+
 def test_a_loose_copy_of_a_tile_in_the_ring_leaves_that_tile_alone(cfg):
     img, corners = _kingdom(holes=(), loose=(0, 0))
     lg = _forest_logits()
