@@ -97,9 +97,12 @@ def square_gain(p_empty: np.ndarray, inside_empty: float, floor: float) -> np.nd
 
 
 def best_window(gain: np.ndarray, max_rows: int, max_cols: int, keep: Window | None = None,
-                keep_bonus: float = 0.0) -> Window:
+                keep_bonus: float = 0.0, frames=(), frame_bonus: float = 0.0) -> Window:
     """The rectangle with the largest summed ``gain`` (a rows x cols array) of at most
-    ``max_rows`` x ``max_cols`` squares (either way round); ``keep`` gets ``keep_bonus``.
+    ``max_rows`` x ``max_cols`` squares (either way round); ``keep`` gets ``keep_bonus``, a
+    square window of ``n x n`` squares for ``n`` in ``frames`` gets ``frame_bonus`` when
+    each of its four edge lines holds a square more likely in than out (positive gain): a
+    kingdom's frame, finished or not, has a tile on every side.
     Ties go to ``keep``, then to the larger window, then to the first found."""
     gain = np.asarray(gain, np.float64)
     R, C = gain.shape
@@ -107,6 +110,17 @@ def best_window(gain: np.ndarray, max_rows: int, max_cols: int, keep: Window | N
         raise ValueError(f"a window needs at least one square a side, got {max_rows}x{max_cols}")
     S = np.zeros((R + 1, C + 1))
     S[1:, 1:] = gain.cumsum(0).cumsum(1)
+    tile = gain > 0
+    along_rows = np.zeros((R, C + 1), int)       # tiles in row r before column c
+    along_rows[:, 1:] = tile.cumsum(1)
+    along_cols = np.zeros((R + 1, C), int)       # tiles in column c above row r
+    along_cols[1:] = tile.cumsum(0)
+
+    def edged(r, c, h, w):
+        return (along_rows[r, c + w] > along_rows[r, c]
+                and along_rows[r + h - 1, c + w] > along_rows[r + h - 1, c]
+                and along_cols[r + h, c] > along_cols[r, c]
+                and along_cols[r + h, c + w - 1] > along_cols[r, c + w - 1])
     best, best_key = None, None
     for h in range(1, R + 1):
         for w in range(1, C + 1):
@@ -119,6 +133,8 @@ def best_window(gain: np.ndarray, max_rows: int, max_cols: int, keep: Window | N
                     is_keep = win == keep
                     if is_keep:
                         total += keep_bonus
+                    if h == w and h in frames and edged(r, c, h, w):
+                        total += frame_bonus
                     key = (round(total, 9), is_keep, h * w)
                     if best_key is None or key > best_key:
                         best, best_key = win, key
@@ -183,23 +199,55 @@ def choose(image: np.ndarray, corners, rows: int, cols: int, classifier, cfg: di
     """
     rows, cols, logits = recount(image, corners, rows, cols, classifier, cfg, size,
                                  first_turn_only)
-    ring = int(cfg["frame"]["ring"])
-    R, C = rows + 2 * ring, cols + 2 * ring
-    big = ring_corners(corners, rows, cols, ring)
-    if ring:
+    fcfg = cfg["frame"]
+    ring = int(fcfg["ring"])
+    cap = int(size) if size is not None else int(cfg["detect"]["max_cells"])
+    frames = tuple(int(n) for n in fcfg.get("square_frames", ()) if int(n) <= cap)
+    across, down = completion(rows, cols, frames)
+    top, left = max(ring, down), max(ring, across)
+    R, C = rows + 2 * top, cols + 2 * left
+    grown = Window(-top, -left, R, C)
+    big = window_corners(corners, rows, cols, grown)
+    if top or left:
         logits = read_grid(image, big, R, C, classifier, cfg, first_turn_only)
-    gain = square_gain(empty_odds(logits, classifier.t_terrain),
-                       float(cfg["frame"]["inside_empty"]),
-                       float(cfg["frame"]["odds_floor"])).reshape(R, C)
+    judged = logits
+    if (top > ring or left > ring) and fcfg.get("completion_holes", False):
+        # squares read beyond the grid to complete a frame: one like the table around the
+        # grown grid is table (vision.holes), the grid's own squares keep their logits
+        from vision import holes
+        held = holes.with_holes(image, big, R, C, logits, cfg, classifier.t_terrain,
+                                classifier.t_crowns)
+        inside = np.zeros((R, C), bool)
+        inside[top:top + rows, left:left + cols] = True
+        judged = np.where(inside.reshape(-1, 1), logits, held)
+    gain = square_gain(empty_odds(judged, classifier.t_terrain),
+                       float(fcfg["inside_empty"]),
+                       float(fcfg["odds_floor"])).reshape(R, C)
     # a ring square whose centre lies outside the photo is read from replicated edge pixels:
     # take it for table
     off = centres_off_photo(image.shape, big, R, C)
-    off[ring:ring + rows, ring:ring + cols] = False
-    gain[off] = np.log(float(cfg["frame"]["inside_empty"]))
-    cap = int(size) if size is not None else int(cfg["detect"]["max_cells"])
-    keep = Window(ring, ring, rows, cols)
-    win = best_window(gain, cap, cap, keep, float(cfg["frame"]["keep_bonus"]))
+    off[top:top + rows, left:left + cols] = False
+    gain[off] = np.log(float(fcfg["inside_empty"]))
+    keep = Window(top, left, rows, cols)
+    if top or left:       # a grid grown to complete a square frame: the window is at most that
+        cap = max(rows, cols)
+    win = best_window(gain, cap, cap, keep, float(fcfg["keep_bonus"]), frames,
+                      float(fcfg.get("frame_bonus", 0.0)))
     pick = np.arange(R * C).reshape(R, C)[win.row:win.row + win.rows, win.col:win.col + win.cols]
-    new = window_corners(corners, rows, cols, Window(win.row - ring, win.col - ring,
+    new = window_corners(corners, rows, cols, Window(win.row - top, win.col - left,
                                                      win.rows, win.cols))
     return new, win.rows, win.cols, logits[pick.reshape(-1)]
+
+
+def completion(rows: int, cols: int, frames) -> tuple[int, int]:
+    """Squares to read beyond a ``rows x cols`` grid on each side, across (left and right)
+    and down (top and bottom), so that every square frame of ``frames`` (sizes: a finished
+    kingdom is 5x5 or 7x7) that holds the grid can be tried: a detector's outline that
+    missed a row or two of tiles (the row's tiles the colour of the table) leaves a grid one
+    side short of a square frame."""
+    if rows == cols:
+        return 0, 0
+    n = max(rows, cols)
+    if n not in frames:
+        return 0, 0
+    return n - cols, n - rows

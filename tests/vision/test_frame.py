@@ -98,6 +98,7 @@ class _MiddleClassifier:
     less 1/``cut`` of it on every side; ``read`` fills that crop's row of logits."""
 
     t_terrain = 1.0
+    t_crowns = 1.0
     cut = 3
 
     def logits(self, crops):
@@ -164,6 +165,56 @@ def test_choose_moves_a_frame_one_column_off_onto_the_kingdom():
     corners, rows, cols, _ = frame.choose(image, found, 5, 5, _ColourClassifier(), _cfg(0))
     assert (rows, cols) == (5, 4)
     assert np.allclose(corners, _square_corners(180, 180, 420, 480), atol=0.5)
+
+
+@pytest.mark.parametrize("rows, cols, frames, want", [
+    (5, 5, (5, 7), (0, 0)),      # already a frame
+    (4, 5, (5, 7), (0, 1)),      # one row short of 5x5: one more row read above and below
+    (3, 5, (5, 7), (0, 2)),
+    (7, 6, (5, 7), (1, 0)),      # one column short of 7x7
+    (5, 7, (5, 7), (0, 2)),
+    (6, 5, (5, 7), (0, 0)),      # six is no frame: the window within the grid is chosen
+    (4, 5, (), (0, 0)),          # completion off
+    (1, 3, (5, 7), (0, 0)),
+])
+def test_completion_reads_far_enough_for_every_square_frame_holding_the_grid(rows, cols, frames,
+                                                                          want):
+    assert frame.completion(rows, cols, frames) == want
+
+
+def test_a_frame_sized_window_gets_its_bonus():
+    """A 6x5 grid whose last row reads a little more tile than table (table cloth read as
+    tiles): without the bonus the 6x5 window, with it the 5x5 frame."""
+    p = np.full((6, 5), 0.02)
+    p[5] = 0.45
+    assert best_window(gains(p), 7, 7) == Window(0, 0, 6, 5)
+    assert best_window(gains(p), 7, 7, frames=(5, 7), frame_bonus=3.0) == Window(0, 0, 5, 5)
+    p[5] = 0.01                                  # a row of sure tiles stays in
+    assert best_window(gains(p), 7, 7, frames=(5, 7), frame_bonus=3.0) == Window(0, 0, 6, 5)
+
+
+def test_a_frame_with_a_side_of_bare_table_gets_no_bonus():
+    """A 5x4 kingdom (tiles) beside a column of sure table: bare squares inside a window cost
+    little (half-built kingdoms), but a frame with a whole side of table is not a kingdom's."""
+    p = np.full((5, 5), 0.02)
+    p[:, 0] = 0.999
+    assert best_window(gains(p), 7, 7, frames=(5, 7), frame_bonus=3.0) == Window(0, 1, 5, 4)
+    p[2, 0] = 0.1                                # one tile on that side: the frame is a kingdom's
+    assert best_window(gains(p), 7, 7, frames=(5, 7), frame_bonus=3.0) == Window(0, 0, 5, 5)
+
+
+def test_choose_completes_a_grid_one_column_short_of_a_frame():
+    """The detector's outline missed the kingdom's last column (5x4 squares): the column
+    beyond is read and the 5x5 frame chosen; with completion off the 5x4 grid stays."""
+    image = _photo_with_kingdom(5)
+    found = _square_corners(180, 180, 420, 480)        # the kingdom's first 4 columns
+    corners, rows, cols, logits = frame.choose(image, found, 5, 4, _ColourClassifier(), _cfg(0))
+    assert (rows, cols) == (5, 5) and len(logits) == 25
+    assert np.allclose(corners, _square_corners(180, 180, 480, 480), atol=0.5)
+    cfg = _cfg(0)
+    cfg["frame"]["square_frames"] = []
+    corners, rows, cols, _ = frame.choose(image, found, 5, 4, _ColourClassifier(), cfg)
+    assert (rows, cols) == (5, 4) and np.allclose(corners, found, atol=0.5)
 
 
 def test_choose_never_reaches_beyond_the_photo():
