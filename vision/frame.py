@@ -211,15 +211,12 @@ def choose(image: np.ndarray, corners, rows: int, cols: int, classifier, cfg: di
     if top or left:
         logits = read_grid(image, big, R, C, classifier, cfg, first_turn_only)
     judged = logits
-    if (top > ring or left > ring) and fcfg.get("completion_holes", False):
-        # squares read beyond the grid to complete a frame: one like the table around the
-        # grown grid is table (vision.holes), the grid's own squares keep their logits
+    if fcfg.get("judge_holes", False):
+        # a square like the table around the grid read is table (vision.holes): a hole, a row
+        # of table the detector took in, a square read beyond the grid to complete a frame
         from vision import holes
-        held = holes.with_holes(image, big, R, C, logits, cfg, classifier.t_terrain,
-                                classifier.t_crowns)
-        inside = np.zeros((R, C), bool)
-        inside[top:top + rows, left:left + cols] = True
-        judged = np.where(inside.reshape(-1, 1), logits, held)
+        judged = holes.with_holes(image, big, R, C, logits, cfg, classifier.t_terrain,
+                                  classifier.t_crowns)
     gain = square_gain(empty_odds(judged, classifier.t_terrain),
                        float(fcfg["inside_empty"]),
                        float(fcfg["odds_floor"])).reshape(R, C)

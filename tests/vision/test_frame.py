@@ -217,6 +217,28 @@ def test_choose_completes_a_grid_one_column_short_of_a_frame():
     assert (rows, cols) == (5, 4) and np.allclose(corners, found, atol=0.5)
 
 
+class _FooledClassifier(_MiddleClassifier):
+    """Reads every crop as a field, fairly sure, the table too (a cloth the colour of a tile)."""
+
+    def read(self, middle, row, terrains):
+        row[terrains.index("field")] = 4.0
+
+
+def test_choose_drops_a_row_that_looks_like_the_table_around_the_grid():
+    """The detector took in a row of table that the classifier reads as tiles: the row looks
+    like the table around the grid (vision.holes), so the window leaves it out; judged on
+    the network's logits alone it stays."""
+    image = _photo_with_kingdom(5)
+    found = _square_corners(180, 180, 480, 540)        # the kingdom and one row of table
+    corners, rows, cols, logits = frame.choose(image, found, 6, 5, _FooledClassifier(), _cfg(0))
+    assert (rows, cols) == (5, 5) and len(logits) == 25
+    assert np.allclose(corners, _square_corners(180, 180, 480, 480), atol=0.5)
+    cfg = _cfg(0)
+    cfg["frame"]["judge_holes"] = False
+    _, rows, cols, _ = frame.choose(image, found, 6, 5, _FooledClassifier(), cfg)
+    assert (rows, cols) == (6, 5)
+
+
 def test_choose_never_reaches_beyond_the_photo():
     """The kingdom fills the photo: the ring lies outside it (edge pixels repeated), stays out."""
     image = _photo_with_kingdom(5, pad=0)
