@@ -24,65 +24,15 @@ shifted by whole cells), so the classifier sees what it saw in training.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
-
-import cv2
 import numpy as np
 
-from vision.geometry import board_homography
-from vision.labels import TERRAINS
-
-
-@dataclass(frozen=True)
-class Window:
-    """A rectangle of squares in a grid: first row, first column, rows, columns."""
-
-    row: int
-    col: int
-    rows: int
-    cols: int
-
-
-def ring_corners(corners, rows: int, cols: int, ring: float) -> np.ndarray:
-    """Corners (tl, tr, br, bl, image px) of the grid ``ring`` squares (a fraction too) larger
-    on every side than the ``rows x cols`` grid with these corners, by the same homography."""
-    return window_corners(corners, rows, cols, Window(-ring, -ring, rows + 2 * ring,
-                                                       cols + 2 * ring))
-
-
-def window_corners(corners, rows: int, cols: int, w: Window) -> np.ndarray:
-    """Image corners of window ``w`` given in squares of the ``rows x cols`` grid with these
-    corners (``w.row``, ``w.col`` may be negative: squares beyond the grid)."""
-    H_inv = np.linalg.inv(board_homography(corners, rows, cols, 1))
-    pts = np.array([[[w.col, w.row], [w.col + w.cols, w.row],
-                     [w.col + w.cols, w.row + w.rows], [w.col, w.row + w.rows]]], np.float64)
-    return cv2.perspectiveTransform(pts, H_inv)[0].astype(np.float32)
-
-
-def terrain_probabilities(logits: np.ndarray, t_terrain: float = 1.0) -> np.ndarray:
-    """(squares, terrains): each square's terrain probabilities by the classifier's terrain
-    head at temperature ``t_terrain``, in ``TERRAINS`` order."""
-    lg = np.asarray(logits, np.float64).reshape(-1, logits.shape[-1])[:, :len(TERRAINS)]
-    lg = lg / float(t_terrain)
-    lg = lg - lg.max(axis=1, keepdims=True)
-    p = np.exp(lg)
-    p /= p.sum(axis=1, keepdims=True)
-    return p
+from vision.geometry import Window, centres_off_photo, window_corners
+from vision.labels import TERRAINS, terrain_probabilities
 
 
 def terrain_odds(logits: np.ndarray, terrain: str, t_terrain: float = 1.0) -> np.ndarray:
     """Each square's probability of ``terrain`` by the classifier's terrain head."""
     return terrain_probabilities(logits, t_terrain)[:, TERRAINS.index(terrain)]
-
-
-def centres_off_photo(shape, corners, rows: int, cols: int) -> np.ndarray:
-    """rows x cols booleans: the square's centre lies outside the photo of this shape."""
-    H_inv = np.linalg.inv(board_homography(corners, rows, cols, 1))
-    cr, cc = np.mgrid[0:rows, 0:cols]
-    centres = np.stack([cc + 0.5, cr + 0.5], -1).reshape(1, -1, 2).astype(np.float64)
-    x, y = cv2.perspectiveTransform(centres, H_inv)[0].T
-    h, w = shape[:2]
-    return ((x < 0) | (y < 0) | (x > w) | (y > h)).reshape(rows, cols)
 
 
 def empty_odds(logits: np.ndarray, t_terrain: float = 1.0) -> np.ndarray:
@@ -172,6 +122,17 @@ def recount(image, corners, rows: int, cols: int, classifier, cfg: dict, size: i
     Only a square grid (rows == cols) is recounted: a half-built kingdom's strip is not a
     5x5 or 7x7 frame."""
     logits = read_grid(image, corners, rows, cols, classifier, cfg, first_turn_only)
+    n = max(rows, cols)
+    if rows != cols and cfg["frame"].get("recount_short", False) and (size is None or n <= size) \
+            and n in [int(k) for k in cfg["frame"].get("square_frames", ())]:
+        # one side counted short of a square frame: the same outline cut n x n (an outline
+        # round the whole kingdom with a side miscounted) against the count as found (an
+        # outline that missed a row: vision.frame.completion then reads beyond it)
+        square = read_grid(image, corners, n, n, classifier, cfg, first_turn_only)
+        if crispness(square, classifier.t_terrain) > crispness(logits, classifier.t_terrain) \
+                + float(cfg["frame"]["recount_margin"]):
+            return n, n, square
+        return rows, cols, logits
     sizes = [int(n) for n in cfg["frame"]["recount_sizes"]]
     if rows != cols or rows not in sizes or size is not None and rows == size:
         return rows, cols, logits

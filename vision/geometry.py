@@ -5,6 +5,8 @@ Corners are always ordered top-left, top-right, bottom-right, bottom-left in ima
 """
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import cv2
 import numpy as np
 
@@ -45,3 +47,38 @@ def warp_board(image: np.ndarray, corners, rows: int, cols: int, cell: int,
                                 borderMode=cv2.BORDER_REPLICATE)
     return board, H
 
+
+@dataclass(frozen=True)
+class Window:
+    """A rectangle of squares in a grid: first row, first column, rows, columns."""
+
+    row: int
+    col: int
+    rows: int
+    cols: int
+
+
+def ring_corners(corners, rows: int, cols: int, ring: float) -> np.ndarray:
+    """Corners (tl, tr, br, bl, image px) of the grid ``ring`` squares (a fraction too) larger
+    on every side than the ``rows x cols`` grid with these corners, by the same homography."""
+    return window_corners(corners, rows, cols, Window(-ring, -ring, rows + 2 * ring,
+                                                       cols + 2 * ring))
+
+
+def window_corners(corners, rows: int, cols: int, w: Window) -> np.ndarray:
+    """Image corners of window ``w`` given in squares of the ``rows x cols`` grid with these
+    corners (``w.row``, ``w.col`` may be negative: squares beyond the grid)."""
+    H_inv = np.linalg.inv(board_homography(corners, rows, cols, 1))
+    pts = np.array([[[w.col, w.row], [w.col + w.cols, w.row],
+                     [w.col + w.cols, w.row + w.rows], [w.col, w.row + w.rows]]], np.float64)
+    return cv2.perspectiveTransform(pts, H_inv)[0].astype(np.float32)
+
+
+def centres_off_photo(shape, corners, rows: int, cols: int) -> np.ndarray:
+    """rows x cols booleans: the square's centre lies outside the photo of this shape."""
+    H_inv = np.linalg.inv(board_homography(corners, rows, cols, 1))
+    cr, cc = np.mgrid[0:rows, 0:cols]
+    centres = np.stack([cc + 0.5, cr + 0.5], -1).reshape(1, -1, 2).astype(np.float64)
+    x, y = cv2.perspectiveTransform(centres, H_inv)[0].T
+    h, w = shape[:2]
+    return ((x < 0) | (y < 0) | (x > w) | (y > h)).reshape(rows, cols)

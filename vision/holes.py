@@ -25,8 +25,8 @@ from __future__ import annotations
 import cv2
 import numpy as np
 
-from vision.geometry import board_homography
-from vision.labels import TERRAINS
+from vision.geometry import board_homography, centres_off_photo, ring_corners
+from vision.labels import TERRAINS, terrain_probabilities
 
 N_FEATURES = 7
 
@@ -35,8 +35,6 @@ def square_features(image: np.ndarray, corners, rows: int, cols: int, px: int,
                     inner: float) -> np.ndarray:
     """(rows + 2, cols + 2, 7): each square's L, a, b means and spreads and its texture, for
     the ``rows x cols`` grid with these corners grown by one square on every side."""
-    from vision.frame import ring_corners
-
     if image.ndim != 3 or image.shape[2] != 3:
         raise ValueError("square_features needs a colour (BGR) image")
     if px < 4 or not 0.0 < inner <= 1.0:
@@ -107,8 +105,6 @@ def empty_boost(distance: np.ndarray, max_distance: float, boost: float) -> np.n
 def ring_features(image: np.ndarray, corners, rows: int, cols: int, hcfg: dict):
     """(features, off_photo): :func:`square_features` of the grid grown by one square, with
     ``[holes]`` settings ``hcfg``, and which of those squares are centred off the photo."""
-    from vision.frame import centres_off_photo, ring_corners
-
     feats = square_features(image, corners, rows, cols, int(hcfg["px"]), float(hcfg["inner"]))
     off = centres_off_photo(image.shape, ring_corners(corners, rows, cols, 1), rows + 2, cols + 2)
     return feats, off
@@ -125,8 +121,6 @@ def boost_logits(features: np.ndarray, off_photo: np.ndarray, logits: np.ndarray
     rows, cols = features.shape[0] - 2, features.shape[1] - 2
     if len(logits) != rows * cols:
         raise ValueError(f"{len(logits)} squares' logits for a {rows}x{cols} window")
-    from vision.frame import terrain_probabilities
-
     p = terrain_probabilities(logits, t_terrain)
     empty = TERRAINS.index("empty")
     tile = np.delete(p, empty, axis=1).max(axis=1)

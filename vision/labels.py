@@ -60,3 +60,14 @@ def supply_capacity(supply: Counter) -> np.ndarray:
         for k in range(N_CROWNS):
             cap[i * N_CROWNS + k] = np.inf if t in ("castle", "empty") else supply.get((t, k), 0)
     return cap
+
+
+def terrain_probabilities(logits: np.ndarray, t_terrain: float = 1.0) -> np.ndarray:
+    """(squares, terrains): each square's terrain probabilities by the classifier's terrain
+    head at temperature ``t_terrain``, in ``TERRAINS`` order."""
+    lg = np.asarray(logits, np.float64).reshape(-1, logits.shape[-1])[:, :len(TERRAINS)]
+    lg = lg / float(t_terrain)
+    lg = lg - lg.max(axis=1, keepdims=True)
+    p = np.exp(lg)
+    p /= p.sum(axis=1, keepdims=True)
+    return p

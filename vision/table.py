@@ -33,7 +33,8 @@ from vision import config as _config
 from vision.corner_refine import edge_map
 from vision.detect import outline_in_map, working_sizes
 from vision.errors import NO_KINGDOM, PhotoError
-from vision.frame import crispness, ring_corners
+from vision.frame import crispness
+from vision.geometry import ring_corners
 from vision.reader import too_few_tiles
 from vision.tilemap import disk, largest, pixel_map, tile_net
 

@@ -6,7 +6,8 @@ import numpy as np
 import pytest
 
 from vision import config, frame
-from vision.frame import Window, best_window, square_gain
+from vision.frame import best_window, square_gain
+from vision.geometry import Window, ring_corners, window_corners
 
 CFG = config.load()["frame"]
 
@@ -77,9 +78,9 @@ def test_a_window_needs_a_square():
 
 def test_window_corners_follow_the_grid_homography():
     corners = np.float32([[100, 100], [600, 100], [600, 600], [100, 600]])   # 5x5, 100 px squares
-    big = frame.ring_corners(corners, 5, 5, 1)
+    big = ring_corners(corners, 5, 5, 1)
     assert np.allclose(big, [[0, 0], [700, 0], [700, 700], [0, 700]], atol=1e-3)
-    one_right = frame.window_corners(corners, 5, 5, Window(0, 1, 5, 5))
+    one_right = window_corners(corners, 5, 5, Window(0, 1, 5, 5))
     assert np.allclose(one_right, corners + [100, 0], atol=1e-3)
 
 
@@ -265,6 +266,21 @@ class _CutClassifier(_MiddleClassifier):
     def read(self, middle, row, terrains):
         one = np.ptp(middle, axis=0).max() < 10
         row[0] = 8.0 if one else 1.0
+
+
+def test_a_side_counted_short_of_a_frame_is_recounted_on_the_same_outline():
+    """The outline holds the whole 5x5 kingdom but one side was counted 3: cut 5x5 the squares
+    read crisply, cut 5x3 they run through tiles. An outline that missed a row instead (its
+    squares already the tiles' own) keeps its count: completion reads beyond it."""
+    image = _photo_with_kingdom(5, square=70, pad=0)
+    whole = _square_corners(0, 0, 350, 350)
+    rows, cols, logits = frame.recount(image, whole, 5, 3, _CutClassifier(), _cfg(0))
+    assert (rows, cols, len(logits)) == (5, 5, 25)
+    short = _square_corners(0, 0, 280, 350)            # the kingdom's first 4 columns
+    assert frame.recount(image, short, 5, 4, _CutClassifier(), _cfg(0))[:2] == (5, 4)
+    cfg = _cfg(0)
+    cfg["frame"]["recount_short"] = False
+    assert frame.recount(image, whole, 5, 3, _CutClassifier(), cfg)[:2] == (5, 3)
 
 
 def test_recount_reads_a_5x5_kingdom_found_as_7x7_as_5x5():

@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 
 from vision import config
-from vision.frame import ring_corners
+from vision.geometry import ring_corners
 from vision.labels import TERRAINS
 from vision.lab import table_squares, tables
 from vision.lab.tile_scenes import TRAIN_SEEDS_FROM

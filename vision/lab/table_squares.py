@@ -26,7 +26,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from vision.frame import centres_off_photo, ring_corners
+from vision.geometry import centres_off_photo, ring_corners
 from vision.labels import TERRAINS
 from vision.lab import render, tables
 from vision.lab.tile_scenes import HELD_OUT_KINDS, TRAIN_KINDS, TRAIN_SEEDS_FROM
