@@ -123,14 +123,14 @@ def recount(image, corners, rows: int, cols: int, classifier, cfg: dict, size: i
     5x5 or 7x7 frame."""
     logits = read_grid(image, corners, rows, cols, classifier, cfg, first_turn_only)
     n = max(rows, cols)
-    if rows != cols and cfg["frame"].get("recount_short", False) and (size is None or n <= size) \
-            and n in [int(k) for k in cfg["frame"].get("square_frames", ())]:
+    if rows != cols and cfg["frame"]["recount_short"] and (size is None or n <= size) \
+            and n in [int(k) for k in cfg["frame"]["square_frames"]]:
         # one side counted short of a square frame: the same outline cut n x n (an outline
         # round the whole kingdom with a side miscounted) against the count as found (an
         # outline that missed a row: vision.frame.completion then reads beyond it)
         square = read_grid(image, corners, n, n, classifier, cfg, first_turn_only)
         if crispness(square, classifier.t_terrain) > crispness(logits, classifier.t_terrain) \
-                + float(cfg["frame"]["recount_margin"]):
+                + float(cfg["frame"]["recount_short_margin"]):
             return n, n, square
         return rows, cols, logits
     sizes = [int(n) for n in cfg["frame"]["recount_sizes"]]
@@ -163,7 +163,7 @@ def choose(image: np.ndarray, corners, rows: int, cols: int, classifier, cfg: di
     fcfg = cfg["frame"]
     ring = int(fcfg["ring"])
     cap = int(size) if size is not None else int(cfg["detect"]["max_cells"])
-    frames = tuple(int(n) for n in fcfg.get("square_frames", ()) if int(n) <= cap)
+    frames = tuple(int(n) for n in fcfg["square_frames"] if int(n) <= cap)
     across, down = completion(rows, cols, frames)
     top, left = max(ring, down), max(ring, across)
     R, C = rows + 2 * top, cols + 2 * left
@@ -172,7 +172,7 @@ def choose(image: np.ndarray, corners, rows: int, cols: int, classifier, cfg: di
     if top or left:
         logits = read_grid(image, big, R, C, classifier, cfg, first_turn_only)
     judged = logits
-    if fcfg.get("judge_holes", False):
+    if fcfg["judge_holes"]:
         # a square like the table around the grid read is table (vision.holes): a hole, a row
         # of table the detector took in, a square read beyond the grid to complete a frame
         from vision import holes
@@ -190,7 +190,7 @@ def choose(image: np.ndarray, corners, rows: int, cols: int, classifier, cfg: di
     if top or left:       # a grid grown to complete a square frame: the window is at most that
         cap = max(rows, cols)
     win = best_window(gain, cap, cap, keep, float(fcfg["keep_bonus"]), frames,
-                      float(fcfg.get("frame_bonus", 0.0)))
+                      float(fcfg["frame_bonus"]))
     pick = np.arange(R * C).reshape(R, C)[win.row:win.row + win.rows, win.col:win.col + win.cols]
     new = window_corners(corners, rows, cols, Window(win.row - top, win.col - left,
                                                      win.rows, win.cols))
