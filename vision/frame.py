@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from vision import holes
 from vision.geometry import Window, centres_off_photo, window_corners
 from vision.labels import TERRAINS, terrain_probabilities
 
@@ -118,21 +119,29 @@ def recount(image, corners, rows: int, cols: int, classifier, cfg: dict, size: i
             first_turn_only: bool = False):
     """The detector's square grid against the same outline cut into the other frame sizes of
     ``[frame] recount_sizes``: the one whose squares read crispest (:func:`crispness`) wins,
-    the detector's own by ``[frame] recount_margin``. Returns ``(rows, cols, logits)``.
-    Only a square grid (rows == cols) is recounted: a half-built kingdom's strip is not a
-    5x5 or 7x7 frame."""
-    logits = read_grid(image, corners, rows, cols, classifier, cfg, first_turn_only)
+    the detector's own by ``[frame] recount_margin``. A grid one side short of a square frame
+    (``[frame] square_frames``, ``recount_short``) is compared with the outline cut n x n on
+    the squares as cut (one quarter turn each), and the winner read in full (not when
+    ``first_turn_only``: a quick reading judges the grid as found). Returns
+    ``(rows, cols, logits)``. A half-built kingdom's strip is not recounted."""
     n = max(rows, cols)
-    if rows != cols and cfg["frame"]["recount_short"] and (size is None or n <= size) \
-            and n in [int(k) for k in cfg["frame"]["square_frames"]]:
+    fcfg = cfg["frame"]
+    short = completion(rows, cols, [int(k) for k in fcfg["square_frames"]],
+                       int(fcfg["max_short"]))
+    if fcfg["recount_short"] and any(short) and not first_turn_only \
+            and (size is None or n <= size):
         # one side counted short of a square frame: the same outline cut n x n (an outline
         # round the whole kingdom with a side miscounted) against the count as found (an
         # outline that missed a row: vision.frame.completion then reads beyond it)
-        square = read_grid(image, corners, n, n, classifier, cfg, first_turn_only)
-        if crispness(square, classifier.t_terrain) > crispness(logits, classifier.t_terrain) \
+        quick = read_grid(image, corners, rows, cols, classifier, cfg, True)
+        square = read_grid(image, corners, n, n, classifier, cfg, True)
+        if crispness(square, classifier.t_terrain) > crispness(quick, classifier.t_terrain) \
                 + float(cfg["frame"]["recount_short_margin"]):
-            return n, n, square
-        return rows, cols, logits
+            rows = cols = n
+        # the winner's first turn is remembered by the classifier: not read twice
+        return rows, cols, read_grid(image, corners, rows, cols, classifier, cfg,
+                                     first_turn_only)
+    logits = read_grid(image, corners, rows, cols, classifier, cfg, first_turn_only)
     sizes = [int(n) for n in cfg["frame"]["recount_sizes"]]
     if rows != cols or rows not in sizes or size is not None and rows == size:
         return rows, cols, logits
@@ -164,18 +173,20 @@ def choose(image: np.ndarray, corners, rows: int, cols: int, classifier, cfg: di
     ring = int(fcfg["ring"])
     cap = int(size) if size is not None else int(cfg["detect"]["max_cells"])
     frames = tuple(int(n) for n in fcfg["square_frames"] if int(n) <= cap)
-    across, down = completion(rows, cols, frames)
+    # a quick reading (comparing two grids of one outline) judges each grid as found
+    across, down = (0, 0) if first_turn_only else completion(rows, cols, frames,
+                                                            int(fcfg["max_short"]))
     top, left = max(ring, down), max(ring, across)
     R, C = rows + 2 * top, cols + 2 * left
     grown = Window(-top, -left, R, C)
     big = window_corners(corners, rows, cols, grown)
     if top or left:
-        logits = read_grid(image, big, R, C, classifier, cfg, first_turn_only)
+        logits = grown_logits(image, corners, rows, cols, logits, top, left, classifier, cfg,
+                              first_turn_only)
     judged = logits
     if fcfg["judge_holes"]:
         # a square like the table around the grid read is table (vision.holes): a hole, a row
         # of table the detector took in, a square read beyond the grid to complete a frame
-        from vision import holes
         judged = holes.with_holes(image, big, R, C, logits, cfg, classifier.t_terrain,
                                   classifier.t_crowns)
     gain = square_gain(empty_odds(judged, classifier.t_terrain),
@@ -197,15 +208,41 @@ def choose(image: np.ndarray, corners, rows: int, cols: int, classifier, cfg: di
     return new, win.rows, win.cols, logits[pick.reshape(-1)]
 
 
-def completion(rows: int, cols: int, frames) -> tuple[int, int]:
+def grown_logits(image, corners, rows: int, cols: int, logits: np.ndarray, top: int, left: int,
+                 classifier, cfg: dict, first_turn_only: bool = False) -> np.ndarray:
+    """Logits (row by row) of the grid grown by ``top`` squares above and below and ``left``
+    on either side, the grid's own squares' ``logits`` kept: when it grows along one axis
+    only, just the two new strips are read (cut by the same homography as the grid's)."""
+    R, C = rows + 2 * top, cols + 2 * left
+    if top and left:
+        return read_grid(image, window_corners(corners, rows, cols, Window(-top, -left, R, C)),
+                         R, C, classifier, cfg, first_turn_only)
+    k = logits.shape[-1]
+    out = np.empty((R, C, k), logits.dtype)
+    out[top:top + rows, left:left + cols] = logits.reshape(rows, cols, k)
+    if top:
+        strips = [(Window(-top, 0, top, cols), (slice(0, top), slice(None))),
+                  (Window(rows, 0, top, cols), (slice(top + rows, R), slice(None)))]
+    else:
+        strips = [(Window(0, -left, rows, left), (slice(None), slice(0, left))),
+                  (Window(0, cols, rows, left), (slice(None), slice(left + cols, C)))]
+    for w, (rs, cs) in strips:
+        lg = read_grid(image, window_corners(corners, rows, cols, w), w.rows, w.cols,
+                       classifier, cfg, first_turn_only)
+        out[rs, cs] = lg.reshape(w.rows, w.cols, k)
+    return out.reshape(R * C, k)
+
+
+def completion(rows: int, cols: int, frames, max_short: int | None = None) -> tuple[int, int]:
     """Squares to read beyond a ``rows x cols`` grid on each side, across (left and right)
     and down (top and bottom), so that every square frame of ``frames`` (sizes: a finished
     kingdom is 5x5 or 7x7) that holds the grid can be tried: a detector's outline that
     missed a row or two of tiles (the row's tiles the colour of the table) leaves a grid one
-    side short of a square frame."""
+    side short of a square frame. A side more than ``max_short`` squares short is a
+    half-built kingdom's strip, not a frame missing a row: nothing is read."""
     if rows == cols:
         return 0, 0
     n = max(rows, cols)
-    if n not in frames:
+    if n not in frames or (max_short is not None and n - min(rows, cols) > max_short):
         return 0, 0
     return n - cols, n - rows

@@ -102,7 +102,7 @@ class _MiddleClassifier:
     t_crowns = 1.0
     cut = 3
 
-    def logits(self, crops):
+    def logits(self, crops, first_turn_only=False):
         from vision.labels import TERRAINS
 
         out = np.zeros((len(crops), len(TERRAINS) + 4))
@@ -168,19 +168,21 @@ def test_choose_moves_a_frame_one_column_off_onto_the_kingdom():
     assert np.allclose(corners, _square_corners(180, 180, 420, 480), atol=0.5)
 
 
-@pytest.mark.parametrize("rows, cols, frames, want", [
-    (5, 5, (5, 7), (0, 0)),      # already a frame
-    (4, 5, (5, 7), (0, 1)),      # one row short of 5x5: one more row read above and below
-    (3, 5, (5, 7), (0, 2)),
-    (7, 6, (5, 7), (1, 0)),      # one column short of 7x7
-    (5, 7, (5, 7), (0, 2)),
-    (6, 5, (5, 7), (0, 0)),      # six is no frame: the window within the grid is chosen
-    (4, 5, (), (0, 0)),          # completion off
-    (1, 3, (5, 7), (0, 0)),
+@pytest.mark.parametrize("rows, cols, frames, want, short", [
+    (5, 5, (5, 7), (0, 0), 2),      # already a frame
+    (4, 5, (5, 7), (0, 1), 2),      # one row short of 5x5: one more row read above and below
+    (3, 5, (5, 7), (0, 2), 2),
+    (7, 6, (5, 7), (1, 0), 2),      # one column short of 7x7
+    (5, 7, (5, 7), (0, 2), 2),
+    (6, 5, (5, 7), (0, 0), 2),      # six is no frame: the window within the grid is chosen
+    (4, 5, (), (0, 0), 2),          # completion off
+    (1, 3, (5, 7), (0, 0), 2),
+    (2, 5, (5, 7), (0, 0), 2),      # a strip three short of a frame: a half-built kingdom
+    (2, 5, (5,), (0, 3), None),     # ... unless any shortfall is asked for
 ])
 def test_completion_reads_far_enough_for_every_square_frame_holding_the_grid(rows, cols, frames,
-                                                                          want):
-    assert frame.completion(rows, cols, frames) == want
+                                                                          want, short):
+    assert frame.completion(rows, cols, frames, short) == want
 
 
 def test_a_frame_sized_window_gets_its_bonus():
@@ -216,6 +218,20 @@ def test_choose_completes_a_grid_one_column_short_of_a_frame():
     cfg["frame"]["square_frames"] = []
     corners, rows, cols, _ = frame.choose(image, found, 5, 4, _ColourClassifier(), cfg)
     assert (rows, cols) == (5, 4) and np.allclose(corners, found, atol=0.5)
+
+
+def test_grown_logits_read_only_the_new_strips_and_match_the_whole_grown_grid():
+    image = _photo_with_kingdom(5)
+    found = _square_corners(180, 180, 420, 480)        # 5x4: one column each side is read
+    clf, cfg = _ColourClassifier(), _cfg(0)
+    own = frame.read_grid(image, found, 5, 4, clf, cfg)
+    seen = []
+    clf.logits = lambda crops, first_turn_only=False, read=clf.logits: (
+        seen.append(len(crops)) or read(crops, first_turn_only))
+    grown = frame.grown_logits(image, found, 5, 4, own, 0, 1, clf, cfg)
+    assert seen == [5, 5]                              # two strips of 5 squares, no more
+    whole = frame.read_grid(image, _square_corners(120, 180, 480, 480), 5, 6, clf, cfg)
+    assert np.array_equal(grown, whole)
 
 
 class _FooledClassifier(_MiddleClassifier):
