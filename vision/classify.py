@@ -293,8 +293,11 @@ class SquareClassifier:
     def logits(self, crops: np.ndarray, first_turn_only: bool = False) -> np.ndarray:
         """BGR uint8 crops ``(N, S, S, 3)`` -> raw logits ``(N, 12)``, averaged over the quarter
         turns of ``[classify] tta`` (``first_turn_only``: the crops as cut, a cheaper reading
-        for comparing frames). The last few crop sets' turns are remembered: the same crops
-        read again cost only the turns not read yet, and give the same numbers."""
+        for comparing frames). A square whose reading as cut is already sure (its likeliest
+        terrain and crown count both at least ``[classify] tta_sure``, calibrated) keeps that
+        reading: the other turns are read for the unsure squares only. The last few crop
+        sets' turns are remembered: the same crops read again cost only the turns not read
+        yet, and give the same numbers."""
         crops = np.asarray(crops)
         if len(crops) == 0:
             return np.zeros((0, len(TERRAINS) + N_CROWNS), dtype=np.float32)
@@ -304,16 +307,44 @@ class SquareClassifier:
         turns = tta_turns(self.cfg["tta"])[:1 if first_turn_only else None]
         which = (crops.shape, hashlib.blake2b(np.ascontiguousarray(crops).data,
                                               digest_size=16).digest())
-        total = None
-        for k in turns:                 # a square reads the same turned by 90 degrees: average
-            lg = self._turns_read.get((which, k))
-            if lg is None:
-                lg = self._forward(np.rot90(crops, k, axes=(1, 2)) if k else crops)
-                if len(self._turns_read) >= 8:
-                    self._turns_read.pop(next(iter(self._turns_read)))
-                self._turns_read[(which, k)] = lg
-            total = lg if total is None else total + lg
-        return total / len(turns)
+        first = self._turn(crops, which, turns[0], None)
+        if len(turns) == 1:
+            return first
+        unsure = np.flatnonzero(~self.sure(first, float(self.cfg["tta_sure"])))
+        out = first.copy()
+        if len(unsure):
+            # a square reads the same turned by 90 degrees: average its turns
+            total = first[unsure].copy()
+            for k in turns[1:]:
+                total += self._turn(crops, which, k, unsure)
+            out[unsure] = total / len(turns)
+        return out
+
+    def sure(self, logits: np.ndarray, p: float) -> np.ndarray:
+        """Squares whose likeliest terrain and likeliest crown count both have a calibrated
+        probability of at least ``p`` (``p`` over 1: none)."""
+        lg = np.asarray(logits, np.float64)
+        nt = len(TERRAINS)
+
+        def top(head, t):
+            z = head / float(t)
+            z = z - z.max(axis=1, keepdims=True)
+            return 1.0 / np.exp(z).sum(axis=1)
+
+        return (top(lg[:, :nt], self.t_terrain) >= p) & (top(lg[:, nt:], self.t_crowns) >= p)
+
+    def _turn(self, crops: np.ndarray, which, k: int, subset) -> np.ndarray:
+        """The network's outputs for crops (all, or those at the indices ``subset``) turned by
+        ``k`` quarter turns, remembered for the last few crop sets."""
+        key = (which, k, None if subset is None else subset.tobytes())
+        lg = self._turns_read.get(key)
+        if lg is None:
+            part = crops if subset is None else crops[subset]
+            lg = self._forward(np.rot90(part, k, axes=(1, 2)) if k else part)
+            if len(self._turns_read) >= 8:
+                self._turns_read.pop(next(iter(self._turns_read)))
+            self._turns_read[key] = lg
+        return lg
 
     def _forward(self, crops: np.ndarray) -> np.ndarray:
         """The network's raw outputs for crops as given, ``[classify] batch`` at a time."""
