@@ -202,8 +202,8 @@ def outline_in_map(prob, mid, gray_mid, edges, s, s_mid, shape, det, lat=None, c
                                    interpolation=cv2.INTER_LINEAR)
         found = fit_lattice(mid, cover_mid, quad * zoom, rows, cols, lat, aspect)
         if found is not None:
-            moved = (found.rows, found.cols) != (rows, cols) or corner_error(
-                found.corners / zoom, quad) > float(lat["same_grid"]) / max(rows, cols)
+            moved = not same_grid(found.corners / zoom, found.rows, found.cols, quad, rows, cols,
+                                  float(lat["same_grid"]))
             if moved:
                 first = (quad, rows, cols)
             quad, rows, cols = found.corners / zoom, found.rows, found.cols
@@ -212,6 +212,8 @@ def outline_in_map(prob, mid, gray_mid, edges, s, s_mid, shape, det, lat=None, c
         if first is not None:
             first = (refine_corners(edges, first[0] * zoom, first[1], first[2], det, prob,
                                     1.0 / zoom) / zoom, first[1], first[2])
+            if same_grid(first[0], first[1], first[2], quad, rows, cols, float(lat["same_grid"])):
+                first = None    # refined onto the same seams: one grid, read once
     corners = (quad / s).astype(np.float32)
     if alternatives is not None and first is not None:
         alternatives.append(((first[0] / s).astype(np.float32), first[1], first[2]))
@@ -258,3 +260,9 @@ def corner_error(found: np.ndarray, truth: np.ndarray, any_first: bool = False) 
     return float(min(np.max(np.linalg.norm(np.roll(found, k, axis=0) - truth, axis=1))
                      for k in starts) / side)
 
+
+def same_grid(a, rows_a: int, cols_a: int, b, rows_b: int, cols_b: int, squares: float) -> bool:
+    """Two grids (corners, rows, cols) are one: the same count, and corners within
+    ``squares`` of a square of each other (:func:`corner_error` is in sides)."""
+    return (rows_a, cols_a) == (rows_b, cols_b) and corner_error(
+        np.asarray(a, np.float64), np.asarray(b, np.float64)) <= squares / max(rows_a, cols_a)

@@ -231,3 +231,13 @@ def test_working_sizes_scales_match_the_shrunk_images():
     assert max(small.shape[:2]) == pytest.approx(2000 * s, abs=1)
     assert max(mid.shape[:2]) == pytest.approx(1000, abs=2)
     assert max(small.shape[:2]) == pytest.approx(250, abs=2)
+
+
+def test_same_grid_is_one_count_and_corners_within_a_share_of_a_square():
+    from vision.detect import same_grid
+
+    a = np.float64([[0, 0], [500, 0], [500, 500], [0, 500]])      # 5x5, 100 px squares
+    assert same_grid(a, 5, 5, a + [20, 0], 5, 5, 0.25)            # 0.2 of a square off
+    assert not same_grid(a, 5, 5, a + [30, 0], 5, 5, 0.25)        # 0.3 of a square off
+    assert not same_grid(a, 5, 5, a, 5, 4, 0.25)                  # another count
+    assert not same_grid(a, 7, 7, a + [20, 0], 7, 7, 0.25)        # 7x7: squares of 71 px
