@@ -4,9 +4,10 @@ import pytest
 from tests.conftest import plain_classify_cfg
 
 from vision.classify import (MAX_CROWNS, N_CROWNS, TERRAINS, VALID, SquareClassifier,
-                             SquareReading, decode, domino_partners, partner_support,
+                             SquareReading, decode, domino_partners,
                              supply_capacity, preprocess,
                              square_supply, supply_flags)
+from vision.decode import partner_support
 
 
 def logits_for(terrain: str, crowns: int, strength: float = 8.0) -> np.ndarray:
