@@ -175,14 +175,17 @@ def choose(image: np.ndarray, corners, rows: int, cols: int, classifier, cfg: di
     frames = tuple(int(n) for n in fcfg["square_frames"] if int(n) <= cap)
     # a quick reading (comparing two grids of one outline) judges each grid as found
     across, down = (0, 0) if first_turn_only else completion(rows, cols, frames,
-                                                            int(fcfg["max_short"]))
+                                                            int(fcfg["max_grow"]))
     top, left = max(ring, down), max(ring, across)
     R, C = rows + 2 * top, cols + 2 * left
     grown = Window(-top, -left, R, C)
     big = window_corners(corners, rows, cols, grown)
     if top or left:
+        table = None
+        if fcfg["skip_table_strips"] and cfg["holes"]["enabled"]:
+            table = holes.table_like(image, big, R, C, cfg["holes"])
         logits = grown_logits(image, corners, rows, cols, logits, top, left, classifier, cfg,
-                              first_turn_only)
+                              first_turn_only, table)
     judged = logits
     if fcfg["judge_holes"]:
         # a square like the table around the grid read is table (vision.holes): a hole, a row
@@ -209,10 +212,13 @@ def choose(image: np.ndarray, corners, rows: int, cols: int, classifier, cfg: di
 
 
 def grown_logits(image, corners, rows: int, cols: int, logits: np.ndarray, top: int, left: int,
-                 classifier, cfg: dict, first_turn_only: bool = False) -> np.ndarray:
+                 classifier, cfg: dict, first_turn_only: bool = False,
+                 table: np.ndarray | None = None) -> np.ndarray:
     """Logits (row by row) of the grid grown by ``top`` squares above and below and ``left``
     on either side, the grid's own squares' ``logits`` kept: when it grows along one axis
-    only, just the two new strips are read (cut by the same homography as the grid's)."""
+    only, just the two new strips are read (cut by the same homography as the grid's), and
+    a strip whose squares are all table by ``table`` (the grown grid's squares, booleans) is
+    not read: it reads as sure bare table."""
     R, C = rows + 2 * top, cols + 2 * left
     if top and left:
         return read_grid(image, window_corners(corners, rows, cols, Window(-top, -left, R, C)),
@@ -227,10 +233,18 @@ def grown_logits(image, corners, rows: int, cols: int, logits: np.ndarray, top: 
         strips = [(Window(0, -left, rows, left), (slice(None), slice(0, left))),
                   (Window(0, cols, rows, left), (slice(None), slice(left + cols, C)))]
     for w, (rs, cs) in strips:
+        if table is not None and np.all(table[rs, cs]):
+            out[rs, cs] = TABLE_LOGITS[:k]
+            continue
         lg = read_grid(image, window_corners(corners, rows, cols, w), w.rows, w.cols,
                        classifier, cfg, first_turn_only)
         out[rs, cs] = lg.reshape(w.rows, w.cols, k)
     return out.reshape(R * C, k)
+
+
+# a square known to be bare table without reading it: sure "empty", sure no crowns
+TABLE_LOGITS = np.zeros(len(TERRAINS) + 4, np.float32)
+TABLE_LOGITS[TERRAINS.index("empty")] = TABLE_LOGITS[len(TERRAINS)] = 30.0
 
 
 def completion(rows: int, cols: int, frames, max_short: int | None = None) -> tuple[int, int]:

@@ -95,6 +95,15 @@ def table_distance(features: np.ndarray, off_photo: np.ndarray, sure_tile: np.nd
     return distances(inside, refs, scales).min(axis=1).reshape(rows, cols)
 
 
+def table_like(image: np.ndarray, corners, rows: int, cols: int, hcfg: dict) -> np.ndarray:
+    """(rows, cols) booleans: the grid's squares within ``[holes] max_distance`` of the ring
+    of table around it (:func:`table_distance`, no square taken for a sure tile)."""
+    feats, off = ring_features(image, corners, rows, cols, hcfg)
+    d = table_distance(feats, off, np.zeros((rows, cols), bool), hcfg["scales"],
+                       float(hcfg["max_distance"]), int(hcfg["min_alike"]))
+    return d < float(hcfg["max_distance"])
+
+
 def empty_boost(distance: np.ndarray, max_distance: float, boost: float) -> np.ndarray:
     """Log odds of ``empty`` added to each square: ``boost`` at distance 0, falling linearly to
     none at ``max_distance`` and beyond."""

@@ -85,7 +85,8 @@ class Reader:
         tries = int(self.cfg["frame"]["max_candidates"])
         least, sure = (float(self.cfg["reader"]["min_castle_odds"]),
                        float(self.cfg["reader"]["sure_castle_odds"]))
-        best, best_castle = None, -1.0
+        best, best_key, sure_at = None, None, None
+        frames = [int(n) for n in self.cfg["frame"]["square_frames"]]
         for k, (corners, found_rows, found_cols, _conf, warnings, first) in enumerate(
                 detect.candidates(image, self.cfg, size, alternatives=True)):
             hypotheses = [(corners, found_rows, found_cols)] + ([first] if first else [])
@@ -103,12 +104,20 @@ class Reader:
             found = self.framed(image, *hypotheses[0], size, warnings)
             grid = found.grid
             castle = frame.terrain_odds(found.logits, "castle", self.classifier.t_terrain).max()
+            is_sure = castle >= sure
+            key = (is_sure, found.rows == found.cols and found.rows in frames,
+                   0.0 if is_sure else castle)
             if not too_few_tiles((sq.terrain for row in grid for sq in row), self.cfg) \
-                    and castle >= least and castle > best_castle:
-                best, best_castle = found, castle
-            # a kingdom with a sure castle ends the search; an unsure one (a box lid, a
-            # window of table) lets the next outlines be read too: the surest castle wins
-            if best_castle >= sure or k + 1 >= tries:
+                    and castle >= least and (best is None or key > best_key):
+                best, best_key = found, key
+                sure_at = k if is_sure and sure_at is None else sure_at
+            # a kingdom with a sure castle in a 5x5 or 7x7 frame ends the search; an unsure
+            # castle (a box lid, a window of table) lets the next outlines be read too (the
+            # surest castle wins), a sure one in a window short of a frame (a strip of the
+            # kingdom, or a half-built one) the next ``frame_tries``: the first frame with a
+            # sure castle wins, else the first sure castle
+            if k + 1 >= tries or (best is not None and best_key[0] and (
+                    best_key[1] or k - sure_at >= int(self.cfg["reader"]["frame_tries"]))):
                 break
         if best is not None:
             return best

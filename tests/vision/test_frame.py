@@ -234,6 +234,26 @@ def test_grown_logits_read_only_the_new_strips_and_match_the_whole_grown_grid():
     assert np.array_equal(grown, whole)
 
 
+def test_a_strip_that_looks_like_the_table_is_not_read():
+    """Completing a 5x4 grid reads the column beyond each side; the one left of the kingdom
+    is bare table like the table around it (vision.holes): not read, it reads as table."""
+    image = _photo_with_kingdom(5)
+    found = _square_corners(180, 180, 420, 480)
+    clf, cfg = _ColourClassifier(), _cfg(0)
+    seen = []
+    clf.logits = lambda crops, first_turn_only=False, read=clf.logits: (
+        seen.append(len(crops)) or read(crops, first_turn_only))
+    corners, rows, cols, _ = frame.choose(image, found, 5, 4, clf, cfg)
+    assert (rows, cols) == (5, 5)
+    # the grid as found, the same outline cut 5x5 (recount_short), the grid again, and then
+    # only the kingdom's column
+    assert seen == [20, 25, 20, 5]
+    cfg["frame"]["skip_table_strips"] = False
+    seen.clear()
+    frame.choose(image, found, 5, 4, clf, cfg)
+    assert seen == [20, 25, 20, 5, 5]
+
+
 class _FooledClassifier(_MiddleClassifier):
     """Reads every crop as a field, fairly sure, the table too (a cloth the colour of a tile)."""
 

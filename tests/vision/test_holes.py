@@ -154,6 +154,14 @@ def test_the_hole_reads_empty_and_the_tiles_keep_their_logits(cfg):
     assert np.array_equal(with_holes(img, corners, 3, 3, lg, cfg), lg)
 
 
+def test_table_like_marks_the_hole_and_no_tile(cfg):
+    from vision.holes import table_like
+
+    img, corners = _kingdom()
+    like = table_like(img, corners, 3, 3, cfg["holes"])
+    assert like.shape == (3, 3) and like[1, 1] and like.sum() == 1
+
+
 def test_a_hole_read_as_crowns_reads_as_bare_table(cfg):
     """A checked cloth can read as a mine with two crowns, the crown head sure of it: a hole
     that looks like the table loses that lead (no crowns), the tiles keep theirs."""
