@@ -485,5 +485,10 @@ def _stop_pool(pool: _Pool) -> None:
     for proc in procs:
         if proc.is_alive():
             proc.terminate()
+    # join returns once the worker has closed its end of the sentinel pipe, which its exit does
+    # a moment before the kernel lets it be reaped: until then it still reads as alive
+    deadline = time.monotonic() + 5.0
     for proc in procs:
-        proc.join(timeout=5)
+        proc.join(timeout=max(0.0, deadline - time.monotonic()))
+        while proc.is_alive() and time.monotonic() < deadline:
+            time.sleep(0.005)
