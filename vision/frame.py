@@ -3,15 +3,20 @@
 The detector (``vision.detect``) gives an outline and a rows x cols grid. Its blob can take in
 table that looks like tiles (a 5x5 read as 7x7) or miss a row of tiles (a frame one column
 off). A table cannot fake what the square classifier reads: it was trained with bare table as
-its own class (``empty``). So the grid is read one square larger on every side (the same
-homography, one classifier pass) and the window that holds the kingdom is chosen among every
-rectangle of at most ``max_cells`` squares a side inside that larger grid:
+its own class (``empty``). So the grid's squares are read (``[frame] ring`` squares larger on
+every side, 0 as shipped; a grid one side short of a 5x5 or 7x7 frame is recounted on the same
+outline or read beyond that side, :func:`recount`, :func:`completion`) and the window that
+holds the kingdom is chosen among every rectangle of at most ``max_cells`` squares a side
+inside what was read:
 
 - a square inside the window is a tile, the castle, or (less likely, ``[frame] inside_empty``)
   an empty square of a half-built kingdom;
 - a square outside it is table (``empty``);
 - the detector's own grid gets ``[frame] keep_bonus`` (log odds): the classifier must be
-  sure before the frame moves.
+  sure before the frame moves; a 5x5 or 7x7 window with a tile on each side gets
+  ``frame_bonus``;
+- a square that looks like the table around what was read is table (``vision.holes``,
+  ``judge_holes``), whatever the network reads in it.
 
 Each square adds ``log(P(tile or castle) + inside_empty * P(empty)) - log(P(empty))`` to the
 windows that hold it, so the best window is a largest-sum rectangle (prefix sums, every
@@ -28,7 +33,7 @@ import numpy as np
 
 from vision import holes
 from vision.geometry import Window, centres_off_photo, window_corners
-from vision.labels import TERRAINS, terrain_probabilities
+from vision.labels import N_CROWNS, TERRAINS, terrain_probabilities
 
 
 def terrain_odds(logits: np.ndarray, terrain: str, t_terrain: float = 1.0) -> np.ndarray:
@@ -160,7 +165,9 @@ def recount(image, corners, rows: int, cols: int, classifier, cfg: dict, size: i
 def choose(image: np.ndarray, corners, rows: int, cols: int, classifier, cfg: dict,
            size: int | None = None, first_turn_only: bool = False):
     """The detector's grid recounted (:func:`recount`), read ``[frame] ring`` squares larger
-    on every side, and the window holding the kingdom chosen in it (:func:`best_window`).
+    on every side or, one side short of a frame, beyond that side (:func:`completion`,
+    :func:`grown_logits`), and the window holding the kingdom chosen in it
+    (:func:`best_window`, on the logits with ``vision.holes`` applied).
 
     Returns ``(corners, rows, cols, logits)``: the window's corners, its size and its squares'
     logits (row by row) for ``classifier.read_logits``. ``size`` (5 or 7, given by the
@@ -243,7 +250,7 @@ def grown_logits(image, corners, rows: int, cols: int, logits: np.ndarray, top: 
 
 
 # a square known to be bare table without reading it: sure "empty", sure no crowns
-TABLE_LOGITS = np.zeros(len(TERRAINS) + 4, np.float32)
+TABLE_LOGITS = np.zeros(len(TERRAINS) + N_CROWNS, np.float32)
 TABLE_LOGITS[TERRAINS.index("empty")] = TABLE_LOGITS[len(TERRAINS)] = 30.0
 
 
