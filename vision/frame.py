@@ -208,7 +208,7 @@ def choose(image: np.ndarray, corners, rows: int, cols: int, classifier, cfg: di
     off[top:top + rows, left:left + cols] = False
     gain[off] = np.log(float(fcfg["inside_empty"]))
     keep = Window(top, left, rows, cols)
-    if top or left:       # a grid grown to complete a square frame: the window is at most that
+    if across or down:    # a grid grown to complete a square frame: the window is at most that
         cap = max(rows, cols)
     win = best_window(gain, cap, cap, keep, float(fcfg["keep_bonus"]), frames,
                       float(fcfg["frame_bonus"]))
@@ -241,7 +241,7 @@ def grown_logits(image, corners, rows: int, cols: int, logits: np.ndarray, top: 
                   (Window(0, cols, rows, left), (slice(None), slice(left + cols, C)))]
     for w, (rs, cs) in strips:
         if table is not None and np.all(table[rs, cs]):
-            out[rs, cs] = TABLE_LOGITS[:k]
+            out[rs, cs] = TABLE_LOGITS
             continue
         lg = read_grid(image, window_corners(corners, rows, cols, w), w.rows, w.cols,
                        classifier, cfg, first_turn_only)

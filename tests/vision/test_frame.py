@@ -156,6 +156,16 @@ def test_choose_drops_a_ring_of_table_the_detector_took_in():
         assert np.allclose(corners, _square_corners(180, 180, 480, 480), atol=0.5)
 
 
+def test_a_ring_lets_a_grid_grow_to_the_kingdom_beyond_it():
+    """With a ring read (``ring = 1``) a 5x5 grid in the middle of a 7x7 kingdom grows to 7x7:
+    only a grid completed to a frame is capped at its own longer side."""
+    image = _photo_with_kingdom(7)
+    found = _square_corners(240, 240, 540, 540)        # the kingdom's middle 5x5
+    corners, rows, cols, _ = frame.choose(image, found, 5, 5, _ColourClassifier(), _cfg(1))
+    assert (rows, cols) == (7, 7)
+    assert np.allclose(corners, _square_corners(180, 180, 600, 600), atol=0.5)
+
+
 def test_choose_moves_a_frame_one_column_off_onto_the_kingdom():
     image = _photo_with_kingdom(5)
     found = _square_corners(120, 180, 420, 480)        # 5x5 from one column left of the kingdom
