@@ -76,8 +76,9 @@ class Reader:
         grid is read too and the crisper reading kept). A window is a kingdom when it holds at
         least ``[reader] min_tiles`` domino halves and a square with castle odds of at least
         ``[reader] min_castle_odds``; the first whose castle odds reach ``[reader]
-        sure_castle_odds`` is taken, else (after ``[frame] max_candidates`` outlines) the
-        kingdom with the likeliest castle."""
+        sure_castle_odds`` is taken, else (after ``[frame] max_candidates`` outlines) a
+        kingdom in a 5x5 or 7x7 window (``[frame] square_frames``) before one short of a
+        frame, then the one with the likeliest castle."""
         if not self.cfg["frame"]["enabled"] or self.cfg["grid"]["enabled"]:
             return self._found_board(image, size)
         if size is not None and size not in (5, 7):
@@ -85,7 +86,7 @@ class Reader:
         tries = int(self.cfg["frame"]["max_candidates"])
         least, sure = (float(self.cfg["reader"]["min_castle_odds"]),
                        float(self.cfg["reader"]["sure_castle_odds"]))
-        best, best_key, sure_at = None, None, None
+        best, best_key = None, None
         frames = [int(n) for n in self.cfg["frame"]["square_frames"]]
         for k, (corners, found_rows, found_cols, _conf, warnings, first) in enumerate(
                 detect.candidates(image, self.cfg, size, alternatives=True)):
@@ -110,14 +111,10 @@ class Reader:
             if not too_few_tiles((sq.terrain for row in grid for sq in row), self.cfg) \
                     and castle >= least and (best is None or key > best_key):
                 best, best_key = found, key
-                sure_at = k if is_sure and sure_at is None else sure_at
-            # a kingdom with a sure castle in a 5x5 or 7x7 frame ends the search; an unsure
-            # castle (a box lid, a window of table) lets the next outlines be read too (the
-            # surest castle wins), a sure one in a window short of a frame (a strip of the
-            # kingdom, or a half-built one) the next ``frame_tries``: the first frame with a
-            # sure castle wins, else the first sure castle
-            if k + 1 >= tries or (best is not None and best_key[0] and (
-                    best_key[1] or k - sure_at >= int(self.cfg["reader"]["frame_tries"]))):
+            # a kingdom with a sure castle ends the search; an unsure castle (a box lid, a
+            # window of table) lets the next outlines be read too: a 5x5 or 7x7 window wins
+            # over one short of a frame, then the likelier castle
+            if k + 1 >= tries or (best is not None and best_key[0]):
                 break
         if best is not None:
             return best

@@ -237,6 +237,37 @@ def test_find_reads_on_past_an_unsure_castle_and_keeps_the_likeliest(reader, mon
     assert np.allclose(reader.find(image).corners, lid[0])
 
 
+def test_among_unsure_castles_a_frame_wins_over_a_likelier_castle_short_of_one(reader,
+                                                                            monkeypatch):
+    """A 2x2 patch of tiles with an unsure castle (odds 0.27) and a 5x5 kingdom whose castle
+    reads less likely still (0.18): neither ends the search, and the 5x5 frame is the kingdom."""
+    from vision import detect
+    from vision.labels import TERRAINS
+
+    image = np.full((400, 800, 3), 128, np.uint8)
+    image[100:300, 100:300] = (40, 160, 60)          # the patch: 2x2 squares of 100 px
+    image[50:350, 450:750] = (60, 160, 40)           # the kingdom: 5x5 squares of 60 px
+
+    def logits(crops, first_turn_only=False):
+        out = np.zeros((len(crops), len(TERRAINS) + 4))
+        for i, crop in enumerate(crops):
+            b, g, r = crop[crop.shape[0] // 2, crop.shape[1] // 2].astype(int)
+            out[i, TERRAINS.index("field" if g - min(b, r) > 50 else "empty")] = 9.0
+            if i == 0 and g - min(b, r) > 50:
+                out[i, TERRAINS.index("castle")] = 7.5 if b > r else 8.0
+            out[i, len(TERRAINS)] = 9.0
+        return out
+
+    patch = (np.float32([[100, 100], [300, 100], [300, 300], [100, 300]]), 2, 2, 0.9, [], None)
+    kingdom = (np.float32([[450, 50], [750, 50], [750, 350], [450, 350]]), 5, 5, 0.5, [], None)
+    monkeypatch.setattr(reader.classifier, "logits", logits)
+    for order in ([patch, kingdom], [kingdom, patch]):
+        monkeypatch.setattr(detect, "candidates", lambda img, cfg, size=None, _o=order, **kw:
+                            iter(_o))
+        found = reader.find(image)
+        assert (found.rows, found.cols) == (5, 5) and np.allclose(found.corners, kingdom[0])
+
+
 @pytest.mark.parametrize("lattice_first", [True, False])
 def test_find_reads_the_crisper_of_the_lattice_and_the_outlines_own_grid(reader, monkeypatch,
                                                                           lattice_first):
