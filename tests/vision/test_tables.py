@@ -253,3 +253,45 @@ def test_command_line_writes_figures_and_examples(tmp_path, monkeypatch):
     for name in res["settings"]["examples"]:
         assert cv2.imread(str(tmp_path / name)) is not None
     assert len(res["settings"]["examples"]) >= 1
+
+
+def _picture_board(bare=(1, 3)):
+    """A 5x5 board picture of flat colours (a stand-in for an AAU photo), one square bare."""
+    colours = {"field": (40, 200, 230), "lake": (200, 90, 30), "castle": (150, 150, 150)}
+    terrain = [["field" if (r + c) % 2 else "lake" for c in range(5)] for r in range(5)]
+    terrain[2][2] = "castle"
+    terrain[bare[0]][bare[1]] = "empty"
+    img = np.zeros((250, 250, 3), np.uint8)
+    mask = np.full((250, 250), 255, np.uint8)
+    for r in range(5):
+        for c in range(5):
+            t = terrain[r][c]
+            if t == "empty":
+                mask[r * 50:(r + 1) * 50, c * 50:(c + 1) * 50] = 0
+            else:
+                img[r * 50:(r + 1) * 50, c * 50:(c + 1) * 50] = colours[t]
+    crowns = [[1 if t == "field" else 0 for t in row] for row in terrain]
+    return {"image": img, "mask": mask, "terrain": terrain, "crowns": crowns}
+
+
+def test_a_board_picture_is_put_on_the_table_with_its_labels_and_bare_squares_show_the_table():
+    board = _picture_board()
+    s = tables.make_hard_scene(9005, 800, 600, board=board, clutter=False, lighting=False,
+                               tile_mask=True, scale=0.6)
+    assert s.size == 5 and s.terrain[2][2] == "castle"
+    assert sorted(t for row in s.terrain for t in row) == sorted(t for row in board["terrain"] for t in row)
+    (r, c), = [(r, c) for r in range(5) for c in range(5) if s.terrain[r][c] == "empty"]
+    assert s.crowns[r][c] == 0
+    # the bare square's centre is off the tile mask, its neighbours' centres on it
+    tl, tr, br, bl = np.asarray(s.corners, float)
+
+    def centre(rr, cc):
+        u, v = (cc + 0.5) / 5, (rr + 0.5) / 5
+        top, bottom = tl + (tr - tl) * u, bl + (br - bl) * u
+        x, y = top + (bottom - top) * v
+        return int(round(y)), int(round(x))
+
+    assert s.tiles[centre(r, c)] == 0
+    assert s.tiles[centre(2, 2)] == 255
+    with pytest.raises(ValueError, match="not both"):
+        tables.make_hard_scene(1, W, H, board=board, layout=board)

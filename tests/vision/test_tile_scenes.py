@@ -75,3 +75,23 @@ def test_the_tile_network_trains_on_the_mix():
     assert tilenet.HARD_SHARE > 0 and phone == []
     assert all(np.array_equal(a, b) and np.array_equal(ya, yb) for (a, ya), (b, yb) in zip(pairs, want))
     assert len(pairs) == 2
+
+
+def test_photographed_boards_take_their_share_of_the_hard_scenes_in_turn():
+    assert tile_scenes.real_board_turns(4, 0.5) == [False, True, False, True]
+    assert tile_scenes.real_board_turns(3, 0.0) == [False] * 3
+    assert tile_scenes.real_board_turns(3, 1.0) == [True] * 3
+    with pytest.raises(ValueError, match="fraction"):
+        tile_scenes.real_board_turns(3, 2.0)
+    board = {"image": np.full((100, 100, 3), (40, 200, 230), np.uint8),
+             "mask": np.full((100, 100), 255, np.uint8),
+             "terrain": [["field"] * 5 for _ in range(5)], "crowns": [[0] * 5 for _ in range(5)]}
+    first = tile_scenes.TRAIN_SEEDS_FROM + 7
+    got = tile_scenes.hard_training_scenes(2, first, long_side=100, boards=[board], real_share=0.5)
+    drawn = tile_scenes.hard_training_scene(first, long_side=100)
+    real = tile_scenes.hard_training_scene(first + 1, long_side=100, board=board)
+    assert np.array_equal(got[0][0], drawn[0]) and np.array_equal(got[1][0], real[0])
+    assert np.array_equal(got[1][1], real[1])
+    # without boards the share is ignored: every scene is drawn
+    plain = tile_scenes.hard_training_scenes(2, first, long_side=100, real_share=0.5)
+    assert np.array_equal(plain[1][0], tile_scenes.hard_training_scene(first + 1, long_side=100)[0])

@@ -557,12 +557,15 @@ def rendered_board(rng, size=5, cell=None, castle_3d=None, full_frame=True):
             "dominoes": lay["dominoes"]}
 
 
-def aau_boards(root=None):
-    """AAU dev photos as boards for ``evaluate_scenes`` (needs ``../shared``)."""
+def aau_boards(root=None, photos=None):
+    """AAU dev photos as boards for ``evaluate_scenes`` and the hard-table scenes (needs
+    ``../shared``): dicts ``image``, ``mask`` (0 on bare squares), ``terrain``, ``crowns``,
+    ``name``, ``group``. ``photos``: these AAU photos (``vision.lab.datasets.LabelledPhoto``)
+    instead of every dev photo."""
     from vision.lab.datasets import load_aau
 
     out = []
-    for p in load_aau(root):
+    for p in (load_aau(root) if photos is None else photos):
         img = cv2.imread(str(p.path))
         if img is None:
             continue
@@ -574,7 +577,7 @@ def aau_boards(root=None):
                 if p.terrain[r][c] == "empty":
                     mask[int(r * ch):int((r + 1) * ch), int(c * cw):int((c + 1) * cw)] = 0
         out.append({"image": img, "mask": mask, "terrain": [list(r) for r in p.terrain],
-                    "crowns": [list(r) for r in p.crowns], "name": p.name})
+                    "crowns": [list(r) for r in p.crowns], "name": p.name, "group": p.group})
     return out
 
 

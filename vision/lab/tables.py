@@ -528,7 +528,9 @@ def _colour_cast(img, rng) -> list:
 
 # --------------------------------------------------------------------------- the scene
 
-def _board(rng, size: int, layout: dict | None, cell: int) -> dict:
+def _board(rng, size: int, layout: dict | None, cell: int, board: dict | None = None) -> dict:
+    if board is not None:
+        return board
     if layout is None:
         b = synth.rendered_board(rng, size=size, cell=cell, castle_3d=True)
         return b
@@ -580,12 +582,14 @@ def make_hard_scene(rng=None, width: int = 4000, height: int = 3000, *, size: in
                     kinds=TABLE_KINDS, clutter: bool = True, scale: float | None = None,
                     max_tilt: float = 35.0, rotation: float | None = None, lighting: bool = True,
                     seed: int | None = None, tile_mask: bool = False,
-                    tiles_clear: float | None = None) -> HardScene:
+                    tiles_clear: float | None = None, board: dict | None = None) -> HardScene:
     """A kingdom on a hard table in a ``width x height`` photo.
 
     ``rng``: ``numpy.random.Generator`` or an int seed (the same seed gives the same photo).
     ``size``: 5 or 7 (default: 5 three times in five); ``layout``: a kingdom to draw instead of a
     random one (dict ``terrain``, ``crowns`` and optional ``dominoes`` as ``vision.render`` makes).
+    ``board``: a board picture to put there instead of drawing one (dict ``image``, ``mask``,
+    ``terrain``, ``crowns`` as ``vision.lab.synth.aau_boards`` gives: a photographed kingdom).
     ``table``/``palette``: the table's kind and colours (default drawn; ``kinds`` limits the draw).
     ``scale``: the kingdom's side as a fraction of the photo's shorter side (default 0.2-0.7).
     ``clutter``: stray dominoes, loose tiles, score pad, box lid, meeples, a hand at the edge.
@@ -604,6 +608,10 @@ def make_hard_scene(rng=None, width: int = 4000, height: int = 3000, *, size: in
         raise ValueError(f"the photo must be at least 120 pixels on each side, got {W} x {H}")
     if size is not None and size not in (5, 7):
         raise ValueError(f"size must be 5 or 7, got {size}")
+    if board is not None and layout is not None:
+        raise ValueError("give either layout (a kingdom to draw) or board (a picture), not both")
+    if board is not None:
+        layout = board
     if layout is not None:
         n = len(layout["terrain"])
         if n not in (5, 7) or any(len(row) != n for row in layout["terrain"]):
@@ -613,7 +621,7 @@ def make_hard_scene(rng=None, width: int = 4000, height: int = 3000, *, size: in
     kind, palette = pick_table(rng, table, palette, kinds)
     frac = float(rng.uniform(0.2, 0.7)) if scale is None else float(scale)
     cell = int(np.clip(frac * min(W, H) * 1.2 / size, 16, 320))
-    board = _board(rng, size, layout, cell)
+    board = _board(rng, size, layout, cell, board)
     img, mask = board["image"], board["mask"]
     bh, bw = img.shape[:2]
     rotation = float(rng.uniform(0, 360)) if rotation is None else float(rotation)

@@ -9,7 +9,9 @@ is not.
 - ``hard_training_scene(seed, ...) -> (small_bgr, labels)``: one scene, drawn directly at a small
   size (800 x 600 by default) and downscaled to the detector's ``mask_long_side`` as the detector
   does; labels 1 tile / 0 not / -1 undecided, the format of ``vision.lab.pixel_model.synth_training_scenes``.
-- ``hard_training_scenes(n, first_seed)``: ``n`` of them, seeds ``first_seed`` on.
+- ``hard_training_scenes(n, first_seed, boards=(), real_share=0)``: ``n`` of them, seeds
+  ``first_seed`` on, that share of them with a photographed board (the AAU dev photos: real tile
+  art, which the drawn kingdoms only imitate) instead of a drawn kingdom.
 - ``mixed_training_scenes(n, seed, hard_share)``: the tile network's generated scenes, that share
   of them from this module and the rest from ``vision.lab.pixel_model.synth_training_scenes``.
 
@@ -51,26 +53,45 @@ def _check_seed(seed: int) -> None:
 
 
 def hard_training_scene(seed: int, long_side: int = 400, width: int = 800, height: int = 600,
-                        kinds=TRAIN_KINDS, with_scene: bool = False):
+                        kinds=TRAIN_KINDS, with_scene: bool = False, board: dict | None = None):
     """One kingdom on a hard table, drawn at ``width x height`` and downscaled so its long side
     is ``long_side``: ``(small_bgr, labels)``, or ``(small_bgr, labels, HardScene)`` with
     ``with_scene``. Loose dominoes and tiles in the clutter are labelled 0: the generator keeps
-    them off the kingdom, and only the kingdom's own tiles are labelled 1."""
+    them off the kingdom, and only the kingdom's own tiles are labelled 1. ``board``: a
+    photographed kingdom to put on the table instead of a drawn one (``vision.lab.synth.aau_boards``)."""
     _check_seed(int(seed))
     kinds = tuple(kinds)
     if not kinds or any(k not in tables.TABLE_KINDS for k in kinds):
         raise ValueError(f"kinds must be a non-empty choice of {', '.join(tables.TABLE_KINDS)}, "
                          f"got {kinds}")
-    scene = tables.make_hard_scene(int(seed), width, height, kinds=kinds, tile_mask=True)
+    scene = tables.make_hard_scene(int(seed), width, height, kinds=kinds, tile_mask=True, board=board)
     small, _s = downscale(scene.image, long_side)
     y = scene_labels(scene.tiles, small.shape)
     return (small, y, scene) if with_scene else (small, y)
 
 
+def real_board_turns(n: int, share: float) -> list:
+    """Which of ``n`` scenes put a photographed board on the table: scene ``i`` does when
+    ``floor((i + 1) * share)`` passes a whole number, so the share holds in every stretch."""
+    if not 0.0 <= share <= 1.0:
+        raise ValueError(f"the share of photographed boards is a fraction, 0 to 1, got {share}")
+    return [int((i + 1) * share) > int(i * share) for i in range(int(n))]
+
+
 def hard_training_scenes(n: int, first_seed: int = TRAIN_SEEDS_FROM, long_side: int = 400,
-                         kinds=TRAIN_KINDS) -> list:
-    """``n`` pairs from ``hard_training_scene``, seeds ``first_seed`` .. ``first_seed + n - 1``."""
-    return [hard_training_scene(first_seed + i, long_side, kinds=kinds) for i in range(int(n))]
+                         kinds=TRAIN_KINDS, boards=(), real_share: float = 0.0) -> list:
+    """``n`` pairs from ``hard_training_scene``, seeds ``first_seed`` .. ``first_seed + n - 1``;
+    ``real_share`` of them (when ``boards`` are given) with a photographed board, the boards
+    taken in turn."""
+    boards = list(boards)
+    real = real_board_turns(n, real_share if boards else 0.0)
+    out, k = [], 0
+    for i in range(int(n)):
+        board = None
+        if real[i]:
+            board, k = boards[k % len(boards)], k + 1
+        out.append(hard_training_scene(first_seed + i, long_side, kinds=kinds, board=board))
+    return out
 
 
 def hard_seeds_from(n: int, seed: int, hard_share: float) -> int:
@@ -79,13 +100,15 @@ def hard_seeds_from(n: int, seed: int, hard_share: float) -> int:
 
 
 def mixed_training_scenes(n: int, seed: int = 0, long_side: int = 400, hard_share: float = 0.5,
-                          kinds=TRAIN_KINDS) -> list:
+                          kinds=TRAIN_KINDS, boards=(), real_share: float = 0.0) -> list:
     """``n`` generated training pairs: ``round(n * hard_share)`` on hard tables (seeds
     ``TRAIN_SEEDS_FROM + seed * that many`` on, so different ``seed`` values draw different
-    scenes) and the rest from ``vision.lab.pixel_model.synth_training_scenes(.., seed)``."""
+    scenes; ``real_share`` of those with one of the photographed ``boards``) and the rest from
+    ``vision.lab.pixel_model.synth_training_scenes(.., seed)``."""
     if not 0.0 <= hard_share <= 1.0:
         raise ValueError(f"hard_share is a fraction of the scenes, 0 to 1, got {hard_share}")
     n_hard = int(round(n * hard_share))
     pairs = synth_training_scenes(n - n_hard, seed=seed, long_side=long_side) if n > n_hard else []
-    pairs += hard_training_scenes(n_hard, hard_seeds_from(n, seed, hard_share), long_side, kinds)
+    pairs += hard_training_scenes(n_hard, hard_seeds_from(n, seed, hard_share), long_side, kinds,
+                                  boards, real_share)
     return pairs
