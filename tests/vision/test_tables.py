@@ -295,3 +295,28 @@ def test_a_board_picture_is_put_on_the_table_with_its_labels_and_bare_squares_sh
     assert s.tiles[centre(2, 2)] == 255
     with pytest.raises(ValueError, match="not both"):
         tables.make_hard_scene(1, W, H, board=board, layout=board)
+
+
+def test_measure_puts_the_given_boards_on_the_tables_in_turn(monkeypatch):
+    seen = []
+
+    class Blind:
+        def read(self, image):
+            raise ValueError("no kingdom found")
+
+    real = tables.make_hard_scene
+    boards = [_picture_board((0, 0)), _picture_board((4, 4))]
+    monkeypatch.setattr(tables, "make_hard_scene",
+                        lambda *a, **kw: seen.append(kw.get("board")) or real(*a, **kw))
+    res = tables.measure(Blind(), [9000, 9001, 9002], 320, 240, clutter=False, boards=boards)
+    assert [b is boards[i % 2] for i, b in enumerate(seen)] == [True] * 3
+    assert res["summary"]["n"] == 3 and res["summary"]["found"] == 0
+
+
+def test_command_line_board_choice_is_checked(tmp_path, capsys, shared_dir):
+    with pytest.raises(SystemExit) as exc:
+        tables.main(["--n", "1", "--out", str(tmp_path), "--groups", "aau:1"])
+    assert exc.value.code == 2 and "--boards aau" in capsys.readouterr().err
+    assert tables.main(["--n", "1", "--out", str(tmp_path), "--boards", "aau",
+                        "--groups", "aau:1,aau:999"]) == 2
+    assert "no AAU dev kingdom aau:999" in capsys.readouterr().err

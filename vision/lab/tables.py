@@ -16,7 +16,9 @@ Three parts, all driven by a seeded ``numpy.random.Generator``:
   wrong totals with or without a flagged wrong square; ``summarise`` adds them up.
 
 ``python3 -m vision.lab.tables --n 40 --seed 9000 --out DIR`` writes the figures (``tables.json``)
-and a few downscaled example photos (true outline green, the reader's red) to ``DIR``.
+and a few downscaled example photos (true outline green, the reader's red) to ``DIR``;
+``--boards aau [--groups aau:1,aau:5]`` puts the AAU dev photos (real tile art) on the tables
+instead of drawn kingdoms.
 """
 from __future__ import annotations
 
@@ -836,11 +838,17 @@ def summarise(rows: list) -> dict:
     }
 
 
-def measure(reader, seeds, width: int = 4000, height: int = 3000, on_scene=None, **scene_kw) -> dict:
+def measure(reader, seeds, width: int = 4000, height: int = 3000, on_scene=None, boards=(),
+            **scene_kw) -> dict:
     """``{"scenes": [measure_scene rows], "summary": summarise(rows)}`` for one scene per seed.
-    ``on_scene(scene, row)`` is called after each (to save examples or print progress)."""
+    ``on_scene(scene, row)`` is called after each (to save examples or print progress).
+    ``boards``: photographed boards (``vision.lab.synth.aau_boards``) put on the tables in turn
+    instead of drawn kingdoms."""
     rows = []
-    for seed in seeds:
+    boards = list(boards)
+    for i, seed in enumerate(seeds):
+        if boards:
+            scene_kw["board"] = boards[i % len(boards)]
         scene = make_hard_scene(int(seed), width, height, **scene_kw)
         row = measure_scene(reader, scene)
         rows.append(row)
@@ -881,6 +889,23 @@ class _Recording:
         return reading
 
 
+def _aau_boards(groups: str):
+    """The AAU dev boards (only ``groups``, comma-separated, when given), or a message saying
+    why there are none."""
+    from vision.lab.datasets import load_aau
+
+    try:
+        photos = load_aau()
+    except (FileNotFoundError, OSError) as exc:
+        return f"no AAU dev photos ({exc}): --boards aau needs ../shared/datasets"
+    want = {g.strip() for g in groups.split(",") if g.strip()}
+    unknown = want - {p.group for p in photos}
+    if unknown:
+        return (f"--groups: no AAU dev kingdom {', '.join(sorted(unknown))} (groups are written "
+                f"like aau:12)")
+    return synth.aau_boards(photos=[p for p in photos if not want or p.group in want])
+
+
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(prog="python3 -m vision.lab.tables",
                                  description="Measure how the reader frames kingdoms on hard tables.")
@@ -893,6 +918,12 @@ def main(argv=None) -> int:
     ap.add_argument("--table", choices=TABLE_KINDS, default=None, help="only this table kind")
     ap.add_argument("--palette", choices=tuple(PALETTES), default=None, help="only this palette")
     ap.add_argument("--examples", type=int, default=8, help="example photos to write (default 8)")
+    ap.add_argument("--boards", choices=("drawn", "aau"), default="drawn",
+                    help="kingdoms drawn by vision.lab.render (default), or the AAU dev photos "
+                         "(real tile art; needs ../shared)")
+    ap.add_argument("--groups", default="",
+                    help="with --boards aau: only these kingdom groups (comma-separated, e.g. "
+                         "aau:1,aau:5), such as those a network was trained without")
     args = ap.parse_args(argv)
     if args.n < 1:
         ap.error("--n must be at least 1")
@@ -900,6 +931,14 @@ def main(argv=None) -> int:
         ap.error("--width and --height must be at least 120 pixels")
     if args.examples < 0:
         ap.error("--examples must be 0 or more")
+    if args.groups and args.boards != "aau":
+        ap.error("--groups chooses AAU boards: give it with --boards aau")
+    boards = ()
+    if args.boards == "aau":
+        boards = _aau_boards(args.groups)
+        if isinstance(boards, str):
+            print(boards, file=sys.stderr)
+            return 2
     try:
         args.out.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
@@ -920,9 +959,10 @@ def main(argv=None) -> int:
             written.append(name)
 
     res = measure(reader, range(args.seed, args.seed + args.n), args.width, args.height,
-                  on_scene=on_scene, table=args.table, palette=args.palette)
+                  on_scene=on_scene, boards=boards, table=args.table, palette=args.palette)
     res["settings"] = {"n": args.n, "seed": args.seed, "width": args.width, "height": args.height,
-                       "table": args.table, "palette": args.palette, "examples": written}
+                       "table": args.table, "palette": args.palette, "examples": written,
+                       "boards": [b["name"] for b in boards] or "drawn"}
     try:
         (args.out / "tables.json").write_text(json.dumps(res, indent=1) + "\n", encoding="utf-8")
     except OSError as exc:
