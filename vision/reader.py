@@ -78,7 +78,10 @@ class Reader:
         ``[reader] min_castle_odds``; the first whose castle odds reach ``[reader]
         sure_castle_odds`` is taken, else (after ``[frame] max_candidates`` outlines) a
         kingdom in a 5x5 or 7x7 window (``[frame] square_frames``) before one short of a
-        frame, then the one with the likeliest castle."""
+        frame, then the one with the likeliest castle. A sure castle in a window short of a
+        frame has up to ``[reader] past_short_castle`` more outlines over it read (new grids
+        only): a 5x5 or 7x7 window there with a sure castle wins when its squares read as
+        crisply (``past_short_margin``)."""
         if not self.cfg["frame"]["enabled"] or self.cfg["grid"]["enabled"]:
             return self._found_board(image, size)
         if size is not None and size not in (5, 7):
@@ -88,8 +91,22 @@ class Reader:
                        float(self.cfg["reader"]["sure_castle_odds"]))
         best, best_key = None, None
         frames = [int(n) for n in self.cfg["frame"]["square_frames"]]
+        more = int(self.cfg["reader"]["past_short_castle"])
+        same, read, best_crisp = float(self.cfg["lattice"]["same_grid"]), [], 0.0
         for k, (corners, found_rows, found_cols, _conf, warnings, first) in enumerate(
                 detect.candidates(image, self.cfg, size, alternatives=True)):
+            read_on = best is not None and best_key[0]
+            if read_on:
+                # past a sure castle in a window short of a frame, only new outlines over that
+                # window are read, ``past_short_castle`` at most (the detector's first
+                # outline may have cut the kingdom or counted it wrong on a tile-coloured table)
+                if not overlaps(corners, best.corners) or any(
+                        detect.same_grid(corners, found_rows, found_cols, *o, same) for o in read):
+                    if k + 1 >= tries:
+                        break
+                    continue
+                more -= 1
+            read.append((corners, found_rows, found_cols))
             hypotheses = [(corners, found_rows, found_cols)] + ([first] if first else [])
             if len(hypotheses) > 1:
                 # the seams' lattice against the outline's own grid: the crisper reading wins
@@ -108,13 +125,17 @@ class Reader:
             is_sure = castle >= sure
             key = (is_sure, found.rows == found.cols and found.rows in frames,
                    0.0 if is_sure else castle)
+            crisp = frame.crispness(found.logits, self.classifier.t_terrain)
+            if read_on and crisp < best_crisp - float(self.cfg["reader"]["past_short_margin"]):
+                key = (False,) + key[1:]      # read past a sure castle: blurred squares lose
             if not too_few_tiles((sq.terrain for row in grid for sq in row), self.cfg) \
                     and castle >= least and (best is None or key > best_key):
-                best, best_key = found, key
-            # a kingdom with a sure castle ends the search; an unsure castle (a box lid, a
+                best, best_key, best_crisp = found, key, crisp
+            # a kingdom with a sure castle in a 5x5 or 7x7 window ends the search (one short
+            # of a frame too, unless ``past_short_castle``); an unsure castle (a box lid, a
             # window of table) lets the next outlines be read too: a 5x5 or 7x7 window wins
             # over one short of a frame, then the likelier castle
-            if k + 1 >= tries or (best is not None and best_key[0]):
+            if k + 1 >= tries or (best is not None and best_key[0] and (best_key[1] or more <= 0)):
                 break
         if best is not None:
             return best
@@ -206,6 +227,15 @@ class Reader:
                        homography=[[float(v) for v in row] for row in Hn],
                        rows=rows, cols=cols, warnings=warnings,
                        reasons={f"{r},{c}": v for (r, c), v in reasons.items()})
+
+
+def overlaps(corners, other) -> bool:
+    """Whether two outlines (4 x 2 photo px) lie over each other: either one's centre lies
+    inside the other."""
+    a = np.asarray(corners, np.float32).reshape(4, 2)
+    b = np.asarray(other, np.float32).reshape(4, 2)
+    return any(cv2.pointPolygonTest(p, (float(q.mean(0)[0]), float(q.mean(0)[1])), False) >= 0
+               for p, q in ((a, b), (b, a)))
 
 
 def too_few_tiles(terrains, cfg: dict) -> bool:

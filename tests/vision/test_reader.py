@@ -268,6 +268,50 @@ def test_among_unsure_castles_a_frame_wins_over_a_likelier_castle_short_of_one(r
         assert (found.rows, found.cols) == (5, 5) and np.allclose(found.corners, kingdom[0])
 
 
+@pytest.mark.parametrize("blurred", [False, True])
+def test_past_a_sure_castle_short_of_a_frame_outlines_over_it_are_read(reader, monkeypatch,
+                                                                       blurred):
+    """The detector's first outline is a 2x2 piece of a 5x5 kingdom (a tile-coloured table cut
+    it) with a sure castle: the outlines over it are read too ([reader] past_short_castle) and
+    the 5x5 frame wins, unless its squares read more blurred than the piece's; an outline
+    elsewhere (a box lid) is not read; with past_short_castle 0 the piece ends the search."""
+    from vision import detect
+    from vision.labels import TERRAINS
+
+    image = np.full((400, 800, 3), 128, np.uint8)
+    image[100:300, 100:300] = (40, 160, 60)          # the lid
+    image[50:350, 450:750] = (60, 160, 40)           # the kingdom: 5x5 squares of 60 px
+    reads = []
+
+    def logits(crops, first_turn_only=False):
+        b, _, r = crops[0][crops.shape[1] // 2, crops.shape[2] // 2].astype(int)
+        reads.append("lid" if b < r else f"{len(crops)} squares")
+        sure = 3.0 if blurred and len(crops) >= 25 else 9.0
+        out = np.zeros((len(crops), len(TERRAINS) + 4))
+        for i, crop in enumerate(crops):
+            b, g, r = crop[crop.shape[0] // 2, crop.shape[1] // 2].astype(int)
+            out[i, TERRAINS.index("field" if g - min(b, r) > 50 else "empty")] = sure
+            if i == 0 and g - min(b, r) > 50:
+                out[i, TERRAINS.index("castle")] = sure + 2.0
+            out[i, len(TERRAINS)] = 9.0
+        return out
+
+    piece = (np.float32([[450, 50], [570, 50], [570, 170], [450, 170]]), 2, 2, 0.9, [], None)
+    lid = (np.float32([[100, 100], [300, 100], [300, 300], [100, 300]]), 2, 2, 0.8, [], None)
+    kingdom = (np.float32([[450, 50], [750, 50], [750, 350], [450, 350]]), 5, 5, 0.5, [], None)
+    monkeypatch.setattr(reader.classifier, "logits", logits)
+    monkeypatch.setattr(detect, "candidates", lambda img, cfg, size=None, **kw: iter(
+        [piece, lid, kingdom]))
+    found = reader.find(image)
+    assert "lid" not in reads and reads[0] == "4 squares" and "25 squares" in reads
+    want = piece if blurred else kingdom
+    assert (found.rows, found.cols) == want[1:3] and np.allclose(found.corners, want[0])
+    reads.clear()
+    monkeypatch.setitem(reader.cfg["reader"], "past_short_castle", 0)
+    found = reader.find(image)
+    assert reads == ["4 squares"] and (found.rows, found.cols) == (2, 2)
+
+
 @pytest.mark.parametrize("lattice_first", [True, False])
 def test_find_reads_the_crisper_of_the_lattice_and_the_outlines_own_grid(reader, monkeypatch,
                                                                           lattice_first):
