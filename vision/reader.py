@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 import cv2
 import numpy as np
 
-from engine.messages import LOW_CONFIDENCE, NEAR_CASTLE, OUTSIDE, RICH, Message
+from engine.messages import GAP, LOW_CONFIDENCE, NEAR_CASTLE, OUTSIDE, RICH, Message
 from vision import config as _config
 from vision import detect, frame, holes
 from vision.classify import SquareClassifier, SquareReading
@@ -267,6 +267,7 @@ def review_reasons(grid: list[list[SquareReading]], rcfg: dict, outside=frozense
     near_castle = float(rcfg["flag_castle_neighbours_below"])
     rich_from = int(rcfg["rich_crowns"])
     rich_low = float(rcfg["flag_rich_below"])
+    gaps = int(rcfg["flag_gaps"])
     rows, cols = len(grid), len(grid[0]) if grid else 0
     castles = {(r, c) for r in range(rows) for c in range(cols) if grid[r][c].terrain == "castle"}
     reasons: dict = {}
@@ -283,6 +284,29 @@ def review_reasons(grid: list[list[SquareReading]], rcfg: dict, outside=frozense
                 why.append(Message(RICH, "n", n=sq.crowns, confidence=f"{sq.confidence:.2f}"))
             if (r, c) in outside:
                 why.append(Message(OUTSIDE))
+            if gaps and sq.terrain == "empty" and _between_tiles(grid, r, c, gaps):
+                why.append(Message(GAP))
             if why:
                 reasons[(r, c)] = why
     return reasons
+
+
+def _between_tiles(grid, r: int, c: int, longest: int) -> bool:
+    """Whether the square at (r, c) lies in a run of at most ``longest`` squares read as table
+    with a tile (castle included) at both ends, along its row or its column: a gap of a square
+    or two inside a kingdom is rare, tiles washed out by glare and read as table are not."""
+    rows, cols = len(grid), len(grid[0])
+
+    def tile(rr, cc):
+        return grid[rr][cc].terrain != "empty"
+
+    for dr, dc in ((0, 1), (1, 0)):
+        ends = []
+        for sign in (-1, 1):
+            rr, cc, run = r + sign * dr, c + sign * dc, 0
+            while 0 <= rr < rows and 0 <= cc < cols and not tile(rr, cc):
+                rr, cc, run = rr + sign * dr, cc + sign * dc, run + 1
+            ends.append((0 <= rr < rows and 0 <= cc < cols, run))
+        if ends[0][0] and ends[1][0] and 1 + ends[0][1] + ends[1][1] <= longest:
+            return True
+    return False

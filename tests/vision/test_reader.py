@@ -102,6 +102,29 @@ def test_review_is_stricter_for_squares_with_many_crowns():
     assert sorted(review_reasons(grid, dict(rcfg, flag_rich_below=0.9))) == [(0, 3)]
 
 
+def test_table_in_a_short_gap_between_tiles_is_flagged():
+    """Glare-washed tiles read as table: squares read as table in a gap of one or two
+    squares between tiles (in a row or a column, [review] flag_gaps) go to review; bare
+    squares beside one tile only, or in a longer gap, do not."""
+    from vision import config
+    from vision.classify import SquareReading
+    from vision.reader import review_reasons
+
+    rows = ["FF.FF",     # (0,2): a gap of one between two fields in its row
+            "C...F",     # (1,1)-(1,3): a gap of three: a kingdom's hole, not flagged
+            ".....",     # (2,0): between the castle and a lake in its column
+            "L.L..",     # (3,1): between two lakes; (3,3), (3,4) beside one
+            "F..F."]     # (4,1), (4,2): a gap of two
+    names = {"F": "field", "C": "castle", "L": "lake", ".": "empty"}
+    grid = [[SquareReading(names[ch], 0, 1.0) for ch in row] for row in rows]
+    rcfg = config.load()["review"]
+    reasons = review_reasons(grid, rcfg)
+    assert sorted(reasons) == [(0, 2), (2, 0), (3, 1), (4, 1), (4, 2)]
+    assert all("between two tiles" in str(why[0]) for why in reasons.values())
+    assert sorted(review_reasons(grid, dict(rcfg, flag_gaps=1))) == [(0, 2), (2, 0), (3, 1)]
+    assert review_reasons(grid, dict(rcfg, flag_gaps=0)) == {}
+
+
 def test_a_find_holding_no_domino_is_no_kingdom(reader, monkeypatch):
     """A kingdom is the castle plus dominoes: a find read as fewer than two domino halves (a
     loose tile, a mat's printed grid) is reported as no kingdom, unless the caller placed it."""
