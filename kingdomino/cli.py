@@ -333,6 +333,10 @@ def build_parser() -> argparse.ArgumentParser:
                    help="size of the hard-table photos (default 4000x3000)")
     p.add_argument("--hard-seed", type=int, default=None, metavar="SEED",
                    help="first hard-table seed (default 9000; seeds below 9000 are for training)")
+    p.add_argument("--hard-boards", type=int, default=None, metavar="N",
+                   help="also read N hard-table scenes holding the AAU dev photos (real tile art) "
+                        "instead of drawn kingdoms, seeds from 9600 (default none; the square "
+                        "classifier was trained on these boards, the detector was not)")
     p.add_argument("--table-photos", type=int, default=None, metavar="N",
                    help="also read N generated whole-table photos (2-4 kingdoms each) with the "
                         "shipped models: kingdoms found, exact, phantom kingdoms, numbering, "

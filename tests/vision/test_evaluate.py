@@ -297,6 +297,31 @@ def test_evaluate_reports_hard_tables_with_the_shipped_models(tmp_path, monkeypa
         assert (r["corner_error"] is None) == (not r["found"])
 
 
+def test_evaluate_puts_aau_dev_boards_on_hard_tables(tmp_path, monkeypatch, capsys, shared_dir):
+    """--hard-boards: the same measure with photographed boards (real tile art) on the tables,
+    reported and saved apart from the drawn kingdoms."""
+    import json
+
+    import vision.lab.train as train
+    from kingdomino.cli import main
+    from vision.lab import synth
+
+    monkeypatch.setattr(train, "dev_photos", lambda datasets=None: [])
+    out = tmp_path / "figures.json"
+    assert main(["evaluate", "--quick", "--hard-tables", "0", "--hard-boards", "2",
+                 "--hard-size", "800x600", "--table-photos", "0", "--out", str(out)]) == 0
+    text = capsys.readouterr().out
+    assert "== hard tables, AAU dev boards: 2 generated scenes (seeds 9600-9601, 800x600)" in text
+    saved = json.loads(out.read_text())
+    assert "hard_tables" not in saved and saved["hard_tables_aau"]["settings"]["boards"] == "aau dev photos"
+    first = synth.aau_boards()[0]
+    truth = [t for row in first["terrain"] for t in row]
+    scene = saved["hard_tables_aau"]["scenes"][0]
+    # the first scene holds the first AAU dev board: its total is that board's
+    from vision.lab.evaluate import score
+    assert scene["true_total"] == score(first["terrain"], first["crowns"]) and "castle" in truth
+
+
 @pytest.mark.parametrize("argv, message", [
     (["--hard-tables=-1"], "--hard-tables must be 0"),
     (["--hard-tables", "0", "--hard-seed", "100"], "must lie from 9000 to 99999"),
@@ -307,6 +332,9 @@ def test_evaluate_reports_hard_tables_with_the_shipped_models(tmp_path, monkeypa
     (["--table-photos", "2", "--table-seed", "19999"], "must lie from 20000 to 99999"),
     (["--table-photos", "5", "--table-seed", "99998"], "got 99998 to 100002"),
     (["--datasets", "{empty}"], "cannot read the dev photos"),
+    (["--hard-boards=-1"], "--hard-boards must be 0"),
+    (["--hard-tables", "0", "--hard-boards", "1", "--datasets", "{empty}"],
+     "--hard-boards needs the AAU dev photos"),
 ])
 def test_bad_evaluate_options_say_what_to_do(tmp_path, capsys, argv, message):
     from kingdomino.cli import main

@@ -50,6 +50,8 @@ from vision.squares import cell_crops, crop_size, image_corners, rectify
 SETS = ("aau", "phone", "phone-detected", "synth")
 DETECTED = ("phone-detected", "synth")   # read end to end: the board was found by vision.detect
 HARD_TABLES = "hard-tables"              # --per-photo name of the hard-table scenes
+HARD_BOARDS_SEED = 9600                  # first seed of the hard tables with AAU dev boards
+GENERATED = ("hard_tables", "hard_tables_aau", "table_photos")   # read with the shipped models
 
 
 # ----------------------------------------------------------------------------- folds and scores
@@ -509,11 +511,14 @@ def hard_table_figures(rows: list) -> dict:
 
 
 def hard_tables(n: int, width: int = HARD_TABLES_SIZE[0], height: int = HARD_TABLES_SIZE[1],
-                first_seed: int | None = None, reader=None, log=print, model_path=None) -> dict:
+                first_seed: int | None = None, reader=None, log=print, model_path=None,
+                boards=()) -> dict:
     """Frame and reading figures on ``n`` generated hard-table scenes (``vision.lab.tables``),
     seeds ``first_seed`` on (default ``MEASURE_SEEDS_FROM``: seeds no training set uses), read by
-    ``reader`` (default: a ``vision.reader.Reader`` of the shipped models). Returns ``settings``,
-    ``summary`` (``hard_table_figures``) and ``scenes`` (one ``measure_scene`` row each)."""
+    ``reader`` (default: a ``vision.reader.Reader`` of the shipped models). ``boards``:
+    photographed boards put on the tables in turn (``vision.lab.synth.aau_boards``) instead of
+    drawn kingdoms. Returns ``settings``, ``summary`` (``hard_table_figures``) and ``scenes``
+    (one ``measure_scene`` row each)."""
     from vision.lab import tables
 
     first, reader = _measure_setup(n, first_seed, tables.MEASURE_SEEDS_FROM, "hard-table",
@@ -526,9 +531,11 @@ def hard_tables(n: int, width: int = HARD_TABLES_SIZE[0], height: int = HARD_TAB
         log(f"  hard table {len(done)}/{n}: seed {row['seed']} {scene.size}x{scene.size} "
             f"{scene.table}/{scene.palette}: {row['why']}")
 
-    res = tables.measure(reader, range(first, first + n), width, height, on_scene=on_scene)
+    res = tables.measure(reader, range(first, first + n), width, height, on_scene=on_scene,
+                         boards=boards)
     return {"settings": {"n": n, "first_seed": first, "width": width, "height": height,
-                         "models": "shipped" if model_path is None else str(model_path)},
+                         "models": "shipped" if model_path is None else str(model_path),
+                         "boards": "aau dev photos" if boards else "drawn"},
             "seconds": round(time.time() - t0), "summary": hard_table_figures(res["scenes"]),
             "scenes": res["scenes"]}
 
@@ -624,9 +631,13 @@ def format_hard_tables(h: dict) -> str:
     """The hard-table figures: totals, then one line per table kind."""
     st, s = h["settings"], h["summary"]
     n = s["n"]
+    real = st.get("boards", "drawn") != "drawn"
     lines = [
-        f"== hard tables: {n} generated scenes (seeds {st['first_seed']}-{st['first_seed'] + n - 1}, "
-        f"{st['width']}x{st['height']}), read with the {st['models']} models",
+        f"== hard tables{', AAU dev boards' if real else ''}: {n} generated scenes (seeds "
+        f"{st['first_seed']}-{st['first_seed'] + n - 1}, {st['width']}x{st['height']}), read "
+        f"with the {st['models']} models"
+        + (" (the square classifier was trained on these boards, the detector was not)"
+           if real else ""),
         f"  found {s['found']}/{n}" + (f" ({s['crashed']} crashes)" if s["crashed"] else "")
         + f", grid size right {s['grid_right']}/{n}, framed right {s['framed']}/{n}, "
         f"totals exact {s['total_exact']}/{n} ({s['exact_framed']} of them framed right)",
@@ -765,10 +776,11 @@ def record_figures(res: dict, folds: int) -> str | None:
     meta["calibration"] = {**res["temperatures"], "source": f"{folds}-fold CV out-of-fold outputs"}
     meta["cv"] = {k: ({kk: vv for kk, vv in v.items() if "confusion" not in kk and kk != "per_board"}
                       if isinstance(v, dict) and "boards" in v else v)
-                  for k, v in res.items() if k not in ("hard_tables", "table_photos")}
+                  for k, v in res.items() if k not in GENERATED}
     meta["cv"]["review"] = dict(cfg["review"])
-    if "hard_tables" in res:          # read with the shipped models, not cross-validated
-        meta["hard_tables"] = {k: v for k, v in res["hard_tables"].items() if k != "scenes"}
+    for key in ("hard_tables", "hard_tables_aau"):   # read with the shipped models, not CV
+        if key in res:
+            meta[key] = {k: v for k, v in res[key].items() if k != "scenes"}
     if "table_photos" in res:
         meta["table_photos"] = {k: v for k, v in res["table_photos"].items() if k != "photos"}
     meta_path.write_text(json.dumps(meta, indent=1) + "\n")
@@ -825,6 +837,20 @@ def main(args) -> int:
     if isinstance(hard, str):
         return _usage(hard)
     n_hard, hard_seed, hard_size = hard
+    n_boards = getattr(args, "hard_boards", None) or 0
+    if n_boards < 0:
+        return _usage(f"--hard-boards must be 0 (skip them) or more, got {n_boards}")
+    boards = ()
+    if n_boards:
+        from vision.lab.synth import aau_boards
+
+        try:
+            boards = aau_boards(getattr(args, "datasets", None))
+        except OSError as exc:
+            return _usage(f"--hard-boards needs the AAU dev photos ({exc}): put the datasets "
+                          f"in ../shared/datasets, or name their folder with --datasets")
+        if not boards:
+            return _usage("--hard-boards: no AAU dev photos found in the datasets folder")
     table = _generated_options(args, "table_photos", "table_seed", "table_size", TABLE_PHOTOS_N,
                                tp.SEEDS_FROM, "the table photos' seeds",
                                "seeds below may be used for training, ", from_outputs)
@@ -855,6 +881,12 @@ def main(args) -> int:
               f"with the shipped models ...", flush=True)
         res["hard_tables"] = hard_tables(n_hard, hard_size[0], hard_size[1], hard_seed,
                                          log=lambda m: print(m, flush=True))
+    if n_boards:
+        print(f"reading {n_boards} hard-table scenes with AAU dev boards ({hard_size[0]}x"
+              f"{hard_size[1]}) with the shipped models ...", flush=True)
+        res["hard_tables_aau"] = hard_tables(n_boards, hard_size[0], hard_size[1],
+                                             HARD_BOARDS_SEED, log=lambda m: print(m, flush=True),
+                                             boards=boards)
     if n_table:
         print(f"reading {n_table} whole-table photos ({table_size[0]}x{table_size[1]}) "
               f"with the shipped models ...", flush=True)
@@ -870,8 +902,9 @@ def main(args) -> int:
     for kind in SETS:
         if kind in res:
             print(format_summary(kind, res[kind]))
-    if "hard_tables" in res:
-        print(format_hard_tables(res["hard_tables"]))
+    for key in ("hard_tables", "hard_tables_aau"):
+        if key in res:
+            print(format_hard_tables(res[key]))
     if "table_photos" in res:
         print(format_table_photos(res["table_photos"]))
     for kind in getattr(args, "per_photo", None) or ():
