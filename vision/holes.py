@@ -95,13 +95,21 @@ def table_distance(features: np.ndarray, off_photo: np.ndarray, sure_tile: np.nd
     return distances(inside, refs, scales).min(axis=1).reshape(rows, cols)
 
 
+def table_distances(image: np.ndarray, corners, rows: int, cols: int, hcfg: dict,
+                    features=None) -> np.ndarray:
+    """(rows, cols): each grid square's :func:`table_distance` to the ring of table around it,
+    no square taken for a sure tile. ``features``: ``(features, off_photo)`` from
+    :func:`ring_features`, when already measured (then ``image`` and ``corners`` are unused)."""
+    feats, off = features if features is not None else ring_features(image, corners, rows, cols,
+                                                                      hcfg)
+    return table_distance(feats, off, np.zeros((rows, cols), bool), hcfg["scales"],
+                          float(hcfg["max_distance"]), int(hcfg["min_alike"]))
+
+
 def table_like(image: np.ndarray, corners, rows: int, cols: int, hcfg: dict) -> np.ndarray:
     """(rows, cols) booleans: the grid's squares within ``[holes] max_distance`` of the ring
-    of table around it (:func:`table_distance`, no square taken for a sure tile)."""
-    feats, off = ring_features(image, corners, rows, cols, hcfg)
-    d = table_distance(feats, off, np.zeros((rows, cols), bool), hcfg["scales"],
-                       float(hcfg["max_distance"]), int(hcfg["min_alike"]))
-    return d < float(hcfg["max_distance"])
+    of table around it (:func:`table_distances`)."""
+    return table_distances(image, corners, rows, cols, hcfg) < float(hcfg["max_distance"])
 
 
 def empty_boost(distance: np.ndarray, max_distance: float, boost: float) -> np.ndarray:

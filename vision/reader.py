@@ -205,8 +205,12 @@ class Reader:
                                       self.classifier.logits(crops), self.cfg,
                                       self.classifier.t_terrain, self.classifier.t_crowns)
             grid = self.classifier.read_logits(logits, rows, cols)
+        gaps = set()
+        if gap_squares(grid, int(self.rcfg["flag_gaps"])):
+            distance = holes.table_distances(image, found.corners, rows, cols, self.cfg["holes"])
+            gaps = gaps_unlike_table(grid, distance, self.rcfg)
         reasons = review_reasons(grid, self.rcfg, outside_cells(image.shape, found.corners,
-                                                                rows, cols, self.rcfg))
+                                                                rows, cols, self.rcfg), gaps)
         frame = _frame(rows, cols, size if size is not None else found.size)
         warnings = list(found.warnings)
         if size is not None and frame != size:
@@ -261,13 +265,15 @@ def outside_cells(shape, corners, rows: int, cols: int, rcfg: dict) -> set:
     return out
 
 
-def review_reasons(grid: list[list[SquareReading]], rcfg: dict, outside=frozenset()) -> dict:
-    """(row, col) -> list of reasons a person should check that square."""
+def review_reasons(grid: list[list[SquareReading]], rcfg: dict, outside=frozenset(),
+                   gaps=frozenset()) -> dict:
+    """(row, col) -> list of reasons a person should check that square. ``outside``: squares
+    centred off the photo; ``gaps``: squares read as table in a short gap between tiles that
+    look unlike the table (:func:`gaps_unlike_table`)."""
     low = float(rcfg["min_confidence"])
     near_castle = float(rcfg["flag_castle_neighbours_below"])
     rich_from = int(rcfg["rich_crowns"])
     rich_low = float(rcfg["flag_rich_below"])
-    gaps = int(rcfg["flag_gaps"])
     rows, cols = len(grid), len(grid[0]) if grid else 0
     castles = {(r, c) for r in range(rows) for c in range(cols) if grid[r][c].terrain == "castle"}
     reasons: dict = {}
@@ -284,11 +290,30 @@ def review_reasons(grid: list[list[SquareReading]], rcfg: dict, outside=frozense
                 why.append(Message(RICH, "n", n=sq.crowns, confidence=f"{sq.confidence:.2f}"))
             if (r, c) in outside:
                 why.append(Message(OUTSIDE))
-            if gaps and sq.terrain == "empty" and _between_tiles(grid, r, c, gaps):
+            if (r, c) in gaps:
                 why.append(Message(GAP))
             if why:
                 reasons[(r, c)] = why
     return reasons
+
+
+def gap_squares(grid, longest: int) -> set:
+    """Squares read as table in a run of at most ``longest`` squares with a tile (castle
+    included) at both ends, along a row or a column (``longest`` 0: none)."""
+    rows, cols = len(grid), len(grid[0]) if grid else 0
+    return {(r, c) for r in range(rows) for c in range(cols)
+            if longest > 0 and grid[r][c].terrain == "empty" and _between_tiles(grid, r, c, longest)}
+
+
+def gaps_unlike_table(grid, distance, rcfg: dict) -> set:
+    """The :func:`gap_squares` (``[review] flag_gaps``) whose distance to the table around the
+    kingdom (``vision.holes.table_distance``, (rows, cols)) is at least ``[review]
+    gap_unlike_table``: a hole in a kingdom shows the table, a tile washed out by glare and
+    read as table does not. No reference table (infinite distance): none."""
+    d = np.asarray(distance, np.float64)
+    least = float(rcfg["gap_unlike_table"])
+    return {(r, c) for r, c in gap_squares(grid, int(rcfg["flag_gaps"]))
+            if np.isfinite(d[r, c]) and d[r, c] >= least}
 
 
 def _between_tiles(grid, r: int, c: int, longest: int) -> bool:

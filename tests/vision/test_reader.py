@@ -102,27 +102,62 @@ def test_review_is_stricter_for_squares_with_many_crowns():
     assert sorted(review_reasons(grid, dict(rcfg, flag_rich_below=0.9))) == [(0, 3)]
 
 
-def test_table_in_a_short_gap_between_tiles_is_flagged():
-    """Glare-washed tiles read as table: squares read as table in a gap of one or two
-    squares between tiles (in a row or a column, [review] flag_gaps) go to review; bare
-    squares beside one tile only, or in a longer gap, do not."""
+def test_table_in_a_short_gap_between_tiles_unlike_the_table_is_flagged():
+    """Glare-washed tiles read as table: squares read as table in a gap of one or two squares
+    between tiles (in a row or a column, [review] flag_gaps) that look unlike the table around
+    the kingdom go to review; a gap that looks like the table (a hole), bare squares beside one
+    tile only, in a longer gap, or with no table to compare with, do not."""
     from vision import config
     from vision.classify import SquareReading
-    from vision.reader import review_reasons
+    from vision.reader import gap_squares, gaps_unlike_table, review_reasons
 
     rows = ["FF.FF",     # (0,2): a gap of one between two fields in its row
-            "C...F",     # (1,1)-(1,3): a gap of three: a kingdom's hole, not flagged
+            "C...F",     # (1,1)-(1,3): a gap of three: not a short gap
             ".....",     # (2,0): between the castle and a lake in its column
             "L.L..",     # (3,1): between two lakes; (3,3), (3,4) beside one
             "F..F."]     # (4,1), (4,2): a gap of two
     names = {"F": "field", "C": "castle", "L": "lake", ".": "empty"}
     grid = [[SquareReading(names[ch], 0, 1.0) for ch in row] for row in rows]
-    rcfg = config.load()["review"]
-    reasons = review_reasons(grid, rcfg)
-    assert sorted(reasons) == [(0, 2), (2, 0), (3, 1), (4, 1), (4, 2)]
+    assert gap_squares(grid, 2) == {(0, 2), (2, 0), (3, 1), (4, 1), (4, 2)}
+    assert gap_squares(grid, 1) == {(0, 2), (2, 0), (3, 1)}
+    assert gap_squares(grid, 0) == set()
+    rcfg = dict(config.load()["review"], flag_gaps=2, gap_unlike_table=2.0)
+    distance = np.full((5, 5), 5.0)
+    distance[2, 0] = 0.3                 # looks like the table: a hole
+    distance[4, 1] = np.inf              # no table to compare with
+    gaps = gaps_unlike_table(grid, distance, rcfg)
+    assert gaps == {(0, 2), (3, 1), (4, 2)}
+    reasons = review_reasons(grid, rcfg, gaps=gaps)
+    assert sorted(reasons) == [(0, 2), (3, 1), (4, 2)]
     assert all("between two tiles" in str(why[0]) for why in reasons.values())
-    assert sorted(review_reasons(grid, dict(rcfg, flag_gaps=1))) == [(0, 2), (2, 0), (3, 1)]
-    assert review_reasons(grid, dict(rcfg, flag_gaps=0)) == {}
+    assert gaps_unlike_table(grid, distance, dict(rcfg, flag_gaps=0)) == set()
+
+
+def test_a_glare_washed_row_read_as_table_is_flagged_when_read(reader, monkeypatch):
+    """End to end on a drawn photo: a grey table, a 3x3 kingdom of green tiles whose middle
+    column's centre square is washed white (read as table by the stub classifier): it is in
+    review; painted the table's grey instead (a hole), it is not."""
+    from vision.labels import TERRAINS
+
+    def logits(crops, first_turn_only=False):
+        out = np.zeros((len(crops), len(TERRAINS) + 4))
+        for i, crop in enumerate(crops):
+            b, g, r = crop[crop.shape[0] // 2, crop.shape[1] // 2].astype(int)
+            tile = g - min(b, r) > 50
+            out[i, TERRAINS.index("castle" if tile and i == 0 else "field" if tile else "empty")] = 9.0
+            out[i, len(TERRAINS)] = 9.0
+        return out
+
+    monkeypatch.setattr(reader.classifier, "logits", logits)
+    rng = np.random.default_rng(3)
+    corners = np.float32([[300, 200], [600, 200], [600, 500], [300, 500]])
+    for washed, flagged in (((250, 250, 250), True), ((128, 128, 128), False)):
+        image = np.clip(rng.normal(128, 4, (700, 900, 3)), 0, 255).astype(np.uint8)
+        image[200:500, 300:600] = (40, 170, 60)
+        image[300:400, 400:500] = washed
+        reading = reader.read(image, corners=corners, rows=3, cols=3)
+        assert reading.cells[1][1]["terrain"] == "empty"
+        assert ([1, 1] in reading.review) == flagged
 
 
 def test_a_find_holding_no_domino_is_no_kingdom(reader, monkeypatch):
