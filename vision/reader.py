@@ -79,9 +79,10 @@ class Reader:
         sure_castle_odds`` is taken, else (after ``[frame] max_candidates`` outlines) a
         kingdom in a 5x5 or 7x7 window (``[frame] square_frames``) before one short of a
         frame, then the one with the likeliest castle. A sure castle in a window short of a
-        frame has up to ``[reader] past_short_castle`` more outlines over it read (new grids
-        only): a 5x5 or 7x7 window there with a sure castle wins when its squares read as
-        crisply (``past_short_margin``)."""
+        frame, from a count the detector was unsure of (``past_short_count_below``), has up to
+        ``[reader] past_short_castle`` more outlines over it read (new grids only): a 5x5 or
+        7x7 window there with a sure castle wins when its squares read as crisply
+        (``past_short_margin``)."""
         if not self.cfg["frame"]["enabled"] or self.cfg["grid"]["enabled"]:
             return self._found_board(image, size)
         if size is not None and size not in (5, 7):
@@ -93,7 +94,8 @@ class Reader:
         frames = [int(n) for n in self.cfg["frame"]["square_frames"]]
         more = int(self.cfg["reader"]["past_short_castle"])
         same, read, best_crisp = float(self.cfg["lattice"]["same_grid"]), [], 0.0
-        for k, (corners, found_rows, found_cols, _conf, warnings, first) in enumerate(
+        unsure_count = float(self.cfg["reader"]["past_short_count_below"])
+        for k, (corners, found_rows, found_cols, conf, warnings, first) in enumerate(
                 detect.candidates(image, self.cfg, size, alternatives=True)):
             read_on = best is not None and best_key[0]
             if read_on:
@@ -131,6 +133,10 @@ class Reader:
             if not too_few_tiles((sq.terrain for row in grid for sq in row), self.cfg) \
                     and castle >= least and (best is None or key > best_key):
                 best, best_key, best_crisp = found, key, crisp
+                # a short window from a count the detector was sure of (a half-built kingdom
+                # on a plain table) ends the search as a frame-sized one does
+                if key[0] and not read_on and float(conf) >= unsure_count:
+                    more = 0
             # a kingdom with a sure castle in a 5x5 or 7x7 window ends the search (one short
             # of a frame too, unless ``past_short_castle``); an unsure castle (a box lid, a
             # window of table) lets the next outlines be read too: a 5x5 or 7x7 window wins

@@ -330,9 +330,10 @@ def test_among_unsure_castles_a_frame_wins_over_a_likelier_castle_short_of_one(r
 def test_past_a_sure_castle_short_of_a_frame_outlines_over_it_are_read(reader, monkeypatch,
                                                                        blurred):
     """The detector's first outline is a 2x2 piece of a 5x5 kingdom (a tile-coloured table cut
-    it) with a sure castle: the outlines over it are read too ([reader] past_short_castle) and
-    the 5x5 frame wins, unless its squares read more blurred than the piece's; an outline
-    elsewhere (a box lid) is not read; with past_short_castle 0 the piece ends the search."""
+    it), counted unsurely, with a sure castle: the outlines over it are read too ([reader]
+    past_short_castle) and the 5x5 frame wins, unless its squares read more blurred than the
+    piece's; an outline elsewhere (a box lid) is not read; with the piece's count sure, or
+    past_short_castle 0, the piece ends the search."""
     from vision import detect
     from vision.labels import TERRAINS
 
@@ -354,7 +355,7 @@ def test_past_a_sure_castle_short_of_a_frame_outlines_over_it_are_read(reader, m
             out[i, len(TERRAINS)] = 9.0
         return out
 
-    piece = (np.float32([[450, 50], [570, 50], [570, 170], [450, 170]]), 2, 2, 0.9, [], None)
+    piece = (np.float32([[450, 50], [570, 50], [570, 170], [450, 170]]), 2, 2, 0.5, [], None)
     lid = (np.float32([[100, 100], [300, 100], [300, 300], [100, 300]]), 2, 2, 0.8, [], None)
     kingdom = (np.float32([[450, 50], [750, 50], [750, 350], [450, 350]]), 5, 5, 0.5, [], None)
     monkeypatch.setattr(reader.classifier, "logits", logits)
@@ -364,7 +365,15 @@ def test_past_a_sure_castle_short_of_a_frame_outlines_over_it_are_read(reader, m
     assert "lid" not in reads and reads[0] == "4 squares" and "25 squares" in reads
     want = piece if blurred else kingdom
     assert (found.rows, found.cols) == want[1:3] and np.allclose(found.corners, want[0])
+    # the detector sure of the piece's count (a half-built kingdom): the search ends there
     reads.clear()
+    monkeypatch.setattr(detect, "candidates", lambda img, cfg, size=None, **kw: iter(
+        [piece[:3] + (0.95,) + piece[4:], lid, kingdom]))
+    found = reader.find(image)
+    assert reads == ["4 squares"] and (found.rows, found.cols) == (2, 2)
+    reads.clear()
+    monkeypatch.setattr(detect, "candidates", lambda img, cfg, size=None, **kw: iter(
+        [piece, lid, kingdom]))
     monkeypatch.setitem(reader.cfg["reader"], "past_short_castle", 0)
     found = reader.find(image)
     assert reads == ["4 squares"] and (found.rows, found.cols) == (2, 2)
