@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 import cv2
 import numpy as np
 
-from engine.messages import GAP, LOW_CONFIDENCE, NEAR_CASTLE, OUTSIDE, RICH, Message
+from engine.messages import GAP, LIKE_TABLE, LOW_CONFIDENCE, NEAR_CASTLE, OUTSIDE, RICH, Message
 from vision import config as _config
 from vision import detect, frame, holes
 from vision.classify import SquareClassifier, SquareReading
@@ -211,12 +211,11 @@ class Reader:
                                       self.classifier.logits(crops), self.cfg,
                                       self.classifier.t_terrain, self.classifier.t_crowns)
             grid = self.classifier.read_logits(logits, rows, cols)
-        gaps = set()
-        if gap_squares(grid, int(self.rcfg["flag_gaps"])):
-            distance = holes.table_distances(image, found.corners, rows, cols, self.cfg["holes"])
-            gaps = gaps_unlike_table(grid, distance, self.rcfg)
+        gaps, like_table = review_distances(grid, self.rcfg, lambda: holes.table_distances(
+            image, found.corners, rows, cols, self.cfg["holes"]))
         reasons = review_reasons(grid, self.rcfg, outside_cells(image.shape, found.corners,
-                                                                rows, cols, self.rcfg), gaps)
+                                                                rows, cols, self.rcfg),
+                                 gaps, like_table)
         frame = _frame(rows, cols, size if size is not None else found.size)
         warnings = list(found.warnings)
         if size is not None and frame != size:
@@ -272,10 +271,11 @@ def outside_cells(shape, corners, rows: int, cols: int, rcfg: dict) -> set:
 
 
 def review_reasons(grid: list[list[SquareReading]], rcfg: dict, outside=frozenset(),
-                   gaps=frozenset()) -> dict:
+                   gaps=frozenset(), like_table=frozenset()) -> dict:
     """(row, col) -> list of reasons a person should check that square. ``outside``: squares
     centred off the photo; ``gaps``: squares read as table in a short gap between tiles that
-    look unlike the table (:func:`gaps_unlike_table`)."""
+    look unlike the table (:func:`gaps_unlike_table`); ``like_table``: squares read as tiles
+    that look like the table (:func:`tiles_like_table`)."""
     low = float(rcfg["min_confidence"])
     near_castle = float(rcfg["flag_castle_neighbours_below"])
     rich_from = int(rcfg["rich_crowns"])
@@ -298,6 +298,8 @@ def review_reasons(grid: list[list[SquareReading]], rcfg: dict, outside=frozense
                 why.append(Message(OUTSIDE))
             if (r, c) in gaps:
                 why.append(Message(GAP))
+            if (r, c) in like_table:
+                why.append(Message(LIKE_TABLE))
             if why:
                 reasons[(r, c)] = why
     return reasons
@@ -309,6 +311,27 @@ def gap_squares(grid, longest: int) -> set:
     rows, cols = len(grid), len(grid[0]) if grid else 0
     return {(r, c) for r in range(rows) for c in range(cols)
             if longest > 0 and grid[r][c].terrain == "empty" and _between_tiles(grid, r, c, longest)}
+
+
+def tiles_like_table(grid, distance, rcfg: dict) -> set:
+    """Squares read as tiles (castle included) whose distance to the table around the kingdom
+    (``vision.holes.table_distance``, (rows, cols)) is under ``[review] flag_tile_like_table``
+    (0: none): ``vision.holes`` raised their odds of table and the classifier still read a
+    tile, as it does with a bare square of a cloth printed in a terrain's colours."""
+    d = np.asarray(distance, np.float64)
+    most = float(rcfg["flag_tile_like_table"])
+    rows, cols = len(grid), len(grid[0]) if grid else 0
+    return {(r, c) for r in range(rows) for c in range(cols)
+            if grid[r][c].terrain != "empty" and d[r, c] < most}
+
+
+def review_distances(grid, rcfg: dict, distance_of) -> tuple[set, set]:
+    """``(gaps, like_table)`` for :func:`review_reasons`; ``distance_of()`` gives the squares'
+    distances to the table (measured only when a flag needs them)."""
+    if not gap_squares(grid, int(rcfg["flag_gaps"])) and float(rcfg["flag_tile_like_table"]) <= 0:
+        return set(), set()
+    distance = distance_of()
+    return gaps_unlike_table(grid, distance, rcfg), tiles_like_table(grid, distance, rcfg)
 
 
 def gaps_unlike_table(grid, distance, rcfg: dict) -> set:

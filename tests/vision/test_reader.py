@@ -160,6 +160,39 @@ def test_a_glare_washed_row_read_as_table_is_flagged_when_read(reader, monkeypat
         assert ([1, 1] in reading.review) == flagged
 
 
+def test_a_tile_read_where_the_square_looks_like_the_table_is_flagged(reader, monkeypatch):
+    """A bare square of a cloth printed in a terrain's colours can read as a tile however
+    much vision.holes raises its odds of table: a square read as a tile that looks like the
+    table around the kingdom ([review] flag_tile_like_table) goes to review, the kingdom's
+    own tiles do not; 0 turns it off."""
+    from vision.labels import TERRAINS
+    from vision.reader import tiles_like_table
+
+    def logits(crops, first_turn_only=False):
+        out = np.zeros((len(crops), len(TERRAINS) + 4))
+        out[:, TERRAINS.index("field")] = 12.0           # every square read as a field ...
+        out[0, TERRAINS.index("castle")] = 14.0          # ... but the first, the castle
+        out[:, len(TERRAINS)] = 12.0
+        return out
+
+    monkeypatch.setattr(reader.classifier, "logits", logits)
+    rng = np.random.default_rng(4)
+    image = np.clip(rng.normal(128, 4, (700, 900, 3)), 0, 255).astype(np.uint8)
+    image[200:500, 300:600] = (40, 170, 60)
+    image[300:400, 500:600] = np.clip(rng.normal(128, 4, (100, 100, 3)), 0, 255)   # bare
+    corners = np.float32([[300, 200], [600, 200], [600, 500], [300, 500]])
+    reading = reader.read(image, corners=corners, rows=3, cols=3)
+    assert reading.cells[1][2]["terrain"] == "field" and reading.review == [[1, 2]]
+    assert "looks like the table" in str(reading.reasons["1,2"][0])
+    monkeypatch.setitem(reader.rcfg, "flag_tile_like_table", 0.0)
+    assert reader.read(image, corners=corners, rows=3, cols=3).review == []
+    # by hand: a bare square (distance 0.2) read as a tile is flagged, table read as table not
+    from vision.classify import SquareReading
+    grid = [[SquareReading("lake", 0, 1.0), SquareReading("empty", 0, 1.0)]]
+    assert tiles_like_table(grid, np.array([[0.2, 0.1]]), {"flag_tile_like_table": 1.0}) == {(0, 0)}
+    assert tiles_like_table(grid, np.array([[1.2, 0.1]]), {"flag_tile_like_table": 1.0}) == set()
+
+
 def test_a_find_holding_no_domino_is_no_kingdom(reader, monkeypatch):
     """A kingdom is the castle plus dominoes: a find read as fewer than two domino halves (a
     loose tile, a mat's printed grid) is reported as no kingdom, unless the caller placed it."""

@@ -44,7 +44,7 @@ import numpy as np
 from vision import config as _config
 from vision.classify import MODELS_DIR, N_CROWNS, TERRAINS, SquareClassifier
 from vision.holes import boost_logits, ring_features, table_distances
-from vision.reader import gap_squares, gaps_unlike_table, outside_cells, review_reasons, too_few_tiles
+from vision.reader import outside_cells, review_distances, review_reasons, too_few_tiles
 from vision.squares import cell_crops, crop_size, image_corners, rectify
 
 SETS = ("aau", "phone", "phone-detected", "synth")
@@ -754,11 +754,11 @@ def _summarise_outputs(cases, logits, temps, quick, folds, seconds, cfg) -> dict
         if cs.kind in DETECTED and too_few_tiles((sq.terrain for row in grid for sq in row), cfg):
             readings.append(None)      # the reader says "no kingdom found" for such a find
             continue
-        gaps = set()
-        if table is not None and gap_squares(grid, int(rcfg["flag_gaps"])):
-            distance = table_distances(None, None, cs.rows, cs.cols, cfg["holes"], table)
-            gaps = gaps_unlike_table(grid, distance, rcfg)
-        readings.append((grid, review_reasons(grid, rcfg, cs.outside, gaps)))
+        gaps, like_table = set(), set()
+        if table is not None:
+            gaps, like_table = review_distances(grid, rcfg, lambda: table_distances(
+                None, None, cs.rows, cs.cols, cfg["holes"], table))
+        readings.append((grid, review_reasons(grid, rcfg, cs.outside, gaps, like_table)))
     result = {"cross_validated": not quick, "folds": None if quick else folds,
               "temperatures": {"t_terrain": temps[0], "t_crowns": temps[1]},
               "seconds": seconds}
