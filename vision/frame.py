@@ -187,10 +187,14 @@ def choose(image: np.ndarray, corners, rows: int, cols: int, classifier, cfg: di
     R, C = rows + 2 * top, cols + 2 * left
     grown = Window(-top, -left, R, C)
     big = window_corners(corners, rows, cols, grown)
-    if top or left:
+    strips = bool(top or left)
+    ring_feats = None      # what was read and the ring around it, measured once for both uses
+    if cfg["holes"]["enabled"] and (fcfg["judge_holes"] or strips and fcfg["skip_table_strips"]):
+        ring_feats = holes.ring_features(image, big, R, C, cfg["holes"])
+    if strips:
         table = None
         if fcfg["skip_table_strips"] and cfg["holes"]["enabled"]:
-            table = holes.table_like(image, big, R, C, cfg["holes"])
+            table = holes.table_like(image, big, R, C, cfg["holes"], ring_feats)
         logits = grown_logits(image, corners, rows, cols, logits, top, left, classifier, cfg,
                               first_turn_only, table)
     judged = logits
@@ -198,7 +202,7 @@ def choose(image: np.ndarray, corners, rows: int, cols: int, classifier, cfg: di
         # a square like the table around the grid read is table (vision.holes): a hole, a row
         # of table the detector took in, a square read beyond the grid to complete a frame
         judged = holes.with_holes(image, big, R, C, logits, cfg, classifier.t_terrain,
-                                  classifier.t_crowns)
+                                  classifier.t_crowns, ring_feats)
     gain = square_gain(empty_odds(judged, classifier.t_terrain),
                        float(fcfg["inside_empty"]),
                        float(fcfg["odds_floor"])).reshape(R, C)

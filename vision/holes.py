@@ -95,21 +95,22 @@ def table_distance(features: np.ndarray, off_photo: np.ndarray, sure_tile: np.nd
     return distances(inside, refs, scales).min(axis=1).reshape(rows, cols)
 
 
-def table_distances(image: np.ndarray, corners, rows: int, cols: int, hcfg: dict,
-                    features=None) -> np.ndarray:
+def table_distances(features: np.ndarray, off_photo: np.ndarray, hcfg: dict) -> np.ndarray:
     """(rows, cols): each grid square's :func:`table_distance` to the ring of table around it,
-    no square taken for a sure tile. ``features``: ``(features, off_photo)`` from
-    :func:`ring_features`, when already measured (then ``image`` and ``corners`` are unused)."""
-    feats, off = features if features is not None else ring_features(image, corners, rows, cols,
-                                                                      hcfg)
-    return table_distance(feats, off, np.zeros((rows, cols), bool), hcfg["scales"],
+    no square taken for a sure tile; ``features``, ``off_photo`` from :func:`ring_features`."""
+    rows, cols = features.shape[0] - 2, features.shape[1] - 2
+    return table_distance(features, off_photo, np.zeros((rows, cols), bool), hcfg["scales"],
                           float(hcfg["max_distance"]), int(hcfg["min_alike"]))
 
 
-def table_like(image: np.ndarray, corners, rows: int, cols: int, hcfg: dict) -> np.ndarray:
+def table_like(image: np.ndarray, corners, rows: int, cols: int, hcfg: dict,
+               features=None) -> np.ndarray:
     """(rows, cols) booleans: the grid's squares within ``[holes] max_distance`` of the ring
-    of table around it (:func:`table_distances`)."""
-    return table_distances(image, corners, rows, cols, hcfg) < float(hcfg["max_distance"])
+    of table around it (:func:`table_distances`). ``features``: ``(features, off_photo)`` from
+    :func:`ring_features` when already measured for this grid."""
+    if features is None:
+        features = ring_features(image, corners, rows, cols, hcfg)
+    return table_distances(*features, hcfg) < float(hcfg["max_distance"])
 
 
 def empty_boost(distance: np.ndarray, max_distance: float, boost: float) -> np.ndarray:
@@ -158,12 +159,15 @@ def boost_logits(features: np.ndarray, off_photo: np.ndarray, logits: np.ndarray
 
 
 def with_holes(image: np.ndarray, corners, rows: int, cols: int, logits: np.ndarray,
-               cfg: dict, t_terrain: float = 1.0, t_crowns: float = 1.0) -> np.ndarray:
+               cfg: dict, t_terrain: float = 1.0, t_crowns: float = 1.0,
+               features=None) -> np.ndarray:
     """The window's logits (row by row) with each table-like square's ``empty`` raised (see the
-    module docstring); unchanged when ``[holes] enabled`` is off."""
+    module docstring); unchanged when ``[holes] enabled`` is off. ``features``: ``(features,
+    off_photo)`` from :func:`ring_features` when already measured for this window."""
     hcfg = cfg["holes"]
     logits = np.asarray(logits, np.float32)
     if not hcfg["enabled"] or not len(logits):
         return logits
-    feats, off = ring_features(image, corners, rows, cols, hcfg)
-    return boost_logits(feats, off, logits, hcfg, t_terrain, t_crowns)
+    if features is None:
+        features = ring_features(image, corners, rows, cols, hcfg)
+    return boost_logits(*features, logits, hcfg, t_terrain, t_crowns)

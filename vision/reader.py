@@ -49,6 +49,7 @@ class _Found:
     warnings: list
     logits: np.ndarray | None = None  # the squares already read (vision.frame), row by row
     grid: list | None = None          # ... and their readings (classifier.read_logits)
+    table: tuple | None = None        # vision.holes.ring_features of the window, when measured
 
 
 def _frame(rows: int, cols: int, size: int | None) -> int:
@@ -158,15 +159,18 @@ class Reader:
                                                        self.classifier, cfg, size)
         # a square like the table around the kingdom reads as table (vision.holes); the
         # classifier's own logits stay for judging frames (crispness, castle odds)
+        table = None
+        if cfg["holes"]["enabled"]:
+            table = holes.ring_features(image, new, new_rows, new_cols, cfg["holes"])
         held = holes.with_holes(image, new, new_rows, new_cols, logits, cfg,
-                                self.classifier.t_terrain, self.classifier.t_crowns)
+                                self.classifier.t_terrain, self.classifier.t_crowns, table)
         grid = self.classifier.read_logits(held, new_rows, new_cols)
         warnings = list(warnings)
         if (new_rows, new_cols) != (rows, cols):
             warnings.append(f"the outline found held {rows}x{cols} squares; by what its "
                             f"squares read, the kingdom is {new_rows}x{new_cols}: check its outline")
         return _Found(np.asarray(new, np.float32), new_rows, new_cols,
-                      _frame(new_rows, new_cols, size), None, warnings, logits, grid)
+                      _frame(new_rows, new_cols, size), None, warnings, logits, grid, table)
 
     def _found_board(self, image: np.ndarray, size: int | None) -> _Found:
         cell = self.ccfg["cell"]
@@ -202,17 +206,21 @@ class Reader:
     def read_board(self, image, found: _Found, size: int | None = None) -> Reading:
         cell, bm, cm = self.ccfg["cell"], self.ccfg["board_margin"], self.ccfg["crop_margin"]
         rows, cols = found.rows, found.cols
-        grid = found.grid
+        grid, hcfg = found.grid, self.cfg["holes"]
+        table = found.table        # the window's ring features, measured once per reading
         if grid is None:  # not read yet (vision.frame reads its window while choosing it)
             board, _ = rectify(image, found.corners, rows, cols, cell, bm)
             crops = cell_crops(board, rows, cols, cell, board_margin=bm, crop_margin=cm,
                                offsets=found.offsets)
+            if hcfg["enabled"]:
+                table = holes.ring_features(image, found.corners, rows, cols, hcfg)
             logits = holes.with_holes(image, found.corners, rows, cols,
                                       self.classifier.logits(crops), self.cfg,
-                                      self.classifier.t_terrain, self.classifier.t_crowns)
+                                      self.classifier.t_terrain, self.classifier.t_crowns, table)
             grid = self.classifier.read_logits(logits, rows, cols)
         gaps, like_table = review_distances(grid, self.rcfg, lambda: holes.table_distances(
-            image, found.corners, rows, cols, self.cfg["holes"]))
+            *(table if table is not None else holes.ring_features(image, found.corners, rows,
+                                                                   cols, hcfg)), hcfg))
         reasons = review_reasons(grid, self.rcfg, outside_cells(image.shape, found.corners,
                                                                 rows, cols, self.rcfg),
                                  gaps, like_table)

@@ -757,7 +757,7 @@ def _summarise_outputs(cases, logits, temps, quick, folds, seconds, cfg) -> dict
         gaps, like_table = set(), set()
         if table is not None:
             gaps, like_table = review_distances(grid, rcfg, lambda: table_distances(
-                None, None, cs.rows, cs.cols, cfg["holes"], table))
+                *table, cfg["holes"]))
         readings.append((grid, review_reasons(grid, rcfg, cs.outside, gaps, like_table)))
     result = {"cross_validated": not quick, "folds": None if quick else folds,
               "temperatures": {"t_terrain": temps[0], "t_crowns": temps[1]},
