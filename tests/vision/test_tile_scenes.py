@@ -95,3 +95,10 @@ def test_photographed_boards_take_their_share_of_the_hard_scenes_in_turn():
     # without boards the share is ignored: every scene is drawn
     plain = tile_scenes.hard_training_scenes(2, first, long_side=100, real_share=0.5)
     assert np.array_equal(plain[1][0], tile_scenes.hard_training_scene(first + 1, long_side=100)[0])
+
+
+def test_the_training_command_refuses_a_share_that_is_no_fraction(tmp_path, capsys):
+    assert tilenet.main(["--out", str(tmp_path / "t.onnx"), "--real-share", "1.5"]) == 2
+    err = capsys.readouterr().err
+    assert "--real-share is a fraction, 0 to 1, got 1.5" in err and "Traceback" not in err
+    assert not (tmp_path / "t.onnx").exists()
