@@ -125,23 +125,29 @@ def recount(image, corners, rows: int, cols: int, classifier, cfg: dict, size: i
     """The detector's square grid against the same outline cut into the other frame sizes of
     ``[frame] recount_sizes``: the one whose squares read crispest (:func:`crispness`) wins,
     the detector's own by ``[frame] recount_margin``. A grid one side short of a square frame
-    (``[frame] square_frames``, ``recount_short``) is compared with the outline cut n x n on
-    the squares as cut (one quarter turn each), and the winner read in full (not when
+    (``[frame] square_frames``, ``recount_short``), or one side a square over one
+    (:func:`over_frame`, ``recount_over``), is compared with the outline cut n x n on the
+    squares as cut (one quarter turn each), and the winner read in full (not when
     ``first_turn_only``: a quick reading judges the grid as found). Returns
     ``(rows, cols, logits)``. A half-built kingdom's strip is not recounted."""
-    n = max(rows, cols)
     fcfg = cfg["frame"]
-    short = completion(rows, cols, [int(k) for k in fcfg["square_frames"]],
-                       int(fcfg["max_short"]))
-    if fcfg["recount_short"] and any(short) and not first_turn_only \
+    frames = [int(k) for k in fcfg["square_frames"]]
+    short = completion(rows, cols, frames, int(fcfg["max_short"]))
+    n = max(rows, cols)
+    if fcfg["recount_over"] and over_frame(rows, cols, frames):
+        n = min(rows, cols)      # one side counted a square over a frame: cut n x n instead
+    if fcfg["recount_short"] and (any(short) or n < max(rows, cols)) and not first_turn_only \
             and (size is None or n <= size):
         # one side counted short of a square frame: the same outline cut n x n (an outline
         # round the whole kingdom with a side miscounted) against the count as found (an
         # outline that missed a row: vision.frame.completion then reads beyond it)
         quick = read_grid(image, corners, rows, cols, classifier, cfg, True)
         square = read_grid(image, corners, n, n, classifier, cfg, True)
-        if crispness(square, classifier.t_terrain) > crispness(quick, classifier.t_terrain) \
-                + float(cfg["frame"]["recount_short_margin"]):
+        # rounded: two grids read alike (the same mean over 25 and 30 squares) are a tie,
+        # and a tie keeps the detector's count
+        if round(crispness(square, classifier.t_terrain), 9) > round(
+                crispness(quick, classifier.t_terrain)
+                + float(cfg["frame"]["recount_short_margin"]), 9):
             rows = cols = n
         # the winner's first turn is remembered by the classifier: not read twice
         return rows, cols, read_grid(image, corners, rows, cols, classifier, cfg,
@@ -256,6 +262,14 @@ def grown_logits(image, corners, rows: int, cols: int, logits: np.ndarray, top: 
 # a square known to be bare table without reading it: sure "empty", sure no crowns
 TABLE_LOGITS = np.zeros(len(TERRAINS) + N_CROWNS, np.float32)
 TABLE_LOGITS[TERRAINS.index("empty")] = TABLE_LOGITS[len(TERRAINS)] = 30.0
+
+
+def over_frame(rows: int, cols: int, frames) -> bool:
+    """Whether a ``rows x cols`` grid has one side a square over a square frame of
+    ``frames`` and the other side on it (6x5 for a 5x5): a seam in the art of a tile or a
+    stripe of the table counted as one more column. A half-built 7x7 can be 5x6: the cut
+    that reads crisper decides (:func:`recount`)."""
+    return rows != cols and min(rows, cols) in frames and abs(rows - cols) == 1
 
 
 def completion(rows: int, cols: int, frames, max_short: int | None = None) -> tuple[int, int]:

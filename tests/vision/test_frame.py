@@ -329,6 +329,31 @@ def test_a_side_counted_short_of_a_frame_is_recounted_on_the_same_outline():
     assert frame.recount(image, whole, 5, 3, _CutClassifier(), cfg)[:2] == (5, 3)
 
 
+def test_a_side_counted_one_over_a_frame_is_recounted_on_the_same_outline():
+    """The outline holds the whole 5x5 kingdom but one side was counted 6 (a seam in a tile's
+    art, a stripe of the table): cut 5x5 the squares read crisply, cut 5x6 they run through
+    tiles. An outline that also took in a column of table (each square one colour when cut
+    5x6) keeps its count: the window is chosen in it afterwards."""
+    image = _photo_with_kingdom(5, square=70, pad=0)
+    whole = _square_corners(0, 0, 350, 350)
+    rows, cols, logits = frame.recount(image, whole, 5, 6, _CutClassifier(), _cfg(0))
+    assert (rows, cols, len(logits)) == (5, 5, 25)
+    assert frame.recount(image, whole, 6, 5, _CutClassifier(), _cfg(0))[:2] == (5, 5)
+    wider = _photo_with_kingdom(5, square=70, pad=1)[70:420]    # a column of table each side
+    with_table = _square_corners(70, 0, 490, 350)                # the kingdom and the right one
+    assert frame.recount(wider, with_table, 5, 6, _CutClassifier(), _cfg(0))[:2] == (5, 6)
+    cfg = _cfg(0)
+    cfg["frame"]["recount_over"] = False
+    assert frame.recount(image, whole, 5, 6, _CutClassifier(), cfg)[:2] == (5, 6)
+
+
+@pytest.mark.parametrize("rows, cols, want", [
+    (5, 6, True), (6, 5, True), (7, 8, True), (6, 7, False),   # 6x7: a 7x7 one short
+    (5, 5, False), (5, 7, False), (4, 5, False), (3, 4, False)])
+def test_over_frame_is_one_side_a_square_over_a_frame_the_other_on_it(rows, cols, want):
+    assert frame.over_frame(rows, cols, (5, 7)) is want
+
+
 def test_recount_reads_a_5x5_kingdom_found_as_7x7_as_5x5():
     """The outline is right but the detector counted 7 squares a side: the 5x5 cut reads
     crisply, the 7x7 cut runs through tiles (recounting is off as shipped: turned on here)."""
