@@ -167,3 +167,17 @@ def descend(score, quad: np.ndarray, det: dict, cell_px: float) -> np.ndarray:
         if not improved:
             step /= 2
     return q.astype(np.float32)
+
+
+def refine_photo_outline(image: np.ndarray, corners, rows: int, cols: int, det: dict) -> np.ndarray:
+    """:func:`refine_corners` for an outline in the photo's own pixels, on the photo shrunk to
+    ``[detect] refine_long_side`` as the detector refines: for a grid whose count changed
+    after the detector (a 5x6 recounted 5x5 on the same outline), whose lines the detector
+    put on seams for the other count. Every point of each line counts (no tile map)."""
+    from vision.tilemap import downscale
+
+    small, s = downscale(image, int(det["refine_long_side"]))
+    gray = cv2.cvtColor(small, cv2.COLOR_BGR2GRAY)
+    quad = np.asarray(corners, np.float64) * s
+    return (refine_corners(edge_map(gray), quad, rows, cols, det) / s).astype(np.float32)
+

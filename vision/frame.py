@@ -32,6 +32,7 @@ from __future__ import annotations
 import numpy as np
 
 from vision import holes
+from vision.corner_refine import refine_photo_outline
 from vision.geometry import Window, centres_off_photo, window_corners
 from vision.labels import N_CROWNS, TERRAINS, terrain_probabilities
 
@@ -128,8 +129,10 @@ def recount(image, corners, rows: int, cols: int, classifier, cfg: dict, size: i
     (``[frame] square_frames``, ``recount_short``), or one side a square over one
     (:func:`over_frame`, ``recount_over``), is compared with the outline cut n x n on the
     squares as cut (one quarter turn each), and the winner read in full (not when
-    ``first_turn_only``: a quick reading judges the grid as found). Returns
-    ``(rows, cols, logits)``. A half-built kingdom's strip is not recounted."""
+    ``first_turn_only``: a quick reading judges the grid as found); a grid recounted so has
+    its corners refined for the new count (``[frame] refine_recount``,
+    ``vision.corner_refine.refine_photo_outline``). Returns ``(corners, rows, cols,
+    logits)``. A half-built kingdom's strip is not recounted."""
     fcfg = cfg["frame"]
     frames = [int(k) for k in fcfg["square_frames"]]
     short = completion(rows, cols, frames, int(fcfg["max_short"]))
@@ -149,13 +152,17 @@ def recount(image, corners, rows: int, cols: int, classifier, cfg: dict, size: i
                 crispness(quick, classifier.t_terrain)
                 + float(cfg["frame"]["recount_short_margin"]), 9):
             rows = cols = n
+            if fcfg["refine_recount"] and cfg["detect"]["refine"]:
+                # the detector put the lines of its own count on the seams: put the new
+                # count's there (a few hundredths of a side; the crops are cut anew)
+                corners = refine_photo_outline(image, corners, rows, cols, cfg["detect"])
         # the winner's first turn is remembered by the classifier: not read twice
-        return rows, cols, read_grid(image, corners, rows, cols, classifier, cfg,
-                                     first_turn_only)
+        return corners, rows, cols, read_grid(image, corners, rows, cols, classifier, cfg,
+                                              first_turn_only)
     logits = read_grid(image, corners, rows, cols, classifier, cfg, first_turn_only)
     sizes = [int(n) for n in cfg["frame"]["recount_sizes"]]
     if rows != cols or rows not in sizes or size is not None and rows == size:
-        return rows, cols, logits
+        return corners, rows, cols, logits
     best = (crispness(logits, classifier.t_terrain) + float(cfg["frame"]["recount_margin"]),
             rows, logits)
     for n in sizes:
@@ -165,7 +172,7 @@ def recount(image, corners, rows: int, cols: int, classifier, cfg: dict, size: i
         score = crispness(other, classifier.t_terrain)
         if score > best[0]:
             best = (score, n, other)
-    return best[1], best[1], best[2]
+    return corners, best[1], best[1], best[2]
 
 
 def choose(image: np.ndarray, corners, rows: int, cols: int, classifier, cfg: dict,
@@ -180,8 +187,8 @@ def choose(image: np.ndarray, corners, rows: int, cols: int, classifier, cfg: di
     caller) caps the window; otherwise ``[detect] max_cells``. ``first_turn_only``: the
     squares read as cut only (``SquareClassifier.logits``).
     """
-    rows, cols, logits = recount(image, corners, rows, cols, classifier, cfg, size,
-                                 first_turn_only)
+    corners, rows, cols, logits = recount(image, corners, rows, cols, classifier, cfg, size,
+                                          first_turn_only)
     fcfg = cfg["frame"]
     ring = int(fcfg["ring"])
     cap = int(size) if size is not None else int(cfg["detect"]["max_cells"])

@@ -5,7 +5,8 @@ import numpy as np
 import pytest
 
 from vision import config
-from vision.corner_refine import _bilinear, descend, edge_map, grid_lines, refine_corners
+from vision.corner_refine import (_bilinear, descend, edge_map, grid_lines, refine_corners,
+                                  refine_photo_outline)
 
 
 def drawn_grid(n: int, corners: np.ndarray, size=(900, 700)):
@@ -63,3 +64,20 @@ def test_the_same_corners_as_scoring_each_trial_plainly(n, seed):
     start = (TRUE + rng.uniform(-12, 12, (4, 2))).astype(np.float64)
     assert refine_corners(edges, start, n, n, det, prob).tobytes() == \
         _plain(edges, start, n, n, det, prob).tobytes()
+
+
+def test_an_outline_in_a_big_photo_moves_onto_the_seams_in_photo_pixels():
+    """refine_photo_outline works on the photo shrunk to [detect] refine_long_side and gives
+    the corners back in the photo's own pixels: a drawn board enlarged to 3x that size, its
+    outline a tenth of a square off, comes back nearer the truth."""
+    det = config.load()["detect"]
+    k = 3 * det["refine_long_side"] / 900
+    gray, _ = drawn_grid(5, TRUE)
+    photo = cv2.cvtColor(cv2.resize(gray, None, fx=k, fy=k, interpolation=cv2.INTER_LINEAR),
+                         cv2.COLOR_GRAY2BGR)
+    true = TRUE * k
+    cell = float(np.linalg.norm(true[1] - true[0])) / 5
+    start = true + np.float32([[0.1, -0.08], [-0.09, 0.1], [0.1, 0.07], [-0.08, -0.1]]) * cell
+    found = refine_photo_outline(photo, start, 5, 5, det)
+    assert found.dtype == np.float32 and found.shape == (4, 2)
+    assert np.abs(found - true).max() < 0.5 * np.abs(start - true).max()

@@ -320,13 +320,13 @@ def test_a_side_counted_short_of_a_frame_is_recounted_on_the_same_outline():
     squares already the tiles' own) keeps its count: completion reads beyond it."""
     image = _photo_with_kingdom(5, square=70, pad=0)
     whole = _square_corners(0, 0, 350, 350)
-    rows, cols, logits = frame.recount(image, whole, 5, 3, _CutClassifier(), _cfg(0))
+    _, rows, cols, logits = frame.recount(image, whole, 5, 3, _CutClassifier(), _cfg(0))
     assert (rows, cols, len(logits)) == (5, 5, 25)
     short = _square_corners(0, 0, 280, 350)            # the kingdom's first 4 columns
-    assert frame.recount(image, short, 5, 4, _CutClassifier(), _cfg(0))[:2] == (5, 4)
+    assert frame.recount(image, short, 5, 4, _CutClassifier(), _cfg(0))[1:3] == (5, 4)
     cfg = _cfg(0)
     cfg["frame"]["recount_short"] = False
-    assert frame.recount(image, whole, 5, 3, _CutClassifier(), cfg)[:2] == (5, 3)
+    assert frame.recount(image, whole, 5, 3, _CutClassifier(), cfg)[1:3] == (5, 3)
 
 
 def test_a_side_counted_one_over_a_frame_is_recounted_on_the_same_outline():
@@ -336,15 +336,30 @@ def test_a_side_counted_one_over_a_frame_is_recounted_on_the_same_outline():
     5x6) keeps its count: the window is chosen in it afterwards."""
     image = _photo_with_kingdom(5, square=70, pad=0)
     whole = _square_corners(0, 0, 350, 350)
-    rows, cols, logits = frame.recount(image, whole, 5, 6, _CutClassifier(), _cfg(0))
+    _, rows, cols, logits = frame.recount(image, whole, 5, 6, _CutClassifier(), _cfg(0))
     assert (rows, cols, len(logits)) == (5, 5, 25)
-    assert frame.recount(image, whole, 6, 5, _CutClassifier(), _cfg(0))[:2] == (5, 5)
+    assert frame.recount(image, whole, 6, 5, _CutClassifier(), _cfg(0))[1:3] == (5, 5)
     wider = _photo_with_kingdom(5, square=70, pad=1)[70:420]    # a column of table each side
     with_table = _square_corners(70, 0, 490, 350)                # the kingdom and the right one
-    assert frame.recount(wider, with_table, 5, 6, _CutClassifier(), _cfg(0))[:2] == (5, 6)
+    assert frame.recount(wider, with_table, 5, 6, _CutClassifier(), _cfg(0))[1:3] == (5, 6)
     cfg = _cfg(0)
     cfg["frame"]["recount_over"] = False
-    assert frame.recount(image, whole, 5, 6, _CutClassifier(), cfg)[:2] == (5, 6)
+    assert frame.recount(image, whole, 5, 6, _CutClassifier(), cfg)[1:3] == (5, 6)
+
+
+def test_a_recounted_grid_has_its_corners_refined_for_the_new_count():
+    """Recounted 5x6 -> 5x5 on an outline a tenth of a square off: the corners move onto the
+    kingdom's edges for the 5x5 count; with refine_recount off they stay as found."""
+    image = _photo_with_kingdom(5, square=70, pad=1)
+    true = _square_corners(70, 70, 420, 420)
+    off = true + np.float32([[7, -5], [-6, 7], [6, 5], [-5, -7]])
+    corners, rows, cols, _ = frame.recount(image, off, 5, 6, _CutClassifier(), _cfg(0))
+    assert (rows, cols) == (5, 5)
+    assert np.abs(corners - true).max() < 0.5 * np.abs(off - true).max()
+    cfg = _cfg(0)
+    cfg["frame"]["refine_recount"] = False
+    corners, rows, cols, _ = frame.recount(image, off, 5, 6, _CutClassifier(), cfg)
+    assert (rows, cols) == (5, 5) and np.allclose(corners, off)
 
 
 @pytest.mark.parametrize("rows, cols, want", [
@@ -361,11 +376,11 @@ def test_recount_reads_a_5x5_kingdom_found_as_7x7_as_5x5():
     found = _square_corners(0, 0, 350, 350)
     cfg = _cfg(0)
     cfg["frame"]["recount_sizes"] = [5, 7]
-    assert frame.recount(image, found, 7, 7, _CutClassifier(), _cfg(0))[:2] == (7, 7)
-    rows, cols, logits = frame.recount(image, found, 7, 7, _CutClassifier(), cfg)
+    assert frame.recount(image, found, 7, 7, _CutClassifier(), _cfg(0))[1:3] == (7, 7)
+    _, rows, cols, logits = frame.recount(image, found, 7, 7, _CutClassifier(), cfg)
     assert (rows, cols, len(logits)) == (5, 5, 25)
     # asked for a 7x7 frame: the count is the caller's
-    assert frame.recount(image, found, 7, 7, _CutClassifier(), cfg, size=7)[:2] == (7, 7)
+    assert frame.recount(image, found, 7, 7, _CutClassifier(), cfg, size=7)[1:3] == (7, 7)
     # a strip of a half-built kingdom is not recounted
     assert frame.recount(image[:70], _square_corners(0, 0, 350, 70), 1, 5, _CutClassifier(),
-                         cfg)[:2] == (1, 5)
+                         cfg)[1:3] == (1, 5)
