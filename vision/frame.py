@@ -279,6 +279,13 @@ def over_frame(rows: int, cols: int, frames) -> bool:
     return rows != cols and min(rows, cols) in frames and abs(rows - cols) == 1
 
 
+def can_frame(rows: int, cols: int, n: int, max_grow: int) -> bool:
+    """Whether :func:`choose` can find an ``n x n`` window in a ``rows x cols`` grid: the
+    grid holds one, or it is one side short of it by at most ``max_grow`` squares (read
+    beyond that side, :func:`completion`)."""
+    return (rows >= n and cols >= n) or (max(rows, cols) == n and n - min(rows, cols) <= max_grow)
+
+
 def completion(rows: int, cols: int, frames, max_short: int | None = None) -> tuple[int, int]:
     """Squares to read beyond a ``rows x cols`` grid on each side, across (left and right)
     and down (top and bottom), so that every square frame of ``frames`` (sizes: a finished

@@ -96,6 +96,8 @@ class Reader:
         more = int(self.cfg["reader"]["past_short_castle"])
         same, read, best_crisp = float(self.cfg["lattice"]["same_grid"]), [], 0.0
         unsure_count = float(self.cfg["reader"]["past_short_count_below"])
+        blurred = float(self.cfg["reader"]["recheck_crisp_below"])
+        recheck, grow = False, int(self.cfg["frame"]["max_grow"])
         for k, (corners, found_rows, found_cols, conf, warnings, first) in enumerate(
                 detect.candidates(image, self.cfg, size, alternatives=True)):
             read_on = best is not None and best_key[0]
@@ -103,8 +105,10 @@ class Reader:
                 # past a sure castle in a window short of a frame, only new outlines over that
                 # window are read, ``past_short_castle`` at most (the detector's first
                 # outline may have cut the kingdom or counted it wrong on a tile-coloured table)
+                # (past a blurred 5x5 / 7x7 window, only outlines that can frame one as large)
                 if not overlaps(corners, best.corners) or any(
-                        detect.same_grid(corners, found_rows, found_cols, *o, same) for o in read):
+                        detect.same_grid(corners, found_rows, found_cols, *o, same) for o in read) \
+                        or recheck and not frame.can_frame(found_rows, found_cols, best.size, grow):
                     if k + 1 >= tries:
                         break
                     continue
@@ -131,18 +135,25 @@ class Reader:
             crisp = frame.crispness(found.logits, self.classifier.t_terrain)
             if read_on and crisp < best_crisp - float(self.cfg["reader"]["past_short_margin"]):
                 key = (False,) + key[1:]      # read past a sure castle: blurred squares lose
+            better = best is None or key > best_key or (
+                recheck and key == best_key and found.size == best.size and crisp > best_crisp)
             if not too_few_tiles((sq.terrain for row in grid for sq in row), self.cfg) \
-                    and castle >= least and (best is None or key > best_key):
+                    and castle >= least and better:
                 best, best_key, best_crisp = found, key, crisp
+                # a frame-sized window that reads blurred (cut off the tiles' own grid) has
+                # ``recheck_more`` more outlines over it read, the crispest one as large wins;
                 # a short window from a count the detector was sure of (a half-built kingdom
-                # on a plain table) ends the search as a frame-sized one does
-                if key[0] and not read_on and float(conf) >= unsure_count:
+                # on a plain table) ends the search as a crisp frame-sized one does
+                if key[0] and not read_on and key[1] and crisp < blurred:
+                    recheck, more = True, int(self.cfg["reader"]["recheck_more"])
+                elif key[0] and not read_on and float(conf) >= unsure_count:
                     more = 0
             # a kingdom with a sure castle in a 5x5 or 7x7 window ends the search (one short
             # of a frame too, unless ``past_short_castle``); an unsure castle (a box lid, a
             # window of table) lets the next outlines be read too: a 5x5 or 7x7 window wins
             # over one short of a frame, then the likelier castle
-            if k + 1 >= tries or (best is not None and best_key[0] and (best_key[1] or more <= 0)):
+            if k + 1 >= tries or (best is not None and best_key[0]
+                                  and (best_key[1] and not recheck or more <= 0)):
                 break
         if best is not None:
             return best

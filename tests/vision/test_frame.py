@@ -362,6 +362,15 @@ def test_a_recounted_grid_has_its_corners_refined_for_the_new_count():
     assert (rows, cols) == (5, 5) and np.allclose(corners, off)
 
 
+@pytest.mark.parametrize("rows, cols, n, want", [
+    (5, 5, 5, True), (7, 7, 5, True), (5, 6, 5, True),    # holds one
+    (3, 5, 5, True), (5, 1, 5, True), (5, 4, 5, True),    # one side short, read beyond
+    (3, 7, 7, True), (2, 7, 7, False),                    # ... at most max_grow (4) short
+    (1, 1, 5, False), (4, 4, 5, False), (5, 5, 7, False), (6, 5, 7, False)])
+def test_can_frame_a_window_of_n_squares_a_side(rows, cols, n, want):
+    assert frame.can_frame(rows, cols, n, 4) is want
+
+
 @pytest.mark.parametrize("rows, cols, want", [
     (5, 6, True), (6, 5, True), (7, 8, True), (6, 7, False),   # 6x7: a 7x7 one short
     (5, 5, False), (5, 7, False), (4, 5, False), (3, 4, False)])

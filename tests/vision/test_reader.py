@@ -412,6 +412,61 @@ def test_past_a_sure_castle_short_of_a_frame_outlines_over_it_are_read(reader, m
     assert reads == ["4 squares"] and (found.rows, found.cols) == (2, 2)
 
 
+def test_past_a_blurred_frame_the_crispest_outline_over_it_wins(reader, monkeypatch):
+    """The detector's first outline is a 5x5 frame half a square off the kingdom (its crops
+    straddle four tiles each: blurred) with a sure castle: the outlines over it that can
+    frame a 5x5 are read too ([reader] recheck_crisp_below, recheck_more) and the crisp one
+    on the tiles' own grid wins; a box lid elsewhere and a 1x1 outline are not read. With the
+    recheck off, the first frame ends the search."""
+    from vision import detect
+    from vision.labels import TERRAINS
+
+    image = np.full((400, 800, 3), 128, np.uint8)
+    image[100:300, 100:300] = (40, 160, 60)          # the lid
+    rng = np.random.default_rng(3)
+    for r in range(5):                                # the kingdom: 5x5 squares of 60 px
+        for c in range(5):
+            image[50 + 60 * r:110 + 60 * r, 450 + 60 * c:510 + 60 * c] = (
+                int(rng.integers(0, 100)), int(rng.integers(150, 256)), int(rng.integers(100, 256)))
+    reads = []
+
+    def logits(crops, first_turn_only=False):
+        b, _, r = crops[0][crops.shape[1] // 2, crops.shape[2] // 2].astype(int)
+        reads.append("lid" if b < 50 and r < 70 else f"{len(crops)} squares")
+        out = np.zeros((len(crops), len(TERRAINS) + 4))
+        for i, crop in enumerate(crops):
+            h, w = crop.shape[:2]
+            middle = crop[h // 3:2 * h // 3, w // 3:2 * w // 3].reshape(-1, 3).astype(int)
+            grey = np.abs(middle - 128).max() < 10
+            one = np.ptp(middle, axis=0).max() < 10
+            if grey:
+                out[i, TERRAINS.index("empty")] = 9.0
+            elif one:
+                out[i, TERRAINS.index("field")] = 9.0
+            else:                                     # a crop across tiles: blurred
+                out[i, TERRAINS.index("field")], out[i, TERRAINS.index("forest")] = 2.0, 1.5
+            if i == 0 and not grey:
+                out[i, TERRAINS.index("castle")] = out[i].max() + 2.0
+            out[i, len(TERRAINS)] = 9.0
+        return out
+
+    off = (np.float32([[480, 80], [780, 80], [780, 380], [480, 380]]) - [0, 30], 5, 5, 0.5, [],
+           None)
+    lid = (np.float32([[100, 100], [300, 100], [300, 300], [100, 300]]), 5, 5, 0.8, [], None)
+    small = (np.float32([[510, 110], [570, 110], [570, 170], [510, 170]]), 1, 1, 0.9, [], None)
+    kingdom = (np.float32([[450, 50], [750, 50], [750, 350], [450, 350]]), 5, 5, 0.9, [], None)
+    monkeypatch.setattr(reader.classifier, "logits", logits)
+    monkeypatch.setattr(detect, "candidates", lambda img, cfg, size=None, **kw: iter(
+        [off, lid, small, kingdom]))
+    found = reader.find(image)
+    assert reads == ["25 squares", "25 squares"]
+    assert (found.rows, found.cols) == (5, 5) and np.allclose(found.corners, kingdom[0])
+    reads.clear()
+    monkeypatch.setitem(reader.cfg["reader"], "recheck_crisp_below", float("-inf"))
+    found = reader.find(image)
+    assert reads == ["25 squares"] and np.allclose(found.corners, off[0])
+
+
 @pytest.mark.parametrize("lattice_first", [True, False])
 def test_find_reads_the_crisper_of_the_lattice_and_the_outlines_own_grid(reader, monkeypatch,
                                                                           lattice_first):
