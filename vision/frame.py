@@ -126,32 +126,34 @@ def recount(image, corners, rows: int, cols: int, classifier, cfg: dict, size: i
     """The detector's square grid against the same outline cut into the other frame sizes of
     ``[frame] recount_sizes``: the one whose squares read crispest (:func:`crispness`) wins,
     the detector's own by ``[frame] recount_margin``. A grid one side short of a square frame
-    (``[frame] square_frames``, ``recount_short``), or one side a square over one
-    (:func:`over_frame`, ``recount_over``), is compared with the outline cut n x n on the
-    squares as cut (one quarter turn each), and the winner read in full (not when
+    (``[frame] square_frames``, ``recount_short``), or a side over one (``max_over``), is
+    compared with the outline cut n x n (:func:`recount_cuts`) on the squares as cut (one
+    quarter turn each), the crispest winning, and the winner read in full (not when
     ``first_turn_only``: a quick reading judges the grid as found); a grid recounted so has
     its corners refined for the new count (``[frame] refine_recount``,
     ``vision.corner_refine.refine_photo_outline``). Returns ``(corners, rows, cols,
     logits)``. A half-built kingdom's strip is not recounted."""
     fcfg = cfg["frame"]
-    frames = [int(k) for k in fcfg["square_frames"]]
-    short = completion(rows, cols, frames, int(fcfg["max_short"]))
-    n = max(rows, cols)
-    if fcfg["recount_over"] and over_frame(rows, cols, frames):
-        n = min(rows, cols)      # one side counted a square over a frame: cut n x n instead
-    if fcfg["recount_short"] and (any(short) or n < max(rows, cols)) and not first_turn_only \
-            and (size is None or n <= size):
-        # one side counted short of a square frame: the same outline cut n x n (an outline
-        # round the whole kingdom with a side miscounted) against the count as found (an
-        # outline that missed a row: vision.frame.completion then reads beyond it)
+    cuts = [n for n in recount_cuts(rows, cols, [int(k) for k in fcfg["square_frames"]],
+                                    int(fcfg["max_short"]), int(fcfg["max_over"]))
+            if size is None or n <= size]
+    if fcfg["recount_short"] and cuts and not first_turn_only:
+        # one side counted short of a square frame (an outline round the whole kingdom with a
+        # side miscounted, or one that missed a row: vision.frame.completion then reads
+        # beyond it) or over one (a seam in a tile's art counted as a column): the same
+        # outline cut n x n against the count as found, on the squares as cut. Rounded: two
+        # grids read alike (the same mean over 25 and 30 squares) are a tie, and a tie keeps
+        # the detector's count
         quick = read_grid(image, corners, rows, cols, classifier, cfg, True)
-        square = read_grid(image, corners, n, n, classifier, cfg, True)
-        # rounded: two grids read alike (the same mean over 25 and 30 squares) are a tie,
-        # and a tie keeps the detector's count
-        if round(crispness(square, classifier.t_terrain), 9) > round(
-                crispness(quick, classifier.t_terrain)
-                + float(cfg["frame"]["recount_short_margin"]), 9):
-            rows = cols = n
+        best, best_crisp = None, round(crispness(quick, classifier.t_terrain)
+                                       + float(fcfg["recount_short_margin"]), 9)
+        for n in cuts:
+            square = read_grid(image, corners, n, n, classifier, cfg, True)
+            c = round(crispness(square, classifier.t_terrain), 9)
+            if c > best_crisp:
+                best, best_crisp = n, c
+        if best is not None:
+            rows = cols = best
             if fcfg["refine_recount"] and cfg["detect"]["refine"]:
                 # the detector put the lines of its own count on the seams: put the new
                 # count's there (a few hundredths of a side; the crops are cut anew)
@@ -271,12 +273,22 @@ TABLE_LOGITS = np.zeros(len(TERRAINS) + N_CROWNS, np.float32)
 TABLE_LOGITS[TERRAINS.index("empty")] = TABLE_LOGITS[len(TERRAINS)] = 30.0
 
 
-def over_frame(rows: int, cols: int, frames) -> bool:
-    """Whether a ``rows x cols`` grid has one side a square over a square frame of
-    ``frames`` and the other side on it (6x5 for a 5x5): a seam in the art of a tile or a
-    stripe of the table counted as one more column. A half-built 7x7 can be 5x6: the cut
-    that reads crisper decides (:func:`recount`)."""
-    return rows != cols and min(rows, cols) in frames and abs(rows - cols) == 1
+def recount_cuts(rows: int, cols: int, frames, max_short: int, max_over: int) -> list:
+    """The n x n cuts (n in ``frames``) to compare with a ``rows x cols`` grid found on the
+    same outline: the longer side's frame when the shorter is at most ``max_short`` short of
+    it (5x4, 7x5: a side counted short, or a row missed), and the shorter side's when the
+    longer is at most ``max_over`` over it (5x6, 5x7: a seam in a tile's art or a stripe of
+    the table counted as a column). A half-built kingdom can be either shape: the cut that
+    reads crisper decides (:func:`recount`). A square grid, or a strip (1x5), has none."""
+    if rows == cols:
+        return []
+    lo, hi = min(rows, cols), max(rows, cols)
+    out = []
+    if lo in frames and hi - lo <= max_over:
+        out.append(lo)
+    if hi in frames and hi - lo <= max_short:
+        out.append(hi)
+    return out
 
 
 def can_frame(rows: int, cols: int, n: int, max_grow: int) -> bool:

@@ -343,7 +343,7 @@ def test_a_side_counted_one_over_a_frame_is_recounted_on_the_same_outline():
     with_table = _square_corners(70, 0, 490, 350)                # the kingdom and the right one
     assert frame.recount(wider, with_table, 5, 6, _CutClassifier(), _cfg(0))[1:3] == (5, 6)
     cfg = _cfg(0)
-    cfg["frame"]["recount_over"] = False
+    cfg["frame"]["max_over"] = 0
     assert frame.recount(image, whole, 5, 6, _CutClassifier(), cfg)[1:3] == (5, 6)
 
 
@@ -371,11 +371,13 @@ def test_can_frame_a_window_of_n_squares_a_side(rows, cols, n, want):
     assert frame.can_frame(rows, cols, n, 4) is want
 
 
-@pytest.mark.parametrize("rows, cols, want", [
-    (5, 6, True), (6, 5, True), (7, 8, True), (6, 7, False),   # 6x7: a 7x7 one short
-    (5, 5, False), (5, 7, False), (4, 5, False), (3, 4, False)])
-def test_over_frame_is_one_side_a_square_over_a_frame_the_other_on_it(rows, cols, want):
-    assert frame.over_frame(rows, cols, (5, 7)) is want
+@pytest.mark.parametrize("rows, cols, over, want", [
+    (5, 6, 2, [5]), (6, 5, 1, [5]), (5, 7, 2, [5, 7]), (5, 7, 1, [7]),  # over, short
+    (7, 8, 2, [7]), (6, 7, 2, [7]), (4, 5, 2, [5]), (3, 5, 2, [5]),
+    (2, 5, 2, [5]), (1, 5, 2, []),                     # 1x5: a half-built kingdom's strip
+    (5, 5, 2, []), (3, 4, 2, []), (5, 6, 0, [])])
+def test_recount_cuts_the_frames_a_side_is_short_or_over_of(rows, cols, over, want):
+    assert frame.recount_cuts(rows, cols, (5, 7), 3, over) == want
 
 
 def test_recount_reads_a_5x5_kingdom_found_as_7x7_as_5x5():
