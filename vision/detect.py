@@ -123,6 +123,8 @@ def candidates(image: np.ndarray, cfg=None, size: int | None = None, fallback: b
     # the lattice's tile map at the refinement size, once for every outline of the photo
     cover_mid = cv2.resize(cover, (mid.shape[1], mid.shape[0]), interpolation=cv2.INTER_LINEAR)
 
+    frames = [int(n) for n in cfg["frame"]["square_frames"]]
+
     def outlines(d):
         out = []
         for prob in maps:
@@ -130,7 +132,11 @@ def candidates(image: np.ndarray, cfg=None, size: int | None = None, fallback: b
             f = outline_in_map(prob, mid, gray_mid, edges, s, s_mid, image.shape, d, lat,
                                cover_mid, alt)
             if f is not None:
-                out.append(f + ((alt[0] if alt else None),) if alternatives else f)
+                # the blob's own quadrilateral only as a 5x5 / 7x7 frame where the vanishing
+                # points' is none (a square kingdom's side pulled onto stripes)
+                alt = [a for a in alt if a[3] != "blob" or (
+                    a[1] == a[2] and a[1] in frames and not (f[1] == f[2] and f[1] in frames))]
+                out.append(f + ((alt or None),) if alternatives else f)
         return out
 
     found = outlines(det)
@@ -145,6 +151,42 @@ def candidates(image: np.ndarray, cfg=None, size: int | None = None, fallback: b
         yield from more
     if not found:
         raise PhotoError(NO_KINGDOM)
+
+
+def _grid_in(quad, mid, gray_mid, edges, s, s_mid, shape, det, lat, cover_mid, prob):
+    """The grid in a quadrilateral (tile-map px): rows and columns counted on the rectified
+    photo (step 5), moved onto the seams' lattice (5b), corners refined onto the seams (6).
+    Returns ``(quad, rows, cols, confidence, first)``, ``first`` the quadrilateral's own grid
+    (quad, rows, cols) when the lattice moved it, else None."""
+    zoom = s_mid / s
+    work = int(det["count_side"])
+    Hq = cv2.getPerspectiveTransform(quad, np.array([[0, 0], [work, 0], [work, work], [0, work]],
+                                                    np.float32))
+    rect = cv2.warpPerspective(mid, Hq @ np.diag([1 / zoom, 1 / zoom, 1.0]), (work, work),
+                               flags=cv2.INTER_LINEAR)
+    tiles = cv2.warpPerspective(prob, Hq, (work, work), flags=cv2.INTER_LINEAR) > 0.5
+    aspect = focal_aspect(quad / s, shape)
+    rows, cols, conf = count_cells(rect, tiles, aspect, det)
+    first = None                # the outline's own grid when the lattice moved it
+    if lat is not None and lat["enabled"]:
+        if cover_mid is None:
+            cover_mid = cv2.resize(prob, (mid.shape[1], mid.shape[0]),
+                                   interpolation=cv2.INTER_LINEAR)
+        found = fit_lattice(mid, cover_mid, quad * zoom, rows, cols, lat, aspect)
+        if found is not None:
+            moved = not same_grid(found.corners / zoom, found.rows, found.cols, quad, rows, cols,
+                                  float(lat["same_grid"]))
+            if moved:
+                first = (quad, rows, cols)
+            quad, rows, cols = found.corners / zoom, found.rows, found.cols
+    if edges is not None:
+        quad = refine_corners(edges, quad * zoom, rows, cols, det, prob, 1.0 / zoom) / zoom
+        if first is not None:
+            first = (refine_corners(edges, first[0] * zoom, first[1], first[2], det, prob,
+                                    1.0 / zoom) / zoom, first[1], first[2])
+            if same_grid(first[0], first[1], first[2], quad, rows, cols, float(lat["same_grid"])):
+                first = None    # refined onto the same seams: one grid, read once
+    return quad, rows, cols, conf, first
 
 
 def outline_in_map(prob, mid, gray_mid, edges, s, s_mid, shape, det, lat=None, cover_mid=None,
@@ -176,6 +218,7 @@ def outline_in_map(prob, mid, gray_mid, edges, s, s_mid, shape, det, lat=None, c
     if quad is None:
         quad = cv2.boxPoints(cv2.minAreaRect(cnt)).astype(np.float32)
     quad = order_top_first(quad)
+    fitted = quad
     zoom = s_mid / s
     if det["use_vanishing_points"]:
         region = cv2.dilate(core, np.ones((5, 5), np.uint8))
@@ -187,36 +230,20 @@ def outline_in_map(prob, mid, gray_mid, edges, s, s_mid, shape, det, lat=None, c
             if new is None:
                 break
             quad = new
-    # rectify at a working resolution and count the cells
-    work = int(det["count_side"])
-    Hq = cv2.getPerspectiveTransform(quad, np.array([[0, 0], [work, 0], [work, work], [0, work]],
-                                                    np.float32))
-    rect = cv2.warpPerspective(mid, Hq @ np.diag([1 / zoom, 1 / zoom, 1.0]), (work, work), flags=cv2.INTER_LINEAR)
-    tiles = cv2.warpPerspective(prob, Hq, (work, work), flags=cv2.INTER_LINEAR) > 0.5
-    aspect = focal_aspect(quad / s, shape)
-    rows, cols, conf = count_cells(rect, tiles, aspect, det)
-    first = None                # the outline's own grid when the lattice moved it
-    if lat is not None and lat["enabled"]:
-        if cover_mid is None:
-            cover_mid = cv2.resize(prob, (mid.shape[1], mid.shape[0]),
-                                   interpolation=cv2.INTER_LINEAR)
-        found = fit_lattice(mid, cover_mid, quad * zoom, rows, cols, lat, aspect)
-        if found is not None:
-            moved = not same_grid(found.corners / zoom, found.rows, found.cols, quad, rows, cols,
-                                  float(lat["same_grid"]))
-            if moved:
-                first = (quad, rows, cols)
-            quad, rows, cols = found.corners / zoom, found.rows, found.cols
-    if edges is not None:
-        quad = refine_corners(edges, quad * zoom, rows, cols, det, prob, 1.0 / zoom) / zoom
-        if first is not None:
-            first = (refine_corners(edges, first[0] * zoom, first[1], first[2], det, prob,
-                                    1.0 / zoom) / zoom, first[1], first[2])
-            if same_grid(first[0], first[1], first[2], quad, rows, cols, float(lat["same_grid"])):
-                first = None    # refined onto the same seams: one grid, read once
+    grid = (mid, gray_mid, edges, s, s_mid, shape, det, lat, cover_mid, prob)
+    quad, rows, cols, conf, first = _grid_in(quad, *grid)
+    others = [] if first is None else [first + ("lattice",)]
+    if det["blob_quad_too"] and lat is not None and fitted is not quad:
+        # the blob's own quadrilateral too, when the vanishing points moved it onto another
+        # grid: stripes or a wooden table's grain beside the kingdom pull a vanishing point
+        # (the reader keeps the crisper reading)
+        own = _grid_in(fitted, *grid)[:3]
+        if not any(same_grid(own[0], own[1], own[2], *o, float(lat["same_grid"]))
+                   for o in [(quad, rows, cols)] + [o[:3] for o in others]):
+            others.append(own + ("blob",))
     corners = (quad / s).astype(np.float32)
-    if alternatives is not None and first is not None:
-        alternatives.append(((first[0] / s).astype(np.float32), first[1], first[2]))
+    if alternatives is not None:
+        alternatives.extend(((o[0] / s).astype(np.float32), o[1], o[2], o[3]) for o in others)
     hx, hy = blob.shape[1] - 1, blob.shape[0] - 1
     ys, xs = np.nonzero(blob)
     tol = 0.01 * max(h, w)

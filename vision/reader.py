@@ -114,17 +114,21 @@ class Reader:
                     continue
                 more -= 1
             read.append((corners, found_rows, found_cols))
-            hypotheses = [(corners, found_rows, found_cols)] + ([first] if first else [])
+            # the outline's grid, then the other grids found for it (the quadrilateral's own
+            # grid when the lattice moved it, the blob's own quadrilateral when the
+            # vanishing points moved it): one tuple or a list of them
+            others = list(first) if isinstance(first, list) else [first] if first else []
+            hypotheses = [(corners, found_rows, found_cols)] + [o[:3] for o in others]
+            margins = [0.0] + [self._margin(o[3] if len(o) > 3 else "lattice") for o in others]
             if len(hypotheses) > 1:
                 # the seams' lattice against the outline's own grid: the crisper reading wins
                 # (squares cut on the tiles' own grid read crisply, a grid that cuts tiles
                 # blurred), judged on the squares as cut; the winner is then read in full
                 # (its first turn is not read twice)
-                margin = float(self.cfg["lattice"]["keep_margin"])
                 quick = [frame.choose(image, *h, self.classifier, self.cfg, size,
                                       first_turn_only=True)[3] for h in hypotheses]
                 best_h = max(range(len(quick)), key=lambda i: frame.crispness(
-                    quick[i], self.classifier.t_terrain) + (margin if i else 0.0))
+                    quick[i], self.classifier.t_terrain) - margins[i])
                 hypotheses = [hypotheses[best_h]]
             found = self.framed(image, *hypotheses[0], size, warnings)
             grid = found.grid
@@ -158,6 +162,13 @@ class Reader:
         if best is not None:
             return best
         raise PhotoError(NO_KINGDOM)
+
+    def _margin(self, kind: str) -> float:
+        """How much crisper than the outline's grid another grid found for it must read:
+        ``[lattice] keep_margin`` for the quadrilateral's own grid, ``[detect]
+        blob_quad_margin`` for the blob's own quadrilateral."""
+        return float(self.cfg["detect"]["blob_quad_margin"] if kind == "blob"
+                     else self.cfg["lattice"]["keep_margin"])
 
     def framed(self, image: np.ndarray, corners, rows: int, cols: int, size: int | None = None,
                warnings=(), cfg: dict | None = None) -> _Found:

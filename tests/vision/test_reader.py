@@ -467,11 +467,14 @@ def test_past_a_blurred_frame_the_crispest_outline_over_it_wins(reader, monkeypa
     assert reads == ["25 squares"] and np.allclose(found.corners, off[0])
 
 
+@pytest.mark.parametrize("kind", [None, "lattice", "blob"])
 @pytest.mark.parametrize("lattice_first", [True, False])
 def test_find_reads_the_crisper_of_the_lattice_and_the_outlines_own_grid(reader, monkeypatch,
-                                                                          lattice_first):
-    """When the seams' lattice moved the detector's grid, both grids are read and the one whose
-    squares read crisply (cut on the tiles' own lines) wins over the one that cuts tiles."""
+                                                                          lattice_first, kind):
+    """When the seams' lattice moved the detector's grid (or the vanishing points moved the
+    blob's own quadrilateral: ``kind`` "blob"), both grids are read and the one whose squares
+    read crisply (cut on the tiles' own lines) wins over the one that cuts tiles; the blob's
+    quadrilateral must read crisper by [detect] blob_quad_margin."""
     from vision import detect
     from vision.labels import TERRAINS
 
@@ -501,12 +504,17 @@ def test_find_reads_the_crisper_of_the_lattice_and_the_outlines_own_grid(reader,
     shifted = right + np.float32([45, 40])
     lattice, own = (shifted, right) if not lattice_first else (right, shifted)
     monkeypatch.setattr(reader.classifier, "logits", logits)
+    other = (own, 3, 3) if kind is None else [(own, 3, 3, kind)]
     monkeypatch.setattr(detect, "candidates", lambda img, cfg, size=None, **kw: iter(
-        [(lattice, 3, 3, 0.9, [], (own, 3, 3))]))
+        [(lattice, 3, 3, 0.9, [], other)]))
     found = reader.find(image)
     assert np.allclose(found.corners, right, atol=1.0)
     # both grids compared on the squares as cut, the winner alone read in full
     assert reads == [True, True, False]
+    monkeypatch.setitem(reader.cfg["detect"], "blob_quad_margin", 10.0)
+    found = reader.find(image)
+    keep = lattice if kind == "blob" else right
+    assert np.allclose(found.corners, keep, atol=1.0)
 
 
 def test_find_keeps_the_detectors_outline_without_frame_choice(reader, monkeypatch):
