@@ -128,15 +128,17 @@ def candidates(image: np.ndarray, cfg=None, size: int | None = None, fallback: b
     def outlines(d):
         out = []
         for prob in maps:
-            alt: list = []
+            alt: list | None = [] if alternatives else None
             f = outline_in_map(prob, mid, gray_mid, edges, s, s_mid, image.shape, d, lat,
-                               cover_mid, alt)
-            if f is not None:
+                               cover_mid, alt, frames)
+            if f is not None and alternatives:
                 # the blob's own quadrilateral only as a 5x5 / 7x7 frame where the vanishing
                 # points' is none (a square kingdom's side pulled onto stripes)
                 alt = [a for a in alt if a[3] != "blob" or (
                     a[1] == a[2] and a[1] in frames and not (f[1] == f[2] and f[1] in frames))]
-                out.append(f + ((alt or None),) if alternatives else f)
+                out.append(f + ((alt or None),))
+            elif f is not None:
+                out.append(f)
         return out
 
     found = outlines(det)
@@ -153,11 +155,13 @@ def candidates(image: np.ndarray, cfg=None, size: int | None = None, fallback: b
         raise PhotoError(NO_KINGDOM)
 
 
-def _grid_in(quad, mid, gray_mid, edges, s, s_mid, shape, det, lat, cover_mid, prob):
+def _grid_in(quad, mid, gray_mid, edges, s, s_mid, shape, det, lat, cover_mid, prob,
+             frames=()):
     """The grid in a quadrilateral (tile-map px): rows and columns counted on the rectified
     photo (step 5), moved onto the seams' lattice (5b), corners refined onto the seams (6).
     Returns ``(quad, rows, cols, confidence, first)``, ``first`` the quadrilateral's own grid
-    (quad, rows, cols) when the lattice moved it, else None."""
+    (quad, rows, cols) when the lattice moved it, else None; with ``frames`` (sizes), None
+    unless the count is an n x n frame of them (the rest is not worked out)."""
     zoom = s_mid / s
     work = int(det["count_side"])
     Hq = cv2.getPerspectiveTransform(quad, np.array([[0, 0], [work, 0], [work, work], [0, work]],
@@ -167,6 +171,8 @@ def _grid_in(quad, mid, gray_mid, edges, s, s_mid, shape, det, lat, cover_mid, p
     tiles = cv2.warpPerspective(prob, Hq, (work, work), flags=cv2.INTER_LINEAR) > 0.5
     aspect = focal_aspect(quad / s, shape)
     rows, cols, conf = count_cells(rect, tiles, aspect, det)
+    if frames and not (rows == cols and rows in frames):
+        return None             # asked for a 5x5 / 7x7 frame only: this count is none
     first = None                # the outline's own grid when the lattice moved it
     if lat is not None and lat["enabled"]:
         if cover_mid is None:
@@ -190,14 +196,16 @@ def _grid_in(quad, mid, gray_mid, edges, s, s_mid, shape, det, lat, cover_mid, p
 
 
 def outline_in_map(prob, mid, gray_mid, edges, s, s_mid, shape, det, lat=None, cover_mid=None,
-                   alternatives: list | None = None):
+                   alternatives: list | None = None, frames=()):
     """From one tile map: corners, rows, cols, confidence, warnings; None without a blob.
     ``mid``: the photo at the refinement size, ``gray_mid`` its grey, ``edges`` its edge map
     (None: no corner refinement); ``s``, ``s_mid``: their scales against the photo.
     ``lat``: the ``[lattice]`` section (None: no lattice, the outline's own count), whose
     squares are tiles by ``cover_mid`` (a tile map at ``mid``'s size; None: ``prob``). When
-    the lattice moved the grid, the outline's own grid (corners, rows, cols) is appended to
-    ``alternatives`` (when given)."""
+    the lattice moved the grid, the outline's own grid (corners, rows, cols, "lattice") is
+    appended to ``alternatives`` (when given); when the vanishing points moved the blob's
+    quadrilateral off a frame of ``frames`` (sizes) and the blob's own counts as one, that
+    grid too (corners, rows, cols, "blob", ``[detect] blob_quad_too``)."""
     h, w = shape[:2]
     warnings: list[str] = []
     blob = tile_blob(prob, det)
@@ -230,17 +238,21 @@ def outline_in_map(prob, mid, gray_mid, edges, s, s_mid, shape, det, lat=None, c
             if new is None:
                 break
             quad = new
+    moved = fitted is not quad      # the vanishing points moved the blob's quadrilateral
     grid = (mid, gray_mid, edges, s, s_mid, shape, det, lat, cover_mid, prob)
     quad, rows, cols, conf, first = _grid_in(quad, *grid)
     others = [] if first is None else [first + ("lattice",)]
-    if det["blob_quad_too"] and lat is not None and fitted is not quad:
-        # the blob's own quadrilateral too, when the vanishing points moved it onto another
-        # grid: stripes or a wooden table's grain beside the kingdom pull a vanishing point
-        # (the reader keeps the crisper reading)
-        own = _grid_in(fitted, *grid)[:3]
-        if not any(same_grid(own[0], own[1], own[2], *o, float(lat["same_grid"]))
-                   for o in [(quad, rows, cols)] + [o[:3] for o in others]):
-            others.append(own + ("blob",))
+    if det["blob_quad_too"] and lat is not None and moved and alternatives is not None \
+            and frames and not (rows == cols and rows in frames):
+        # the blob's own quadrilateral too, when the vanishing points moved it off a 5x5 or
+        # 7x7 frame and the blob's own counts as one: stripes beside a kingdom pull a
+        # vanishing point (the reader keeps the crisper reading; vision.detect.candidates
+        # passes it on only so)
+        own = _grid_in(fitted, *grid, frames=frames)
+        if own is not None and not any(
+                same_grid(own[0], own[1], own[2], *o, float(lat["same_grid"]))
+                for o in [(quad, rows, cols)] + [o[:3] for o in others]):
+            others.append(own[:3] + ("blob",))
     corners = (quad / s).astype(np.float32)
     if alternatives is not None:
         alternatives.extend(((o[0] / s).astype(np.float32), o[1], o[2], o[3]) for o in others)

@@ -221,7 +221,7 @@ def test_the_blobs_own_quadrilateral_is_offered_only_as_a_frame(monkeypatch, mai
     square = np.float32([[100, 100], [600, 100], [600, 600], [100, 600]])
 
     def fake_outline(prob, *args):
-        args[-1].extend([(square + 30, *blob, "blob"), (square - 30, *main, "lattice")])
+        args[-2].extend([(square + 30, *blob, "blob"), (square - 30, *main, "lattice")])
         return square, main[0], main[1], 0.9, []
 
     monkeypatch.setattr(detect, "outline_in_map", fake_outline)
