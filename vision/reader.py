@@ -105,10 +105,11 @@ class Reader:
                 # past a sure castle in a window short of a frame, only new outlines over that
                 # window are read, ``past_short_castle`` at most (the detector's first
                 # outline may have cut the kingdom or counted it wrong on a tile-coloured table)
-                # (past a blurred 5x5 / 7x7 window, only outlines that can frame one as large)
+                # (past a blurred 5x5 / 7x7 window, only outlines that can frame one)
                 if not overlaps(corners, best.corners) or any(
                         detect.same_grid(corners, found_rows, found_cols, *o, same) for o in read) \
-                        or recheck and not frame.can_frame(found_rows, found_cols, best.size, grow):
+                        or recheck and not any(frame.can_frame(found_rows, found_cols, n, grow)
+                                               for n in frames if n <= best.size):
                     if k + 1 >= tries:
                         break
                     continue
@@ -139,8 +140,9 @@ class Reader:
             crisp = frame.crispness(found.logits, self.classifier.t_terrain)
             if read_on and crisp < best_crisp - float(self.cfg["reader"]["past_short_margin"]):
                 key = (False,) + key[1:]      # read past a sure castle: blurred squares lose
-            better = best is None or key > best_key or (
-                recheck and key == best_key and found.size == best.size and crisp > best_crisp)
+            better = best is None or key > best_key or (recheck and key == best_key and (
+                found.size == best.size and crisp > best_crisp or found.size < best.size
+                and crisp > best_crisp + float(self.cfg["reader"]["recheck_smaller_margin"])))
             if not too_few_tiles((sq.terrain for row in grid for sq in row), self.cfg) \
                     and castle >= least and better:
                 best, best_key, best_crisp = found, key, crisp

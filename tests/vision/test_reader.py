@@ -412,19 +412,17 @@ def test_past_a_sure_castle_short_of_a_frame_outlines_over_it_are_read(reader, m
     assert reads == ["4 squares"] and (found.rows, found.cols) == (2, 2)
 
 
-def test_past_a_blurred_frame_the_crispest_outline_over_it_wins(reader, monkeypatch):
-    """The detector's first outline is a 5x5 frame half a square off the kingdom (its crops
-    straddle four tiles each: blurred) with a sure castle: the outlines over it that can
-    frame a 5x5 are read too ([reader] recheck_crisp_below, recheck_more) and the crisp one
-    on the tiles' own grid wins; a box lid elsewhere and a 1x1 outline are not read. With the
-    recheck off, the first frame ends the search."""
-    from vision import detect
+def _tiles_and_lid():
+    """A photo of a 5x5 kingdom (squares of 60 px at (450, 50), each its own colour) and a box
+    lid elsewhere, and a stand-in classifier that reads a crop whose middle is one colour
+    crisply (table or field), one across tiles blurred, a castle in each window's first
+    square; ``reads`` lists what was read ("lid" or "N squares")."""
     from vision.labels import TERRAINS
 
     image = np.full((400, 800, 3), 128, np.uint8)
     image[100:300, 100:300] = (40, 160, 60)          # the lid
     rng = np.random.default_rng(3)
-    for r in range(5):                                # the kingdom: 5x5 squares of 60 px
+    for r in range(5):
         for c in range(5):
             image[50 + 60 * r:110 + 60 * r, 450 + 60 * c:510 + 60 * c] = (
                 int(rng.integers(0, 100)), int(rng.integers(150, 256)), int(rng.integers(100, 256)))
@@ -450,14 +448,28 @@ def test_past_a_blurred_frame_the_crispest_outline_over_it_wins(reader, monkeypa
             out[i, len(TERRAINS)] = 9.0
         return out
 
-    off = (np.float32([[480, 80], [780, 80], [780, 380], [480, 380]]) - [0, 30], 5, 5, 0.5, [],
-           None)
-    lid = (np.float32([[100, 100], [300, 100], [300, 300], [100, 300]]), 5, 5, 0.8, [], None)
+    return image, logits, reads
+
+
+_KINGDOM = np.float32([[450, 50], [750, 50], [750, 350], [450, 350]])
+_LID = (np.float32([[100, 100], [300, 100], [300, 300], [100, 300]]), 5, 5, 0.8, [], None)
+
+
+def test_past_a_blurred_frame_the_crispest_outline_over_it_wins(reader, monkeypatch):
+    """The detector's first outline is a 5x5 frame half a square off the kingdom (its crops
+    straddle two tiles each: blurred) with a sure castle: the outlines over it that can
+    frame a 5x5 are read too ([reader] recheck_crisp_below, recheck_more) and the crisp one
+    on the tiles' own grid wins; a box lid elsewhere and a 1x1 outline are not read. With the
+    recheck off, the first frame ends the search."""
+    from vision import detect
+
+    image, logits, reads = _tiles_and_lid()
+    off = (_KINGDOM + np.float32([30, 0]), 5, 5, 0.5, [], None)
     small = (np.float32([[510, 110], [570, 110], [570, 170], [510, 170]]), 1, 1, 0.9, [], None)
-    kingdom = (np.float32([[450, 50], [750, 50], [750, 350], [450, 350]]), 5, 5, 0.9, [], None)
+    kingdom = (_KINGDOM, 5, 5, 0.9, [], None)
     monkeypatch.setattr(reader.classifier, "logits", logits)
     monkeypatch.setattr(detect, "candidates", lambda img, cfg, size=None, **kw: iter(
-        [off, lid, small, kingdom]))
+        [off, _LID, small, kingdom]))
     found = reader.find(image)
     assert reads == ["25 squares", "25 squares"]
     assert (found.rows, found.cols) == (5, 5) and np.allclose(found.corners, kingdom[0])
@@ -465,6 +477,25 @@ def test_past_a_blurred_frame_the_crispest_outline_over_it_wins(reader, monkeypa
     monkeypatch.setitem(reader.cfg["reader"], "recheck_crisp_below", float("-inf"))
     found = reader.find(image)
     assert reads == ["25 squares"] and np.allclose(found.corners, off[0])
+
+
+def test_past_a_blurred_7x7_a_crisp_5x5_wins_only_by_a_wider_margin(reader, monkeypatch):
+    """The first outline cuts the 5x5 kingdom 7x7 (every crop across tiles: a blurred 7x7
+    frame, castle sure); the next is the kingdom's own 5x5 outline, crisp. A smaller frame
+    wins past a blurred one only when crisper by [reader] recheck_smaller_margin as well:
+    a 5x5 piece of a real 7x7 reads as crisply as the whole."""
+    from vision import detect
+
+    image, logits, reads = _tiles_and_lid()
+    monkeypatch.setattr(reader.classifier, "logits", logits)
+    monkeypatch.setattr(detect, "candidates", lambda img, cfg, size=None, **kw: iter(
+        [(_KINGDOM, 7, 7, 0.5, [], None), (_KINGDOM, 5, 5, 0.9, [], None)]))
+    found = reader.find(image)
+    assert reads == ["49 squares", "25 squares"] and (found.rows, found.cols) == (5, 5)
+    reads.clear()
+    monkeypatch.setitem(reader.cfg["reader"], "recheck_smaller_margin", 10.0)
+    found = reader.find(image)
+    assert reads == ["49 squares", "25 squares"] and (found.rows, found.cols) == (7, 7)
 
 
 @pytest.mark.parametrize("kind", [None, "lattice", "blob"])
