@@ -73,8 +73,9 @@ class Reader:
         """The kingdom's outline and grid. With ``[frame] enabled`` (and ``[grid]`` off) each
         outline the detector finds (``vision.detect.candidates``, best first) is read (with
         ``[frame] ring`` squares around it) and its window chosen by the square classifier
-        (``vision.frame``; when the seams' lattice moved the detector's grid, the outline's own
-        grid is read too and the crisper reading kept). A window is a kingdom when it holds at
+        (``vision.frame``; when the seams' lattice moved the detector's grid, or the vanishing
+        points the blob's quadrilateral, the other grid is read too and the crisper kept). A
+        window is a kingdom when it holds at
         least ``[reader] min_tiles`` domino halves and a square with castle odds of at least
         ``[reader] min_castle_odds``; the first whose castle odds reach ``[reader]
         sure_castle_odds`` is taken, else (after ``[frame] max_candidates`` outlines) a
@@ -83,7 +84,8 @@ class Reader:
         frame, from a count the detector was unsure of (``past_short_count_below``), has up to
         ``[reader] past_short_castle`` more outlines over it read (new grids only): a 5x5 or
         7x7 window there with a sure castle wins when its squares read as crisply
-        (``past_short_margin``)."""
+        (``past_short_margin``). A sure castle in a window read blurred (``recheck_*``) has
+        up to ``recheck_more`` more outlines over it read, and the crispest frame wins."""
         if not self.cfg["frame"]["enabled"] or self.cfg["grid"]["enabled"]:
             return self._found_board(image, size)
         if size is not None and size not in (5, 7):
@@ -146,11 +148,11 @@ class Reader:
             if not too_few_tiles((sq.terrain for row in grid for sq in row), self.cfg) \
                     and castle >= least and better:
                 best, best_key, best_crisp = found, key, crisp
-                # a frame-sized window that reads blurred (cut off the tiles' own grid) has
-                # ``recheck_more`` more outlines over it read, the crispest one as large wins;
-                # a short window from a count the detector was sure of (a half-built kingdom
-                # on a plain table) ends the search as a crisp frame-sized one does
-                if key[0] and not read_on and key[1] and crisp < blurred:
+                # a window that reads blurred (cut off the tiles' own grid) has ``recheck_more``
+                # more outlines over it read: a frame wins over no frame, then the crispest;
+                # a crisp short window from a count the detector was sure of (a half-built
+                # kingdom on a plain table) ends the search as a frame-sized one does
+                if key[0] and not read_on and crisp < blurred:
                     recheck, more = True, int(self.cfg["reader"]["recheck_more"])
                 elif key[0] and not read_on and float(conf) >= unsure_count:
                     more = 0

@@ -498,6 +498,25 @@ def test_past_a_blurred_7x7_a_crisp_5x5_wins_only_by_a_wider_margin(reader, monk
     assert reads == ["49 squares", "25 squares"] and (found.rows, found.cols) == (7, 7)
 
 
+def test_past_a_blurred_window_of_no_frame_size_a_crisp_frame_wins(reader, monkeypatch):
+    """The first outline cuts the 5x5 kingdom 6x6 with a count the detector was sure of (a
+    blurred 6x6 window, castle sure: no half-built kingdom's crisp window, which a sure count
+    otherwise lets end the search); the kingdom's own 5x5 outline is read too and wins. With
+    the recheck off, the 6x6 ends the search."""
+    from vision import detect
+
+    image, logits, reads = _tiles_and_lid()
+    monkeypatch.setattr(reader.classifier, "logits", logits)
+    monkeypatch.setattr(detect, "candidates", lambda img, cfg, size=None, **kw: iter(
+        [(_KINGDOM, 6, 6, 0.95, [], None), _LID, (_KINGDOM, 5, 5, 0.9, [], None)]))
+    found = reader.find(image)
+    assert reads == ["36 squares", "25 squares"] and (found.rows, found.cols) == (5, 5)
+    reads.clear()
+    monkeypatch.setitem(reader.cfg["reader"], "recheck_crisp_below", float("-inf"))
+    found = reader.find(image)
+    assert reads == ["36 squares"] and (found.rows, found.cols) == (6, 6)
+
+
 @pytest.mark.parametrize("kind", [None, "lattice", "blob"])
 @pytest.mark.parametrize("lattice_first", [True, False])
 def test_find_reads_the_crisper_of_the_lattice_and_the_outlines_own_grid(reader, monkeypatch,
