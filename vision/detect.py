@@ -131,14 +131,8 @@ def candidates(image: np.ndarray, cfg=None, size: int | None = None, fallback: b
             alt: list | None = [] if alternatives else None
             f = outline_in_map(prob, mid, gray_mid, edges, s, s_mid, image.shape, d, lat,
                                cover_mid, alt, frames)
-            if f is not None and alternatives:
-                # the blob's own quadrilateral only as a 5x5 / 7x7 frame where the vanishing
-                # points' is none (a square kingdom's side pulled onto stripes)
-                alt = [a for a in alt if a[3] != "blob" or (
-                    a[1] == a[2] and a[1] in frames and not (f[1] == f[2] and f[1] in frames))]
-                out.append(f + ((alt or None),))
-            elif f is not None:
-                out.append(f)
+            if f is not None:
+                out.append(f + ((alt or None),) if alternatives else f)
         return out
 
     found = outlines(det)
@@ -153,6 +147,19 @@ def candidates(image: np.ndarray, cfg=None, size: int | None = None, fallback: b
         yield from more
     if not found:
         raise PhotoError(NO_KINGDOM)
+
+
+def is_frame(rows: int, cols: int, frames) -> bool:
+    """Whether a ``rows x cols`` grid is an n x n frame of ``frames`` (sizes: 5, 7)."""
+    return rows == cols and rows in frames
+
+
+def blob_offered(grid, own, frames) -> bool:
+    """Whether the blob's own quadrilateral, counted ``own`` (rows, cols after its lattice),
+    goes to the reader beside the vanishing points' grid ``grid``: only as a 5x5 / 7x7 frame
+    of ``frames`` where the vanishing points' grid is none (a square kingdom's side pulled
+    onto stripes; a half-built kingdom's blob a column short is never offered)."""
+    return is_frame(*own, frames) and not is_frame(*grid, frames)
 
 
 def _grid_in(quad, mid, gray_mid, edges, s, s_mid, shape, det, lat, cover_mid, prob,
@@ -171,7 +178,7 @@ def _grid_in(quad, mid, gray_mid, edges, s, s_mid, shape, det, lat, cover_mid, p
     tiles = cv2.warpPerspective(prob, Hq, (work, work), flags=cv2.INTER_LINEAR) > 0.5
     aspect = focal_aspect(quad / s, shape)
     rows, cols, conf = count_cells(rect, tiles, aspect, det)
-    if frames and not (rows == cols and rows in frames):
+    if frames and not is_frame(rows, cols, frames):
         return None             # asked for a 5x5 / 7x7 frame only: this count is none
     first = None                # the outline's own grid when the lattice moved it
     if lat is not None and lat["enabled"]:
@@ -243,13 +250,12 @@ def outline_in_map(prob, mid, gray_mid, edges, s, s_mid, shape, det, lat=None, c
     quad, rows, cols, conf, first = _grid_in(quad, *grid)
     others = [] if first is None else [first + ("lattice",)]
     if det["blob_quad_too"] and lat is not None and moved and alternatives is not None \
-            and frames and not (rows == cols and rows in frames):
+            and frames and not is_frame(rows, cols, frames):
         # the blob's own quadrilateral too, when the vanishing points moved it off a 5x5 or
         # 7x7 frame and the blob's own counts as one: stripes beside a kingdom pull a
-        # vanishing point (the reader keeps the crisper reading; vision.detect.candidates
-        # passes it on only so)
+        # vanishing point (the reader keeps the crisper reading)
         own = _grid_in(fitted, *grid, frames=frames)
-        if own is not None and not any(
+        if own is not None and blob_offered((rows, cols), own[1:3], frames) and not any(
                 same_grid(own[0], own[1], own[2], *o, float(lat["same_grid"]))
                 for o in [(quad, rows, cols)] + [o[:3] for o in others]):
             others.append(own[:3] + ("blob",))

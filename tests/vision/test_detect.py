@@ -210,25 +210,12 @@ def test_which_of_the_two_outlines_is_kept(monkeypatch, net_outline, pixel_outli
     ((4, 5), (5, 6), False),     # the blob's own is no frame (a half-built kingdom's)
     ((5, 7), (5, 6), False),
 ])
-def test_the_blobs_own_quadrilateral_is_offered_only_as_a_frame(monkeypatch, main, blob, offered):
-    """vision.detect.candidates passes the blob's own quadrilateral (a grid the vanishing points
-    moved) on to the reader only as a 5x5 or 7x7 frame where the outline's grid is none; the
-    lattice's alternative always."""
-    from vision import config, detect
+def test_the_blobs_own_quadrilateral_is_offered_only_as_a_frame(main, blob, offered):
+    """vision.detect passes the blob's own quadrilateral (a grid the vanishing points moved)
+    on to the reader only as a 5x5 or 7x7 frame where the outline's grid is none."""
+    from vision.detect import blob_offered
 
-    cfg = config.load()
-    cfg["detect"] = dict(cfg["detect"], tile_net="")
-    square = np.float32([[100, 100], [600, 100], [600, 600], [100, 600]])
-
-    def fake_outline(prob, *args):
-        args[-2].extend([(square + 30, *blob, "blob"), (square - 30, *main, "lattice")])
-        return square, main[0], main[1], 0.9, []
-
-    monkeypatch.setattr(detect, "outline_in_map", fake_outline)
-    img = _scene(5, 5, [[300, 200], [800, 230], [780, 700], [280, 690]])
-    first = next(detect.candidates(img, cfg, alternatives=True))
-    kinds = [a[3] for a in first[5]]
-    assert kinds == (["blob", "lattice"] if offered else ["lattice"])
+    assert blob_offered(main, blob, (5, 7)) is offered
 
 
 @pytest.mark.parametrize("image, said", [
