@@ -117,12 +117,10 @@ class Reader:
                     continue
                 more -= 1
             read.append((corners, found_rows, found_cols))
-            # the outline's grid, then the other grids found for it (the quadrilateral's own
-            # grid when the lattice moved it, the blob's own quadrilateral when the
-            # vanishing points moved it): one tuple or a list of them
-            others = list(first) if isinstance(first, list) else [first] if first else []
-            hypotheses = [(corners, found_rows, found_cols)] + [o[:3] for o in others]
-            margins = [0.0] + [self._margin(o[3] if len(o) > 3 else "lattice") for o in others]
+            # the outline's grid, then the others found for it (corners, rows, cols, kind):
+            # "lattice" when the seams moved its grid, "blob" when vanishing points moved it
+            hypotheses = [(corners, found_rows, found_cols)] + [o[:3] for o in first or []]
+            margins = [0.0] + [self._margin(o[3]) for o in first or []]
             if len(hypotheses) > 1:
                 # the seams' lattice against the outline's own grid: the crisper reading wins
                 # (squares cut on the tiles' own grid read crisply, a grid that cuts tiles
@@ -362,21 +360,23 @@ def tiles_like_table(grid, distance, rcfg: dict) -> set:
 def review_distances(grid, rcfg: dict, distance_of) -> tuple[set, set]:
     """``(gaps, like_table)`` for :func:`review_reasons`; ``distance_of()`` gives the squares'
     distances to the table (measured only when a flag needs them)."""
-    if not gap_squares(grid, int(rcfg["flag_gaps"])) and float(rcfg["flag_tile_like_table"]) <= 0:
+    gaps = gap_squares(grid, int(rcfg["flag_gaps"]))
+    if not gaps and float(rcfg["flag_tile_like_table"]) <= 0:
         return set(), set()
     distance = distance_of()
-    return gaps_unlike_table(grid, distance, rcfg), tiles_like_table(grid, distance, rcfg)
+    return gaps_unlike_table(grid, distance, rcfg, gaps), tiles_like_table(grid, distance, rcfg)
 
 
-def gaps_unlike_table(grid, distance, rcfg: dict) -> set:
+def gaps_unlike_table(grid, distance, rcfg: dict, gaps=None) -> set:
     """The :func:`gap_squares` (``[review] flag_gaps``) whose distance to the table around the
     kingdom (``vision.holes.table_distance``, (rows, cols)) is at least ``[review]
     gap_unlike_table``: a hole in a kingdom shows the table, a tile washed out by glare and
-    read as table does not. No reference table (infinite distance): none."""
+    read as table does not. No reference table (infinite distance): none. ``gaps``: the
+    :func:`gap_squares` when already found."""
     d = np.asarray(distance, np.float64)
     least = float(rcfg["gap_unlike_table"])
-    return {(r, c) for r, c in gap_squares(grid, int(rcfg["flag_gaps"]))
-            if np.isfinite(d[r, c]) and d[r, c] >= least}
+    gaps = gap_squares(grid, int(rcfg["flag_gaps"])) if gaps is None else gaps
+    return {(r, c) for r, c in gaps if np.isfinite(d[r, c]) and d[r, c] >= least}
 
 
 def _between_tiles(grid, r: int, c: int, longest: int) -> bool:

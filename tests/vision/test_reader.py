@@ -517,7 +517,7 @@ def test_past_a_blurred_window_of_no_frame_size_a_crisp_frame_wins(reader, monke
     assert reads == ["36 squares"] and (found.rows, found.cols) == (6, 6)
 
 
-@pytest.mark.parametrize("kind", [None, "lattice", "blob"])
+@pytest.mark.parametrize("kind", ["lattice", "blob"])
 @pytest.mark.parametrize("lattice_first", [True, False])
 def test_find_reads_the_crisper_of_the_lattice_and_the_outlines_own_grid(reader, monkeypatch,
                                                                           lattice_first, kind):
@@ -554,7 +554,7 @@ def test_find_reads_the_crisper_of_the_lattice_and_the_outlines_own_grid(reader,
     shifted = right + np.float32([45, 40])
     lattice, own = (shifted, right) if not lattice_first else (right, shifted)
     monkeypatch.setattr(reader.classifier, "logits", logits)
-    other = (own, 3, 3) if kind is None else [(own, 3, 3, kind)]
+    other = [(own, 3, 3, kind)]
     monkeypatch.setattr(detect, "candidates", lambda img, cfg, size=None, **kw: iter(
         [(lattice, 3, 3, 0.9, [], other)]))
     found = reader.find(image)
