@@ -51,7 +51,8 @@ SETS = ("aau", "phone", "phone-detected", "synth")
 DETECTED = ("phone-detected", "synth")   # read end to end: the board was found by vision.detect
 HARD_TABLES = "hard-tables"              # --per-photo name of the hard-table scenes
 HARD_BOARDS_SEED = 9600                  # first seed of the hard tables with AAU dev boards
-GENERATED = ("hard_tables", "hard_tables_aau", "table_photos")   # read with the shipped models
+HARD = ("hard_tables", "hard_tables_aau")   # hard tables with drawn kingdoms, with AAU boards
+GENERATED = HARD + ("table_photos",)        # read with the shipped models
 
 
 # ----------------------------------------------------------------------------- folds and scores
@@ -782,7 +783,7 @@ def record_figures(res: dict, folds: int) -> str | None:
                       if isinstance(v, dict) and "boards" in v else v)
                   for k, v in res.items() if k not in GENERATED}
     meta["cv"]["review"] = dict(cfg["review"])
-    for key in ("hard_tables", "hard_tables_aau"):   # read with the shipped models, not CV
+    for key in HARD:                  # read with the shipped models, not cross-validated
         if key in res:
             meta[key] = {k: v for k, v in res[key].items() if k != "scenes"}
     if "table_photos" in res:
@@ -906,7 +907,7 @@ def main(args) -> int:
     for kind in SETS:
         if kind in res:
             print(format_summary(kind, res[kind]))
-    for key in ("hard_tables", "hard_tables_aau"):
+    for key in HARD:
         if key in res:
             print(format_hard_tables(res[key]))
     if "table_photos" in res:
