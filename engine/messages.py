@@ -84,7 +84,7 @@ def _rebuild(msgid, count, args):
 # a square as a warning names it for a person (engine.kingdom.square_name), counted from 1
 SQUARE = N_("square (row %(row)s, col %(col)s)")
 
-# why the photo reader puts a square in review (vision.reader.review_reasons)
+# why the photo reader puts a square in review (vision.review.review_reasons)
 LOW_CONFIDENCE = N_("low confidence (%(confidence)s)")
 NEAR_CASTLE = N_("next to the castle (a 3D castle may hide crowns), confidence %(confidence)s")
 RICH = N_("%(n)s crowns (each one multiplies its region's points), confidence %(confidence)s")

@@ -88,7 +88,7 @@ def test_not_an_image_is_a_photo_error(reader):
 def test_review_is_stricter_for_squares_with_many_crowns():
     """Hand-made readings: each crown multiplies a region, so 2+ crowns need more confidence."""
     from vision.classify import SquareReading
-    from vision.reader import review_reasons
+    from vision.review import review_reasons
 
     grid = [[SquareReading("mine", 3, 0.93), SquareReading("mine", 1, 0.93),
              SquareReading("swamp", 2, 0.99), SquareReading("field", 0, 0.5)]]
@@ -109,7 +109,7 @@ def test_table_in_a_short_gap_between_tiles_unlike_the_table_is_flagged():
     tile only, in a longer gap, or with no table to compare with, do not."""
     from vision import config
     from vision.classify import SquareReading
-    from vision.reader import gap_squares, gaps_unlike_table, review_reasons
+    from vision.review import gap_squares, gaps_unlike_table, review_reasons
 
     rows = ["FF.FF",     # (0,2): a gap of one between two fields in its row
             "C...F",     # (1,1)-(1,3): a gap of three: not a short gap
@@ -166,7 +166,7 @@ def test_a_tile_read_where_the_square_looks_like_the_table_is_flagged(reader, mo
     table around the kingdom ([review] flag_tile_like_table) goes to review, the kingdom's
     own tiles do not; 0 turns it off."""
     from vision.labels import TERRAINS
-    from vision.reader import tiles_like_table
+    from vision.review import tiles_like_table
 
     def logits(crops, first_turn_only=False):
         out = np.zeros((len(crops), len(TERRAINS) + 4))

@@ -1,0 +1,129 @@
+"""Which squares of a reading a person should check, and why (the review list).
+
+The classifier's confidence is one reason; the others come from the photo around the
+squares: a square centred off the photo, a short gap between tiles that looks unlike the
+table (glare washing a tile out), a square read as a tile that looks like the table (a bare
+square of a cloth printed in a terrain's colours).
+"""
+from __future__ import annotations
+
+import cv2
+import numpy as np
+
+from engine.messages import GAP, LIKE_TABLE, LOW_CONFIDENCE, NEAR_CASTLE, OUTSIDE, RICH, Message
+from vision.classify import SquareReading
+from vision.geometry import board_homography
+
+
+def outside_cells(shape, corners, rows: int, cols: int, rcfg: dict) -> set:
+    """Cells whose centre maps outside the photo (by more than ``outside_tolerance`` cells)."""
+    h, w = shape[:2]
+    Hinv = np.linalg.inv(board_homography(corners, rows, cols, 1))
+    tol = float(rcfg["outside_tolerance"])
+    out = set()
+    side = max(np.linalg.norm(np.asarray(corners[1]) - corners[0]) / cols, 1.0)
+    for r in range(rows):
+        for c in range(cols):
+            p = cv2.perspectiveTransform(np.array([[[c + 0.5, r + 0.5]]], np.float64), Hinv)[0, 0]
+            if (p[0] < -tol * side or p[1] < -tol * side or p[0] > w + tol * side
+                    or p[1] > h + tol * side):
+                out.add((r, c))
+    return out
+
+
+def review_reasons(grid: list[list[SquareReading]], rcfg: dict, outside=frozenset(),
+                   gaps=frozenset(), like_table=frozenset()) -> dict:
+    """(row, col) -> list of reasons a person should check that square. ``outside``: squares
+    centred off the photo; ``gaps``: squares read as table in a short gap between tiles that
+    look unlike the table (:func:`gaps_unlike_table`); ``like_table``: squares read as tiles
+    that look like the table (:func:`tiles_like_table`)."""
+    low = float(rcfg["min_confidence"])
+    near_castle = float(rcfg["flag_castle_neighbours_below"])
+    rich_from = int(rcfg["rich_crowns"])
+    rich_low = float(rcfg["flag_rich_below"])
+    rows, cols = len(grid), len(grid[0]) if grid else 0
+    castles = {(r, c) for r in range(rows) for c in range(cols) if grid[r][c].terrain == "castle"}
+    reasons: dict = {}
+    for r in range(rows):
+        for c in range(cols):
+            sq = grid[r][c]
+            why = list(sq.flags)
+            if sq.confidence < low:
+                why.append(Message(LOW_CONFIDENCE, confidence=f"{sq.confidence:.2f}"))
+            elif sq.confidence < near_castle and any(
+                    abs(r - a) + abs(c - b) == 1 for a, b in castles):
+                why.append(Message(NEAR_CASTLE, confidence=f"{sq.confidence:.2f}"))
+            elif sq.crowns >= rich_from and sq.confidence < rich_low:
+                why.append(Message(RICH, "n", n=sq.crowns, confidence=f"{sq.confidence:.2f}"))
+            if (r, c) in outside:
+                why.append(Message(OUTSIDE))
+            if (r, c) in gaps:
+                why.append(Message(GAP))
+            if (r, c) in like_table:
+                why.append(Message(LIKE_TABLE))
+            if why:
+                reasons[(r, c)] = why
+    return reasons
+
+
+def gap_squares(grid, longest: int) -> set:
+    """Squares read as table in a run of at most ``longest`` squares with a tile (castle
+    included) at both ends, along a row or a column (``longest`` 0: none)."""
+    rows, cols = len(grid), len(grid[0]) if grid else 0
+    return {(r, c) for r in range(rows) for c in range(cols)
+            if longest > 0 and grid[r][c].terrain == "empty" and _between_tiles(grid, r, c, longest)}
+
+
+def tiles_like_table(grid, distance, rcfg: dict) -> set:
+    """Squares read as tiles (castle included) whose distance to the table around the kingdom
+    (``vision.holes.table_distance``, (rows, cols)) is under ``[review] flag_tile_like_table``
+    (0: none): ``vision.holes`` raised their odds of table and the classifier still read a
+    tile, as it does with a bare square of a cloth printed in a terrain's colours."""
+    d = np.asarray(distance, np.float64)
+    most = float(rcfg["flag_tile_like_table"])
+    rows, cols = len(grid), len(grid[0]) if grid else 0
+    return {(r, c) for r in range(rows) for c in range(cols)
+            if grid[r][c].terrain != "empty" and d[r, c] < most}
+
+
+def review_distances(grid, rcfg: dict, distance_of) -> tuple[set, set]:
+    """``(gaps, like_table)`` for :func:`review_reasons`; ``distance_of()`` gives the squares'
+    distances to the table (measured only when a flag needs them)."""
+    gaps = gap_squares(grid, int(rcfg["flag_gaps"]))
+    if not gaps and float(rcfg["flag_tile_like_table"]) <= 0:
+        return set(), set()
+    distance = distance_of()
+    return gaps_unlike_table(grid, distance, rcfg, gaps), tiles_like_table(grid, distance, rcfg)
+
+
+def gaps_unlike_table(grid, distance, rcfg: dict, gaps=None) -> set:
+    """The :func:`gap_squares` (``[review] flag_gaps``) whose distance to the table around the
+    kingdom (``vision.holes.table_distance``, (rows, cols)) is at least ``[review]
+    gap_unlike_table``: a hole in a kingdom shows the table, a tile washed out by glare and
+    read as table does not. No reference table (infinite distance): none. ``gaps``: the
+    :func:`gap_squares` when already found."""
+    d = np.asarray(distance, np.float64)
+    least = float(rcfg["gap_unlike_table"])
+    gaps = gap_squares(grid, int(rcfg["flag_gaps"])) if gaps is None else gaps
+    return {(r, c) for r, c in gaps if np.isfinite(d[r, c]) and d[r, c] >= least}
+
+
+def _between_tiles(grid, r: int, c: int, longest: int) -> bool:
+    """Whether the square at (r, c) lies in a run of at most ``longest`` squares read as table
+    with a tile (castle included) at both ends, along its row or its column: a gap of a square
+    or two inside a kingdom is rare, tiles washed out by glare and read as table are not."""
+    rows, cols = len(grid), len(grid[0])
+
+    def tile(rr, cc):
+        return grid[rr][cc].terrain != "empty"
+
+    for dr, dc in ((0, 1), (1, 0)):
+        ends = []
+        for sign in (-1, 1):
+            rr, cc, run = r + sign * dr, c + sign * dc, 0
+            while 0 <= rr < rows and 0 <= cc < cols and not tile(rr, cc):
+                rr, cc, run = rr + sign * dr, cc + sign * dc, run + 1
+            ends.append((0 <= rr < rows and 0 <= cc < cols, run))
+        if ends[0][0] and ends[1][0] and 1 + ends[0][1] + ends[1][1] <= longest:
+            return True
+    return False
