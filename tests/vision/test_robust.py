@@ -27,30 +27,70 @@ def test_a_quarter_turn_takes_the_corners_with_the_photo(k, tmp_path):
     turned corner says."""
     image, _ = _photo(tmp_path)
     image[6, 8] = (0, 0, 255)                         # the top-left corner's pixel
-    turned = robust.perturb(image, f"turn{k}")
+    turned, corners = robust.change(image, [[8, 6], [18, 6], [18, 16], [8, 16]], f"turn{k}")
     assert turned.shape[:2] == (image.shape[:2] if k == 2 else image.shape[1::-1])
-    x, y = robust.corners_after([[8, 6], [18, 6], [18, 16], [8, 16]], f"turn{k}",
-                                image.shape)[0]
+    x, y = corners[0]
     assert tuple(turned[int(round(y)), int(round(x))]) == (0, 0, 255)
 
 
 def test_shrinking_scales_the_corners_and_colour_changes_keep_them():
     corners = [[8, 6], [18, 6], [18, 16], [8, 16]]
-    assert np.allclose(robust.corners_after(corners, "scale0.6", (30, 40, 3)),
-                       np.float64(corners) * 0.6)
-    assert np.allclose(robust.corners_after(corners, "warm", (30, 40, 3)), corners)
     image = np.full((30, 40, 3), 100, np.uint8)
-    warm = robust.perturb(image, "warm")
+    small, moved = robust.change(image, corners, "scale0.6")
+    assert np.allclose(moved, np.float64(corners) * 0.6)
+    assert robust.change(image, corners, "scale0.7")[0].shape[:2] == (21, 28)
+    warm, kept = robust.change(image, corners, "warm")
+    assert np.allclose(kept, corners)
     assert warm.dtype == np.uint8 and warm.shape == image.shape
     assert warm[0, 0, 2] > 100 > warm[0, 0, 0]        # redder, less blue
-    assert robust.perturb(image, "scale0.7").shape[:2] == (21, 28)
 
 
-def test_an_unknown_perturbation_is_refused_with_the_names():
-    with pytest.raises(ValueError, match="unknown perturbation 'sepia'.*warm"):
-        robust.perturb(np.zeros((4, 4, 3), np.uint8), "sepia")
-    with pytest.raises(ValueError, match="unknown perturbation"):
-        robust.corners_after(np.zeros((4, 2)), "sepia", (4, 4, 3))
+def _board(h=120, w=160, box=(60, 45, 100, 85)):
+    """A mid-grey table with a ramp (so mirrored bands show) and a green block; its corners."""
+    image = np.zeros((h, w, 3), np.uint8)
+    image[...] = np.linspace(60, 120, w, dtype=np.uint8)[None, :, None]
+    x0, y0, x1, y1 = box
+    image[y0:y1, x0:x1] = (40, 180, 60)
+    return image, np.float64([[x0, y0], [x1, y0], [x1, y1], [x0, y1]])
+
+
+def test_far_shrinks_the_kingdom_inside_a_grown_table_of_the_same_size():
+    image, corners = _board()
+    far, moved = robust.change(image, corners, "far0.6")
+    assert far.shape == image.shape
+    side = np.ptp(moved, axis=0)
+    assert np.allclose(side, 0.6 * np.ptp(corners, axis=0), rtol=0.03)
+    green = (far[..., 1].astype(int) - far[..., 0]) > 80          # only one kingdom, where said
+    ys, xs = np.nonzero(green)
+    assert abs(xs.min() - moved[:, 0].min()) <= 1.5 and abs(ys.max() + 1 - moved[:, 1].max()) <= 1.5
+    assert green.sum() == pytest.approx(side.prod(), rel=0.15)
+    # a kingdom touching the photo's edge leaves no table to mirror: the change does not apply
+    assert robust.change(*_board(box=(0, 45, 40, 85)), "far0.6") is None
+
+
+def test_tilt_moves_the_corners_with_the_pixels():
+    image, corners = _board()
+    tilted, moved = robust.change(image, corners, "tilt")
+    assert tilted.shape == image.shape
+    inside = np.round(moved.mean(0)).astype(int)              # the block's centre, moved
+    assert tuple(tilted[inside[1], inside[0]]) == (40, 180, 60)
+    top, bottom = moved[1, 0] - moved[0, 0], moved[2, 0] - moved[3, 0]
+    assert top < bottom                                        # the far side narrower
+
+
+def test_glare_pales_the_table_beside_the_kingdom_or_the_kingdoms_edge():
+    image, corners = _board()
+    image[:, 120:] = 200                                       # a pale table on the right
+    beside, kept = robust.change(image, corners, "glare_beside")
+    assert np.allclose(kept, corners)
+    paler = beside.astype(int).sum(2) - image.astype(int).sum(2)
+    assert paler.min() >= 0
+    left, right = paler[:, :60].sum(), paler[:, 100:].sum()
+    assert left > 3 * right                        # beside the side with the darker table
+    assert paler[45:85, 60:100].mean() < paler[45:85, 20:60].mean()   # the table, not the tiles
+    on, _ = robust.change(image, corners, "glare_on")
+    paler_on = on.astype(int).sum(2) - image.astype(int).sum(2)
+    assert paler_on[45:85, 60:100].mean() > paler_on[45:85, 20:60].mean()  # the tiles' edge
 
 
 class _Reader:
@@ -74,7 +114,7 @@ class _Reader:
 
 def test_measure_counts_framed_kingdoms_and_names_the_others(tmp_path):
     _, photo = _photo(tmp_path)
-    names = ["turn1", "scale0.7", "bright"]
+    names = ["turn1", "scale0.7", "bright", "far0.6"]
     res = robust.measure(_Reader(), [photo], names)
     assert list(res) == ["as taken", *names]
     assert all(r["n"] == 1 and r["framed"] == 1 and not r["failures"] for r in res.values())

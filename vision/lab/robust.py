@@ -26,12 +26,6 @@ import numpy as np
 FRAMED = 0.25        # largest corner error (of a side) that still frames the kingdom
 
 
-def _scale(k: float):
-    def f(image):
-        return cv2.resize(image, None, fx=k, fy=k, interpolation=cv2.INTER_AREA)
-    return f
-
-
 def _gains(bgr):
     def f(image):
         return np.clip(image.astype(np.float32) * np.float32(bgr), 0, 255).astype(np.uint8)
@@ -60,42 +54,162 @@ def _noise(image):
     return np.clip(image + grain, 0, 255).astype(np.uint8)
 
 
-def _turn(k: int):
-    def f(image):
-        return np.ascontiguousarray(np.rot90(image, k))
-    return f
+def _pixels(f):
+    """A change of the pixels alone: the kingdom stays where it was."""
+    def g(image, corners):
+        return f(image), corners
+    return g
 
 
-# name -> (change, scale of the photo's pixels, quarter turns counter-clockwise)
+def _scaled(k: float):
+    def g(image, corners):
+        return cv2.resize(image, None, fx=k, fy=k, interpolation=cv2.INTER_AREA), corners * k
+    return g
+
+
+def _turned(k: int):
+    """``k`` quarter turns counter-clockwise (``np.rot90``): (x, y) in a photo ``w`` wide goes
+    to (y, w - 1 - x) each turn."""
+    def g(image, corners):
+        h, w = image.shape[:2]
+        for _ in range(k):
+            corners = np.stack([corners[:, 1], w - 1 - corners[:, 0]], 1)
+            w, h = h, w
+        return np.ascontiguousarray(np.rot90(image, k)), corners
+    return g
+
+
+def _spot(shape, centre, radii, angle: float) -> np.ndarray:
+    """A soft elliptical spot (1 at ``centre``, falling off as a Gaussian of ``radii`` px
+    along ``angle`` radians and across it), float32 of ``shape``."""
+    h, w = shape[:2]
+    ys, xs = np.mgrid[0:h, 0:w].astype(np.float32)
+    dx, dy = xs - np.float32(centre[0]), ys - np.float32(centre[1])
+    ca, sa = np.float32(np.cos(angle)), np.float32(np.sin(angle))
+    u, v = (dx * ca + dy * sa) / np.float32(radii[0]), (-dx * sa + dy * ca) / np.float32(radii[1])
+    return np.exp(-(u * u + v * v)).astype(np.float32)
+
+
+def _sides(corners):
+    """The outline's four sides as (midpoint, unit direction along it, outward unit normal,
+    length)."""
+    centre = corners.mean(0)
+    out = []
+    for i in range(4):
+        a, b = corners[i], corners[(i + 1) % 4]
+        mid, along = (a + b) / 2, b - a
+        length = float(np.hypot(*along))
+        along = along / max(length, 1e-9)
+        normal = np.array([along[1], -along[0]])
+        if np.dot(normal, mid - centre) < 0:
+            normal = -normal
+        out.append((mid, along, normal, length))
+    return out
+
+
+def _darkest_side(image, corners):
+    """The side with the darkest table beyond it (where a glare patch changes the most),
+    among those with at least half a side of photo beyond them; the first side if none."""
+    h, w = image.shape[:2]
+    grey = cv2.cvtColor(image, cv2.COLOR_BGR2GRAY)
+    best, best_v = None, np.inf
+    for side in _sides(corners):
+        mid, _, normal, length = side
+        x, y = mid + normal * 0.5 * length
+        if not (0 <= x < w and 0 <= y < h):
+            continue
+        x0, y0 = mid + normal * 0.15 * length
+        r = max(1, int(0.1 * length))
+        patch = grey[max(0, int(min(y, y0)) - r):int(max(y, y0)) + r,
+                     max(0, int(min(x, x0)) - r):int(max(x, x0)) + r]
+        if patch.size and patch.mean() < best_v:
+            best, best_v = side, patch.mean()
+    return best or _sides(corners)[0]
+
+
+def _glare(image, alpha, colour=(236, 242, 248)):
+    """``image`` washed towards ``colour`` by ``alpha`` (0..1, per pixel)."""
+    a = np.clip(alpha, 0, 1)[..., None]
+    return np.rint(image * (1 - a) + np.float32(colour) * a).astype(np.uint8)
+
+
+def _glare_beside(image, corners):
+    """A pale glare patch on the table touching the kingdom's side with the darkest table beyond it: the
+    held-out photos' "pale patch beside a small kingdom" (2 of its 27 photos framed 7x7)."""
+    mid, along, normal, length = _darkest_side(image, corners)
+    centre = mid + normal * 0.3 * length
+    spot = _spot(image.shape, centre, (0.5 * length, 0.28 * length), np.arctan2(along[1],
+                                                                                 along[0]))
+    return _glare(image, 0.92 * spot), corners
+
+
+def _glare_on(image, corners):
+    """Glare over the edge of the kingdom (the side with the darkest table beyond it): the squares along it
+    washed pale (the held-out photo whose glare-washed lakes were framed a column off)."""
+    mid, along, normal, length = _darkest_side(image, corners)
+    centre = mid - normal * 0.1 * length
+    spot = _spot(image.shape, centre, (0.3 * length, 0.16 * length), np.arctan2(along[1],
+                                                                                along[0]))
+    return _glare(image, 0.8 * spot), corners
+
+
+def _far(k: float):
+    """The kingdom ``k`` times as large in the photo, as if taken from farther away: the
+    table around it grown by mirroring its own outer bands (never a band with the kingdom in
+    it), then the whole brought back to the photo's size. None where the kingdom touches the
+    photo's edge (nothing to mirror)."""
+    def g(image, corners):
+        h, w = image.shape[:2]
+        lo, hi = corners.min(0), corners.max(0)
+        margin = 0.02 * float(np.max(hi - lo))
+        room = [lo[1] - margin, h - hi[1] - margin, lo[0] - margin, w - hi[0] - margin]
+        if min(room) < 4:
+            return None
+        want = [(h / k - h) / 2] * 2 + [(w / k - w) / 2] * 2    # top, bottom, left, right
+        grown, done = image, [0.0] * 4
+        while any(d < t - 0.5 for d, t in zip(done, want)):
+            pad = [int(min(t - d, r + d)) for d, t, r in zip(done, want, room)]
+            grown = cv2.copyMakeBorder(grown, *pad, cv2.BORDER_REFLECT)
+            done = [d + p for d, p in zip(done, pad)]
+        out = cv2.resize(grown, (w, h), interpolation=cv2.INTER_AREA)
+        sx, sy = w / grown.shape[1], h / grown.shape[0]
+        return out, (corners + np.float64([done[2], done[0]])) * np.float64([sx, sy])
+    return g
+
+
+def _tilt(image, corners):
+    """Seen more steeply: the photo's top narrowed to 0.7 of its width and its height
+    squashed to 0.8 (a perspective warp; the border mirrors the photo)."""
+    h, w = image.shape[:2]
+    src = np.float32([[0, 0], [w, 0], [w, h], [0, h]])
+    dst = np.float32([[0.15 * w, 0.2 * h], [0.85 * w, 0.2 * h], [w, h], [0, h]])
+    m = cv2.getPerspectiveTransform(src, dst)
+    out = cv2.warpPerspective(image, m, (w, h), flags=cv2.INTER_LINEAR,
+                              borderMode=cv2.BORDER_REFLECT)
+    moved = cv2.perspectiveTransform(corners.reshape(-1, 1, 2).astype(np.float64), m)
+    return out, moved.reshape(-1, 2)
+
+
+# name -> change(image, corners) -> (image, corners), or None where it cannot apply
 PERTURBATIONS = {
-    "scale0.7": (_scale(0.7), 0.7, 0), "scale0.6": (_scale(0.6), 0.6, 0),
-    "turn1": (_turn(1), 1.0, 1), "turn2": (_turn(2), 1.0, 2), "turn3": (_turn(3), 1.0, 3),
-    "warm": (_gains((0.8, 0.95, 1.15)), 1.0, 0), "cool": (_gains((1.15, 1.0, 0.85)), 1.0, 0),
-    "dark": (_dark, 1.0, 0), "bright": (_bright, 1.0, 0), "blur": (_blur, 1.0, 0),
-    "noise": (_noise, 1.0, 0), "jpeg50": (_jpeg, 1.0, 0),
+    "scale0.7": _scaled(0.7), "scale0.6": _scaled(0.6),
+    "turn1": _turned(1), "turn2": _turned(2), "turn3": _turned(3),
+    "warm": _pixels(_gains((0.8, 0.95, 1.15))), "cool": _pixels(_gains((1.15, 1.0, 0.85))),
+    "dark": _pixels(_dark), "bright": _pixels(_bright), "blur": _pixels(_blur),
+    "noise": _pixels(_noise), "jpeg50": _pixels(_jpeg),
+    "far0.6": _far(0.6), "tilt": _tilt, "glare_beside": _glare_beside, "glare_on": _glare_on,
 }
+# the quarter turns of each perturbation (a turned photo's rows are its columns)
+TURNS = {"turn1": 1, "turn2": 2, "turn3": 3}
 
 
-def perturb(image: np.ndarray, name: str) -> np.ndarray:
-    """The photo changed by the perturbation ``name`` (one of ``PERTURBATIONS``)."""
+def change(image: np.ndarray, corners, name: str):
+    """``(photo, corners)`` after the perturbation ``name`` (one of ``PERTURBATIONS``):
+    the photo changed and where its labelled corners (x, y photo px) now lie; None where the
+    change cannot apply to this photo."""
     if name not in PERTURBATIONS:
         raise ValueError(f"unknown perturbation {name!r}: choose from {', '.join(PERTURBATIONS)}")
-    return PERTURBATIONS[name][0](image)
-
-
-def corners_after(corners, name: str, shape) -> np.ndarray:
-    """Labelled corners (x, y photo px) where they lie in the photo changed by ``name``;
-    ``shape``: the unchanged photo's. A quarter turn counter-clockwise (``np.rot90``) takes
-    (x, y) in a photo ``w`` wide to (y, w - 1 - x)."""
-    if name not in PERTURBATIONS:
-        raise ValueError(f"unknown perturbation {name!r}: choose from {', '.join(PERTURBATIONS)}")
-    _, k, turns = PERTURBATIONS[name]
-    c = np.asarray(corners, np.float64).reshape(4, 2) * k
-    w, h = shape[1] * k, shape[0] * k
-    for _ in range(turns):
-        c = np.stack([c[:, 1], w - 1 - c[:, 0]], 1)
-        w, h = h, w
-    return c
+    return PERTURBATIONS[name](image, np.asarray(corners, np.float64).reshape(4, 2))
 
 
 def frame_of(reader, image: np.ndarray) -> tuple:
@@ -111,7 +225,8 @@ def frame_of(reader, image: np.ndarray) -> tuple:
 def measure(reader, photos, names, log=None) -> dict:
     """For ``None`` (the photo as it is) and each perturbation in ``names``: how many of
     ``photos`` (objects with ``path``, ``name``, ``corners``, ``rows``, ``cols``) are framed,
-    and which are not (photo, grid found, corner error)."""
+    and which are not (photo, grid found, corner error). A photo a change cannot apply to
+    (``far`` with the kingdom at the photo's edge) is not counted for it."""
     from vision.detect import corner_error
 
     out = {name: {"n": 0, "framed": 0, "failures": []} for name in ["as taken", *names]}
@@ -120,18 +235,18 @@ def measure(reader, photos, names, log=None) -> dict:
         if image is None:
             raise ValueError(f"cannot read {photo.path}")
         for name in out:
-            changed = image if name == "as taken" else perturb(image, name)
-            truth = np.asarray(photo.corners, np.float64) if name == "as taken" else \
-                corners_after(photo.corners, name, image.shape)
-            got = frame_of(reader, changed)
+            changed = (image, np.asarray(photo.corners, np.float64).reshape(4, 2)) \
+                if name == "as taken" else change(image, photo.corners, name)
+            if changed is None:
+                continue
+            got = frame_of(reader, changed[0])
             row = out[name]
             row["n"] += 1
             if got is None:
                 row["failures"].append({"photo": photo.name, "grid": None, "error": None})
                 continue
-            err = corner_error(got[0], truth, any_first=True)
-            turned = PERTURBATIONS[name][2] % 2 if name in PERTURBATIONS else 0
-            want = (photo.cols, photo.rows) if turned else (photo.rows, photo.cols)
+            err = corner_error(got[0], changed[1], any_first=True)
+            want = (photo.cols, photo.rows) if TURNS.get(name, 0) % 2 else (photo.rows, photo.cols)
             if (got[1], got[2]) == want and err <= FRAMED:
                 row["framed"] += 1
             else:
