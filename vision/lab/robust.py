@@ -3,9 +3,12 @@
 Every dev phone photo (labelled corners and grid) is framed by ``Reader.find`` as it is and
 changed the ways a phone, a lamp or a file change a photo: shrunk (a smaller phone, a
 cropped upload), turned a quarter at a time, lit warmer or cooler, brighter or darker,
-blurred, noisy, saved again as a coarse JPEG. A kingdom is framed when the grid found is the
-labelled one and no corner is more than ``FRAMED`` of a side off (``vision.detect.
-corner_error``; a quarter turn's corners are the labelled ones turned with the photo).
+blurred, noisy, saved again as a coarse JPEG; and the ways the held-out photos that failed
+differ from it: the kingdom farther from the camera (``far0.6``: the table grown around it
+by mirroring its own outer bands), seen more steeply (``tilt``), a pale glare patch on the
+table beside it or over its edge (``glare_beside``, ``glare_on``). A kingdom is framed when
+the grid found is the labelled one and no corner is more than ``FRAMED`` of a side off
+(``vision.detect.corner_error``; the labelled corners go where the change takes them).
 
 A frame that holds as found but breaks under a tenth of a change is luck, not a detector:
 the held-out photos differ from the dev photos by more than that. Holdout photos are never
