@@ -182,13 +182,16 @@ def _far(k: float):
 
 def _tilt(image, corners):
     """Seen more steeply: the photo's top narrowed to 0.7 of its width and its height
-    squashed to 0.8 (a perspective warp; the border mirrors the photo)."""
+    squashed to 0.8 (a perspective warp; the corners it leaves bare take the median colour
+    of the photo's top and bottom edges: a mirrored border would copy the kingdom)."""
     h, w = image.shape[:2]
     src = np.float32([[0, 0], [w, 0], [w, h], [0, h]])
     dst = np.float32([[0.15 * w, 0.2 * h], [0.85 * w, 0.2 * h], [w, h], [0, h]])
     m = cv2.getPerspectiveTransform(src, dst)
+    band = np.concatenate([image[:8].reshape(-1, 3), image[-8:].reshape(-1, 3)])
     out = cv2.warpPerspective(image, m, (w, h), flags=cv2.INTER_LINEAR,
-                              borderMode=cv2.BORDER_REFLECT)
+                              borderMode=cv2.BORDER_CONSTANT,
+                              borderValue=[float(v) for v in np.median(band, 0)])
     moved = cv2.perspectiveTransform(corners.reshape(-1, 1, 2).astype(np.float64), m)
     return out, moved.reshape(-1, 2)
 
