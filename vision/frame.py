@@ -54,12 +54,17 @@ def square_gain(p_empty: np.ndarray, inside_empty: float, floor: float) -> np.nd
 
 
 def best_window(gain: np.ndarray, max_rows: int, max_cols: int, keep: Window | None = None,
-                keep_bonus: float = 0.0, frames=(), frame_bonus: float = 0.0) -> Window:
+                keep_bonus: float = 0.0, frames=(), frame_bonus: float = 0.0,
+                walls=None, wall_penalty: float = 0.0) -> Window:
     """The rectangle with the largest summed ``gain`` (a rows x cols array) of at most
     ``max_rows`` x ``max_cols`` squares (either way round); ``keep`` gets ``keep_bonus``, a
     square window of ``n x n`` squares for ``n`` in ``frames`` gets ``frame_bonus`` when
     each of its four edge lines holds a square more likely in than out (positive gain): a
     kingdom's frame, finished or not, has a tile on every side.
+    ``walls`` (rows x cols booleans, squares surely table): a window loses ``wall_penalty``
+    for each whole row or column of walls inside it (not on its edge): its tiles on either
+    side could not be joined, though every domino is laid touching the kingdom; only tiles
+    beyond it surer than the penalty (a line of glare-washed tiles read as table) keep them.
     Ties go to ``keep``, then to the larger window, then to the first found."""
     gain = np.asarray(gain, np.float64)
     R, C = gain.shape
@@ -78,6 +83,17 @@ def best_window(gain: np.ndarray, max_rows: int, max_cols: int, keep: Window | N
                 and along_rows[r + h - 1, c + w] > along_rows[r + h - 1, c]
                 and along_cols[r + h, c] > along_cols[r, c]
                 and along_cols[r + h, c + w - 1] > along_cols[r, c + w - 1])
+    wall = np.zeros((R, C), bool) if walls is None else np.asarray(walls, bool)
+    wall_rows = np.zeros((R, C + 1), int)        # walls in row r before column c
+    wall_rows[:, 1:] = wall.cumsum(1)
+    wall_cols = np.zeros((R + 1, C), int)        # walls in column c above row r
+    wall_cols[1:] = wall.cumsum(0)
+
+    def splits(r, c, h, w):
+        return (sum(wall_rows[rr, c + w] - wall_rows[rr, c] == w
+                    for rr in range(r + 1, r + h - 1))
+                + sum(wall_cols[r + h, cc] - wall_cols[r, cc] == h
+                      for cc in range(c + 1, c + w - 1)))
     best, best_key = None, None
     for h in range(1, R + 1):
         for w in range(1, C + 1):
@@ -87,6 +103,8 @@ def best_window(gain: np.ndarray, max_rows: int, max_cols: int, keep: Window | N
                 for c in range(C - w + 1):
                     win = Window(r, c, h, w)
                     total = S[r + h, c + w] - S[r, c + w] - S[r + h, c] + S[r, c]
+                    if wall_penalty and (h > 2 or w > 2):
+                        total -= wall_penalty * splits(r, c, h, w)
                     is_keep = win == keep
                     if is_keep:
                         total += keep_bonus
@@ -182,7 +200,9 @@ def choose(image: np.ndarray, corners, rows: int, cols: int, classifier, cfg: di
     """The detector's grid recounted (:func:`recount`), read ``[frame] ring`` squares larger
     on every side or, one side short of a frame, beyond that side (:func:`completion`,
     :func:`grown_logits`), and the window holding the kingdom chosen in it
-    (:func:`best_window`, on the logits with ``vision.holes`` applied).
+    (:func:`best_window`, on the logits with ``vision.holes`` applied). A window smaller than
+    the grid as counted (not grown), short of (or over) a frame, is recounted on its own
+    outline (``[frame] recount_window``).
 
     Returns ``(corners, rows, cols, logits)``: the window's corners, its size and its squares'
     logits (row by row) for ``classifier.read_logits``. ``size`` (5 or 7, given by the
@@ -218,9 +238,11 @@ def choose(image: np.ndarray, corners, rows: int, cols: int, classifier, cfg: di
         # of table the detector took in, a square read beyond the grid to complete a frame
         judged = holes.with_holes(image, big, R, C, logits, cfg, classifier.t_terrain,
                                   classifier.t_crowns, ring_feats)
-    gain = square_gain(empty_odds(judged, classifier.t_terrain),
-                       float(fcfg["inside_empty"]),
+    p_empty = empty_odds(judged, classifier.t_terrain)
+    gain = square_gain(p_empty, float(fcfg["inside_empty"]),
                        float(fcfg["odds_floor"])).reshape(R, C)
+    # a square read as table, with vision.holes applied: a line of them splits a window
+    walls = p_empty.reshape(R, C) >= float(fcfg["wall_empty_odds"])
     # a ring square whose centre lies outside the photo is read from replicated edge pixels:
     # take it for table
     off = centres_off_photo(image.shape, big, R, C)
@@ -230,10 +252,19 @@ def choose(image: np.ndarray, corners, rows: int, cols: int, classifier, cfg: di
     if across or down:    # a grid grown to complete a square frame: the window is at most that
         cap = max(rows, cols)
     win = best_window(gain, cap, cap, keep, float(fcfg["keep_bonus"]), frames,
-                      float(fcfg["frame_bonus"]))
+                      float(fcfg["frame_bonus"]), walls, float(fcfg["wall_penalty"]))
     pick = np.arange(R * C).reshape(R, C)[win.row:win.row + win.rows, win.col:win.col + win.cols]
     new = window_corners(corners, rows, cols, Window(win.row - top, win.col - left,
                                                      win.rows, win.cols))
+    inside = win.rows <= rows and win.cols <= cols and (win.rows, win.cols) != (rows, cols)
+    if fcfg["recount_window"] and not first_turn_only and inside \
+            and recount_cuts(win.rows, win.cols, frames, int(fcfg["max_short"]),
+                             int(fcfg["max_over"])):
+        # a window cut out of a grid counted over more than the kingdom (a loose domino in
+        # the blob) has that grid's squares: its outline is counted again, as a found grid is
+        again = recount(image, new, win.rows, win.cols, classifier, cfg, size)
+        if again[1:3] != (win.rows, win.cols):
+            return again
     return new, win.rows, win.cols, logits[pick.reshape(-1)]
 
 

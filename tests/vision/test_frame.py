@@ -206,6 +206,36 @@ def test_a_frame_sized_window_gets_its_bonus():
     assert best_window(gains(p), 7, 7, frames=(5, 7), frame_bonus=3.0) == Window(0, 0, 6, 5)
 
 
+def test_a_row_of_table_inside_a_window_splits_it():
+    """A 5x5 kingdom, then a row of sure table, then a row the table's rim read as tiles
+    (unsure ones): without walls the window takes all seven rows; with them the rim is cut
+    off, as its tiles could not join the kingdom. A row of sure tiles beyond the wall (a
+    line of tiles washed out by glare and read as table) outweighs the penalty and stays."""
+    p = np.full((7, 5), 0.02)
+    p[5] = 0.999
+    p[6] = [0.3, 0.05, 0.2, 0.4, 0.999]
+    walls = p >= 0.9
+    penalty = float(CFG["wall_penalty"])
+    assert best_window(gains(p), 7, 7) == Window(0, 0, 7, 5)
+    assert best_window(gains(p), 7, 7, walls=walls, wall_penalty=penalty) == Window(0, 0, 5, 5)
+    p[6] = 0.001
+    assert best_window(gains(p), 7, 7, walls=p >= 0.9, wall_penalty=penalty) == \
+        Window(0, 0, 7, 5)
+    # a wall on the window's edge is no split: only what the squares themselves say
+    p[6] = 0.999
+    assert best_window(gains(p), 7, 7, walls=p >= 0.9, wall_penalty=penalty) == \
+        Window(0, 0, 5, 5)
+
+
+def test_a_column_of_table_splits_a_window_like_a_row():
+    p = np.full((5, 7), 0.02)
+    p[:, 2] = 0.999
+    p[:, :2] = 0.15                               # two columns of unsure tiles beyond it
+    win = best_window(gains(p), 7, 7, walls=p >= 0.9, wall_penalty=float(CFG["wall_penalty"]))
+    assert win == Window(0, 3, 5, 4)
+    assert best_window(gains(p), 7, 7) == Window(0, 0, 5, 7)
+
+
 def test_a_frame_with_a_side_of_bare_table_gets_no_bonus():
     """A 5x4 kingdom (tiles) beside a column of sure table: bare squares inside a window cost
     little (half-built kingdoms), but a frame with a whole side of table is not a kingdom's."""
@@ -360,6 +390,46 @@ def test_a_recounted_grid_has_its_corners_refined_for_the_new_count():
     cfg["frame"]["refine_recount"] = False
     corners, rows, cols, _ = frame.recount(image, off, 5, 6, _CutClassifier(), cfg)
     assert (rows, cols) == (5, 5) and np.allclose(corners, off)
+
+
+class _CutTableClassifier(_MiddleClassifier):
+    """Grey middle: sure table; one colour: a sure field; a tile edge through it: unsure."""
+
+    cut = 4
+
+    def read(self, middle, row, terrains):
+        spread = np.ptp(middle, axis=0).max()
+        grey = np.ptp(middle, axis=1).mean() < 20 and spread < 10
+        row[terrains.index("empty" if grey else "field")] = 8.0 if spread < 10 else 1.0
+
+
+def _kingdom_gap_domino():
+    """A 5x5 kingdom of 60 px squares, 100 px of table, a domino standing 2 squares high
+    beside it (on a grey table); the detector's 5x5 grid over all three (100 x 60 px cells)."""
+    image = np.full((420, 620, 3), 128, np.uint8)
+    rng = np.random.default_rng(1)
+    for r in range(5):
+        for c in range(5):
+            image[60 + 60 * r:120 + 60 * r, 60 + 60 * c:120 + 60 * c] = \
+                rng.integers(0, 256, 3) * [1, 0, 1] + [0, 200, 0]
+    image[60:180, 460:560] = (30, 200, 230)
+    return image, _square_corners(60, 60, 560, 360)
+
+
+def test_a_window_cut_from_a_grid_over_a_loose_domino_is_recounted():
+    """The column of table between the kingdom and the domino is a wall: the window keeps
+    the kingdom's three (wide) columns and is counted again on its own outline, 5x5."""
+    image, found = _kingdom_gap_domino()
+    corners, rows, cols, logits = frame.choose(image, found, 5, 5, _CutTableClassifier(),
+                                               _cfg(0))
+    assert (rows, cols, len(logits)) == (5, 5, 25)
+    assert np.allclose(corners, _square_corners(60, 60, 360, 360), atol=3)
+    cfg = _cfg(0)
+    cfg["frame"]["recount_window"] = False
+    assert frame.choose(image, found, 5, 5, _CutTableClassifier(), cfg)[1:3] == (5, 3)
+    cfg["frame"]["wall_penalty"] = 0.0                  # no wall: the domino stays in
+    corners, rows, cols, _ = frame.choose(image, found, 5, 5, _CutTableClassifier(), cfg)
+    assert (rows, cols) == (5, 5) and np.allclose(corners, found, atol=1)
 
 
 @pytest.mark.parametrize("rows, cols, n, want", [
