@@ -92,14 +92,19 @@ def locate(image: np.ndarray, cfg=None, size: int | None = None):
 
 
 def candidates(image: np.ndarray, cfg=None, size: int | None = None, fallback: bool = True,
-               alternatives: bool = False):
+               alternatives: bool = False, zoom: bool = True):
     """Every outline found, best first (see :func:`locate`), made as they are asked for: each
     is (corners, rows, cols, confidence, warnings). The first is ``locate``'s choice; then the
     other tile map's outline and, for each of ``[detect] fallback_thresholds``, each map's blob
     at that tile threshold: the reader tries them in turn when what it read in one holds no
     kingdom (``fallback=False``: not these). Raises ``PhotoError`` (no kingdom) when there is
     none, or no more. ``alternatives``: each comes with a sixth item, the outline's own grid
-    (corners, rows, cols) when the seams' lattice (``vision.lattice``) moved it, else None."""
+    (corners, rows, cols) when the seams' lattice (``vision.lattice``) moved it, else None.
+    ``zoom`` (with ``alternatives``): when the first outline is small in the photo (``[detect]
+    zoom_below``), the first outline found in a crop around it (:func:`zoom_box`) and its
+    other grids are that outline's other grids too, of kind "zoom": the tile maps are made at
+    a fixed size, where a kingdom far from the camera is a few pixels a square; the reader
+    keeps the crisper reading, as for the lattice's grid."""
     cfg = cfg if cfg is not None else _config.load()
     det, lat = cfg["detect"], cfg["lattice"]
     mid, s_mid, small, s = working_sizes(image, int(det["refine_long_side"]),
@@ -140,13 +145,66 @@ def candidates(image: np.ndarray, cfg=None, size: int | None = None, fallback: b
             found[0][0], found[1][0], any_first=True) <= det["outline_agree"]:
         found = found[1:]  # the same grid in the same place: the per-pixel map's sharper outline
     found.sort(key=lambda f: -f[3])   # the surer count first; ties (a stable sort): the network's
-    yield from found
+    if found:
+        yield _zoomed(found[0], image, cfg, size) if zoom and alternatives else found[0]
+    yield from found[1:]
     for threshold in det["fallback_thresholds"] if fallback else ():
         more = outlines(dict(det, prob_threshold=float(threshold)))
+        if more and not found and zoom and alternatives:
+            more[0] = _zoomed(more[0], image, cfg, size)
         found += more
         yield from more
     if not found:
         raise PhotoError(NO_KINGDOM)
+
+
+def zoom_box(corners, shape, det: dict):
+    """``(x0, y0, x1, y1)``: the photo px around an outline ``corners`` whose longer side
+    (of its bounding box) is under ``[detect] zoom_below`` of the photo's longer side, grown
+    by ``zoom_margin`` times that side on every side (within the photo); None for a larger
+    outline (or ``zoom_below`` 0)."""
+    c = np.asarray(corners, np.float64).reshape(4, 2)
+    lo, hi = c.min(0), c.max(0)
+    side = float(max(hi - lo))
+    h, w = shape[:2]
+    if side >= float(det["zoom_below"]) * max(h, w):
+        return None
+    grow = float(det["zoom_margin"]) * side
+    x0, y0 = np.floor(np.maximum(lo - grow, 0)).astype(int)
+    x1, y1 = np.ceil(np.minimum(hi + grow, [w, h])).astype(int)
+    if x1 - x0 < 16 or y1 - y0 < 16:
+        return None
+    return int(x0), int(y0), int(x1), int(y1)
+
+
+def _zoomed(outline, image, cfg, size):
+    """The photo's first outline (with its other grids), with the first grid found in a crop
+    around it and that grid's others added as its other grids of kind "zoom" when it is
+    small in the photo (:func:`zoom_box`) and the crop's grid is not the outline's own
+    (``[lattice] same_grid``)."""
+    box = zoom_box(outline[0], image.shape, cfg["detect"])
+    near = next(_in_crop(image, box, cfg, size), None) if box is not None else None
+    if near is None or same_grid(near[0], near[1], near[2], *outline[:3],
+                                 float(cfg["lattice"]["same_grid"])):
+        return outline          # nothing new found nearer: nothing more to read
+    others = [(near[0], near[1], near[2], "zoom")] + list(near[5] or [])
+    return outline[:5] + ((outline[5] or []) + others,)
+
+
+def _in_crop(image, box, cfg, size):
+    """:func:`candidates` of the crop ``box`` of ``image`` (with alternatives; no fallback
+    thresholds, no zoom), their corners in the photo's px; none when the crop holds no
+    kingdom."""
+    x0, y0, x1, y1 = box
+    off = np.float32([x0, y0])
+    try:
+        for f in candidates(np.ascontiguousarray(image[y0:y1, x0:x1]), cfg, size,
+                            fallback=False, alternatives=True, zoom=False):
+            yield (np.asarray(f[0], np.float32) + off,) + tuple(f[1:5]) + (
+                [(np.asarray(o[0], np.float32) + off,) + tuple(o[1:]) for o in f[5]]
+                if f[5] else None,)
+    except PhotoError:
+        return
 
 
 def is_frame(rows: int, cols: int, frames) -> bool:

@@ -118,7 +118,8 @@ class Reader:
                 more -= 1
             read.append((corners, found_rows, found_cols))
             # the outline's grid, then the others found for it (corners, rows, cols, kind):
-            # "lattice" when the seams moved its grid, "blob" when vanishing points moved it
+            # "lattice" when the seams moved its grid, "blob" when vanishing points moved it,
+            # "zoom" for a small outline's grid found again in a crop around it
             hypotheses = [(corners, found_rows, found_cols)] + [o[:3] for o in first or []]
             margins = [0.0] + [self._margin(o[3]) for o in first or []]
             if len(hypotheses) > 1:
@@ -168,8 +169,10 @@ class Reader:
     def _margin(self, kind: str) -> float:
         """How much crisper than the outline's grid another grid found for it must read:
         ``[lattice] keep_margin`` for the quadrilateral's own grid, ``[detect]
-        blob_quad_margin`` for the blob's own quadrilateral."""
+        blob_quad_margin`` for the blob's own quadrilateral, ``zoom_crisp_margin`` for a grid
+        found in a crop around a small outline."""
         return float(self.cfg["detect"]["blob_quad_margin"] if kind == "blob"
+                     else self.cfg["detect"]["zoom_crisp_margin"] if kind == "zoom"
                      else self.cfg["lattice"]["keep_margin"])
 
     def framed(self, image: np.ndarray, corners, rows: int, cols: int, size: int | None = None,

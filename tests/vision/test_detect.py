@@ -218,6 +218,41 @@ def test_the_blobs_own_quadrilateral_is_offered_only_as_a_frame(main, blob, offe
     assert blob_offered(main, blob, (5, 7)) is offered
 
 
+def test_zoom_box_grows_a_small_outline_within_the_photo_and_leaves_a_large_one():
+    from vision.detect import zoom_box
+
+    det = {"zoom_below": 0.4, "zoom_margin": 0.5}
+    small = [[500, 300], [600, 300], [600, 380], [500, 380]]          # 100 px of 1200
+    assert zoom_box(small, (900, 1200, 3), det) == (450, 250, 650, 430)
+    corner = [[10, 20], [110, 20], [110, 100], [10, 100]]              # clipped at the edge
+    assert zoom_box(corner, (900, 1200, 3), det) == (0, 0, 160, 150)
+    large = [[100, 100], [700, 100], [700, 600], [100, 600]]          # 600 px: 0.5 of 1200
+    assert zoom_box(large, (900, 1200, 3), det) is None
+    assert zoom_box(small, (900, 1200, 3), dict(det, zoom_below=0.0)) is None
+
+
+def test_a_small_kingdom_is_found_again_in_a_crop_around_it():
+    """A 5x5 board a twelfth of the photo wide, its first outline a third of a square off:
+    the grid found in a crop around it comes with it as another grid of kind "zoom", its
+    corners in the photo's px. Where the crop finds the outline's own grid, or with
+    ``zoom_below`` 0, nothing is added (nothing more to read)."""
+    from vision import config
+    from vision.detect import _zoomed, candidates
+
+    cfg = config.load()
+    corners = np.float32([[560, 400], [660, 405], [665, 500], [555, 495]])
+    img = _scene(5, 5, corners)
+    off = (corners + np.float32([7, -6]), 5, 5, 0.9, [], None)
+    got = _zoomed(off, img, cfg, None)
+    assert got[:5] == off[:5] and [o[1:] for o in got[5]] == [(5, 5, "zoom")]
+    assert corner_error(np.asarray(got[5][0][0]), corners, any_first=True) < 0.05
+    first = next(candidates(img, cfg, alternatives=True))           # found right: no zoom
+    assert corner_error(first[0], corners, any_first=True) < 0.05
+    assert _zoomed(first, img, cfg, None) is first
+    never = dict(cfg, detect=dict(cfg["detect"], zoom_below=0.0))
+    assert _zoomed(off, img, never, None) is off
+
+
 @pytest.mark.parametrize("image, said", [
     (np.zeros((300, 300), np.uint8), "8-bit colour"),             # grey, not BGR
     (np.zeros((300, 300, 3), np.float32), "8-bit colour"),        # not 8-bit
