@@ -72,22 +72,14 @@ def best_window(gain: np.ndarray, max_rows: int, max_cols: int, keep: Window | N
         raise ValueError(f"a window needs at least one square a side, got {max_rows}x{max_cols}")
     S = np.zeros((R + 1, C + 1))
     S[1:, 1:] = gain.cumsum(0).cumsum(1)
-    tile = gain > 0
-    along_rows = np.zeros((R, C + 1), int)       # tiles in row r before column c
-    along_rows[:, 1:] = tile.cumsum(1)
-    along_cols = np.zeros((R + 1, C), int)       # tiles in column c above row r
-    along_cols[1:] = tile.cumsum(0)
+    along_rows, along_cols = _line_counts(gain > 0)      # tiles along each row and column
 
     def edged(r, c, h, w):
         return (along_rows[r, c + w] > along_rows[r, c]
                 and along_rows[r + h - 1, c + w] > along_rows[r + h - 1, c]
                 and along_cols[r + h, c] > along_cols[r, c]
                 and along_cols[r + h, c + w - 1] > along_cols[r, c + w - 1])
-    wall = np.zeros((R, C), bool) if walls is None else np.asarray(walls, bool)
-    wall_rows = np.zeros((R, C + 1), int)        # walls in row r before column c
-    wall_rows[:, 1:] = wall.cumsum(1)
-    wall_cols = np.zeros((R + 1, C), int)        # walls in column c above row r
-    wall_cols[1:] = wall.cumsum(0)
+    wall_rows, wall_cols = _line_counts(np.zeros((R, C), bool) if walls is None else walls)
 
     def splits(r, c, h, w):
         return (sum(wall_rows[rr, c + w] - wall_rows[rr, c] == w
@@ -114,6 +106,18 @@ def best_window(gain: np.ndarray, max_rows: int, max_cols: int, keep: Window | N
                     if best_key is None or key > best_key:
                         best, best_key = win, key
     return best
+
+
+def _line_counts(mask) -> tuple[np.ndarray, np.ndarray]:
+    """Running counts of a (rows, cols) boolean ``mask``: ``[r, c]`` of the first, the true
+    squares of row r before column c; of the second, those of column c above row r."""
+    mask = np.asarray(mask, bool)
+    R, C = mask.shape
+    along_rows = np.zeros((R, C + 1), int)
+    along_rows[:, 1:] = mask.cumsum(1)
+    along_cols = np.zeros((R + 1, C), int)
+    along_cols[1:] = mask.cumsum(0)
+    return along_rows, along_cols
 
 
 def crispness(logits: np.ndarray, t_terrain: float = 1.0) -> float:
