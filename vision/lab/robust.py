@@ -114,20 +114,21 @@ def _darkest_side(image, corners):
     """The side with the darkest table beyond it (where a glare patch changes the most),
     among those with at least half a side of photo beyond them; the first side if none."""
     h, w = image.shape[:2]
-    grey = cv2.cvtColor(image, cv2.COLOR_BGR2GRAY)
-    best, best_v = None, np.inf
-    for side in _sides(corners):
+    sides = _sides(corners)
+    best, best_v = sides[0], np.inf
+    for side in sides:
         mid, _, normal, length = side
         x, y = mid + normal * 0.5 * length
         if not (0 <= x < w and 0 <= y < h):
             continue
         x0, y0 = mid + normal * 0.15 * length
         r = max(1, int(0.1 * length))
-        patch = grey[max(0, int(min(y, y0)) - r):int(max(y, y0)) + r,
-                     max(0, int(min(x, x0)) - r):int(max(x, x0)) + r]
-        if patch.size and patch.mean() < best_v:
-            best, best_v = side, patch.mean()
-    return best or _sides(corners)[0]
+        patch = image[max(0, int(min(y, y0)) - r):int(max(y, y0)) + r,
+                      max(0, int(min(x, x0)) - r):int(max(x, x0)) + r]
+        v = cv2.cvtColor(patch, cv2.COLOR_BGR2GRAY).mean() if patch.size else np.inf
+        if v < best_v:
+            best, best_v = side, v
+    return best
 
 
 def _glare(image, alpha, colour=(236, 242, 248)):
@@ -136,24 +137,22 @@ def _glare(image, alpha, colour=(236, 242, 248)):
     return np.rint(image * (1 - a) + np.float32(colour) * a).astype(np.uint8)
 
 
-def _glare_beside(image, corners):
-    """A pale glare patch on the table touching the kingdom's side with the darkest table beyond it: the
-    held-out photos' "pale patch beside a small kingdom" (2 of its 27 photos framed 7x7)."""
-    mid, along, normal, length = _darkest_side(image, corners)
-    centre = mid + normal * 0.3 * length
-    spot = _spot(image.shape, centre, (0.5 * length, 0.28 * length), np.arctan2(along[1],
-                                                                                 along[0]))
-    return _glare(image, 0.92 * spot), corners
+def _glare_by_side(out: float, radii, peak: float):
+    """A soft whitish patch (``peak`` at its centre) against the kingdom's side with the
+    darkest table beyond it, its centre ``out`` of that side's length beyond the side
+    (negative: over the kingdom's squares), ``radii`` (along, across) in side lengths."""
+    def g(image, corners):
+        mid, along, normal, length = _darkest_side(image, corners)
+        spot = _spot(image.shape, mid + normal * out * length,
+                     (radii[0] * length, radii[1] * length), np.arctan2(along[1], along[0]))
+        return _glare(image, peak * spot), corners
+    return g
 
 
-def _glare_on(image, corners):
-    """Glare over the edge of the kingdom (the side with the darkest table beyond it): the squares along it
-    washed pale (the held-out photo whose glare-washed lakes were framed a column off)."""
-    mid, along, normal, length = _darkest_side(image, corners)
-    centre = mid - normal * 0.1 * length
-    spot = _spot(image.shape, centre, (0.3 * length, 0.16 * length), np.arctan2(along[1],
-                                                                                along[0]))
-    return _glare(image, 0.8 * spot), corners
+# the held-out photos' "pale patch beside a small kingdom" (2 of its 27 photos read 7x7)
+_glare_beside = _glare_by_side(0.3, (0.5, 0.28), 0.92)
+# the squares along a side washed pale (the held-out photo whose lakes were a column off)
+_glare_on = _glare_by_side(-0.1, (0.3, 0.16), 0.8)
 
 
 def _far(k: float):
