@@ -229,6 +229,22 @@ def test_zoom_box_grows_a_small_outline_within_the_photo_and_leaves_a_large_one(
     large = [[100, 100], [700, 100], [700, 600], [100, 600]]          # 600 px: 0.5 of 1200
     assert zoom_box(large, (900, 1200, 3), det) is None
     assert zoom_box(small, (900, 1200, 3), dict(det, zoom_below=0.0)) is None
+    speck = [[500, 300], [504, 300], [504, 304], [500, 304]]          # a crop under 16 px
+    assert zoom_box(speck, (900, 1200, 3), det) is None
+
+
+def test_a_crop_with_no_kingdom_in_it_adds_nothing():
+    """The crop around a small first outline holds no kingdom (a speck of colour on a plain
+    table): no grid comes from it, and no "no kingdom" error escapes from the crop."""
+    from vision import config
+    from vision.detect import _in_crop, _zoomed
+
+    cfg = config.load()
+    img = np.full((900, 1200, 3), 150, np.uint8)
+    assert list(_in_crop(img, (400, 200, 700, 500), cfg, None)) == []
+    outline = (np.float32([[540, 330], [600, 330], [600, 390], [540, 390]]), 5, 5, 0.9, [],
+               None)
+    assert _zoomed(outline, img, cfg, None) is outline
 
 
 def test_a_small_kingdom_is_found_again_in_a_crop_around_it():
