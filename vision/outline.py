@@ -304,3 +304,59 @@ def vp_quad(segments: np.ndarray, quad: np.ndarray, pts: np.ndarray, det: dict):
     if np.max(np.linalg.norm(new - order_top_first(quad), axis=1)) > det["vp_max_move"] * side:
         return None
     return new
+
+
+def seam_directions(segments: np.ndarray, bin_deg: float, apart_deg: float):
+    """The two directions (unit vectors) along which most of the segments' length lies, at
+    least ``apart_deg`` apart: a kingdom's seams and sides run two ways, whatever the blob's
+    shape. Angles are binned ``bin_deg`` wide (mod 180 degrees, smoothed over the neighbouring
+    bins). None with no segment or no second direction."""
+    if len(segments) < 2:
+        return None
+    d = segments[:, 2:] - segments[:, :2]
+    length = _norms(d)
+    ang = np.degrees(np.arctan2(d[:, 1], d[:, 0])) % 180.0
+    n = max(4, int(round(180.0 / bin_deg)))
+    hist = np.bincount((ang / 180.0 * n).astype(int) % n, weights=length, minlength=n)
+    hist = hist + 0.5 * (np.roll(hist, 1) + np.roll(hist, -1))
+    first = int(np.argmax(hist))
+    apart = np.abs((np.arange(n) - first + n / 2) % n - n / 2) * (180.0 / n)
+    rest = np.where(apart >= apart_deg, hist, -1.0)
+    second = int(np.argmax(rest))
+    if rest[second] <= 0:
+        return None
+    out = []
+    for b in (first, second):
+        a = np.radians((b + 0.5) * 180.0 / n)
+        out.append(np.array([np.cos(a), np.sin(a), 0.0]))
+    return out
+
+
+def seam_quad(segments: np.ndarray, pts: np.ndarray, det: dict) -> np.ndarray | None:
+    """A quadrilateral for a blob of square tiles (points ``pts``) from the directions of
+    its edge ``segments`` alone (found inside the blob, away from its rim): the
+    parallelogram with sides along the two main directions (:func:`seam_directions`,
+    ``[detect] seam_bin_deg``, ``seam_apart_deg``) that bounds the points, refitted to the
+    vanishing points (:func:`vp_quad`, ``vp_rounds`` times). :func:`fit_quad` takes its sides
+    from the blob's outline, which says nothing of the kingdom's turn when the blob is round
+    (a glare patch or a fringe of a tile-coloured table taken in); the stripes of a table
+    beside the kingdom then pull the vanishing points onto the table's own lines. None
+    without two directions."""
+    dirs = seam_directions(segments, float(det["seam_bin_deg"]), float(det["seam_apart_deg"]))
+    if dirs is None or len(pts) < 4:
+        return None
+    q = det["tangent_quantile"]
+    centre = pts.mean(0)
+    (a1, a2), (b1, b2) = (_tangent_lines(v, pts, q, centre) for v in dirs)
+    corners = [line_intersection(*a, *b) for a, b in ((a1, b1), (a1, b2), (a2, b2), (a2, b1))]
+    if any(c is None for c in corners):
+        return None
+    quad = order_top_first(np.array(corners, np.float32))
+    if not cv2.isContourConvex(quad.reshape(-1, 1, 2)):
+        return None
+    for _ in range(int(det["vp_rounds"])):
+        new = vp_quad(segments, quad, pts, det)
+        if new is None:
+            break
+        quad = new
+    return quad

@@ -119,7 +119,8 @@ class Reader:
             read.append((corners, found_rows, found_cols))
             # the outline's grid, then the others found for it (corners, rows, cols, kind):
             # "lattice" when the seams moved its grid, "blob" when vanishing points moved it,
-            # "zoom" for a small outline's grid found again in a crop around it
+            # "zoom" for a small outline's grid found again in a crop around it, "seams" for
+            # the quadrilateral along the seams' own directions
             hypotheses = [(corners, found_rows, found_cols)] + [o[:3] for o in first or []]
             margins = [0.0] + [self._margin(o[3]) for o in first or []]
             if len(hypotheses) > 1:
@@ -170,9 +171,11 @@ class Reader:
         """How much crisper than the outline's grid another grid found for it must read:
         ``[lattice] keep_margin`` for the quadrilateral's own grid, ``[detect]
         blob_quad_margin`` for the blob's own quadrilateral, ``zoom_crisp_margin`` for a grid
-        found in a crop around a small outline."""
+        found in a crop around a small outline, ``seam_crisp_margin`` for the quadrilateral
+        along the seams' own directions."""
         return float(self.cfg["detect"]["blob_quad_margin"] if kind == "blob"
                      else self.cfg["detect"]["zoom_crisp_margin"] if kind == "zoom"
+                     else self.cfg["detect"]["seam_crisp_margin"] if kind == "seams"
                      else self.cfg["lattice"]["keep_margin"])
 
     def framed(self, image: np.ndarray, corners, rows: int, cols: int, size: int | None = None,

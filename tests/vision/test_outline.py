@@ -114,3 +114,47 @@ def test_norms_are_numpys_row_norms():
     v = np.random.default_rng(4).normal(0, 300, (5000, 2))
     v[:3] = [[0.0, -0.0], [-0.0, 3.0], [1e-300, -1e-300]]
     assert _norms(v).tobytes() == np.linalg.norm(v, axis=1).tobytes()
+
+
+def _segments_along(rng, degrees, n, centre=(200.0, 200.0), spread=40.0, length=12.0):
+    """``n`` segments ``length`` px long running at ``degrees``, scattered around ``centre``."""
+    a = np.radians(degrees)
+    d = np.array([np.cos(a), np.sin(a)]) * length / 2
+    mid = np.asarray(centre) + rng.uniform(-spread, spread, (n, 2))
+    return np.hstack([mid - d, mid + d]).astype(np.float32)
+
+
+def test_seam_directions_are_the_two_ways_most_edge_runs():
+    """Edge segments running two ways (25 and 112 degrees, as a turned, tilted kingdom's seams
+    do) and a few stray ones: the two directions found are those, to a bin; one way alone
+    gives no second direction."""
+    from vision.outline import seam_directions
+
+    rng = np.random.default_rng(4)
+    segs = np.vstack([_segments_along(rng, 25, 40), _segments_along(rng, 112, 30),
+                      _segments_along(rng, 70, 3), _segments_along(rng, 160, 2)])
+    dirs = seam_directions(segs, 2.0, 40.0)
+    found = sorted(np.degrees(np.arctan2(v[1], v[0])) % 180 for v in dirs)
+    assert abs(found[0] - 25) <= 2 and abs(found[1] - 112) <= 2
+    assert seam_directions(_segments_along(rng, 25, 40), 2.0, 40.0) is None
+
+
+def test_seam_quad_takes_its_turn_from_the_seams_not_the_blobs_shape():
+    """A round blob (a kingdom 20 degrees turned, its corners blurred into a disc by glare and
+    a tile-coloured table) with seams along 20 and 110 degrees inside: the quadrilateral's
+    sides run along the seams and bound the blob."""
+    from vision.outline import seam_quad
+
+    rng = np.random.default_rng(5)
+    ang = rng.uniform(0, 2 * np.pi, 3000)
+    rad = 50.0 * np.sqrt(rng.uniform(0, 1, 3000))
+    pts = np.c_[200 + rad * np.cos(ang), 200 + rad * np.sin(ang)]
+    segs = np.vstack([_segments_along(rng, 20, 40, spread=30.0),
+                      _segments_along(rng, 110, 40, spread=30.0)])
+    quad = seam_quad(segs, pts, config.load()["detect"])
+    assert quad is not None
+    sides = np.roll(quad, -1, axis=0) - quad
+    turns = np.degrees(np.arctan2(sides[:, 1], sides[:, 0])) % 90
+    assert np.all(np.minimum(np.abs(turns - 20), 90 - np.abs(turns - 20)) < 3)
+    # a square 100 px a side around the disc, its corners 50 * sqrt(2) from the centre
+    assert np.allclose(np.linalg.norm(quad - 200.0, axis=1), 50 * np.sqrt(2), atol=4.0)

@@ -517,14 +517,15 @@ def test_past_a_blurred_window_of_no_frame_size_a_crisp_frame_wins(reader, monke
     assert reads == ["36 squares"] and (found.rows, found.cols) == (6, 6)
 
 
-@pytest.mark.parametrize("kind", ["lattice", "blob"])
+@pytest.mark.parametrize("kind", ["lattice", "blob", "seams"])
 @pytest.mark.parametrize("lattice_first", [True, False])
 def test_find_reads_the_crisper_of_the_lattice_and_the_outlines_own_grid(reader, monkeypatch,
                                                                           lattice_first, kind):
     """When the seams' lattice moved the detector's grid (or the vanishing points moved the
-    blob's own quadrilateral: ``kind`` "blob"), both grids are read and the one whose squares
-    read crisply (cut on the tiles' own lines) wins over the one that cuts tiles; the blob's
-    quadrilateral must read crisper by [detect] blob_quad_margin."""
+    blob's own quadrilateral: ``kind`` "blob"; or the seams' directions gave another
+    quadrilateral: "seams"), both grids are read and the one whose squares read crisply (cut
+    on the tiles' own lines) wins over the one that cuts tiles; the blob's quadrilateral must
+    read crisper by [detect] blob_quad_margin, the seams' by seam_crisp_margin."""
     from vision import detect
     from vision.labels import TERRAINS
 
@@ -562,8 +563,9 @@ def test_find_reads_the_crisper_of_the_lattice_and_the_outlines_own_grid(reader,
     # both grids compared on the squares as cut, the winner alone read in full
     assert reads == [True, True, False]
     monkeypatch.setitem(reader.cfg["detect"], "blob_quad_margin", 10.0)
+    monkeypatch.setitem(reader.cfg["detect"], "seam_crisp_margin", 10.0)
     found = reader.find(image)
-    keep = lattice if kind == "blob" else right
+    keep = lattice if kind in ("blob", "seams") else right
     assert np.allclose(found.corners, keep, atol=1.0)
 
 
