@@ -85,7 +85,9 @@ class Reader:
         ``[reader] past_short_castle`` more outlines over it read (new grids only): a 5x5 or
         7x7 window there with a sure castle wins when its squares read as crisply
         (``past_short_margin``). A sure castle in a window read blurred (``recheck_*``) has
-        up to ``recheck_more`` more outlines over it read, and the crispest frame wins."""
+        up to ``recheck_more`` more outlines over it read, and the crispest frame wins. Once a
+        5x5 or 7x7 window is read, a sure castle in a window short of a frame that reads
+        blurred (``short_sure_crisp``) is ranked by its odds, not taken as sure."""
         if not self.cfg["frame"]["enabled"] or self.cfg["grid"]["enabled"]:
             return self._found_board(image, size)
         if size is not None and size not in (5, 7):
@@ -99,6 +101,7 @@ class Reader:
         same, read, best_crisp = float(self.cfg["lattice"]["same_grid"]), [], 0.0
         unsure_count = float(self.cfg["reader"]["past_short_count_below"])
         blurred = float(self.cfg["reader"]["recheck_crisp_below"])
+        short_sure_crisp = float(self.cfg["reader"]["short_sure_crisp"])
         recheck, grow = False, int(self.cfg["frame"]["max_grow"])
         for k, (corners, found_rows, found_cols, conf, warnings, first) in enumerate(
                 detect.candidates(image, self.cfg, size, alternatives=True)):
@@ -136,10 +139,15 @@ class Reader:
             found = self.framed(image, *hypotheses[0], size, warnings)
             grid = found.grid
             castle = frame.terrain_odds(found.logits, "castle", self.classifier.t_terrain).max()
-            is_sure = castle >= sure
-            key = (is_sure, found.rows == found.cols and found.rows in frames,
-                   0.0 if is_sure else castle)
             crisp = frame.crispness(found.logits, self.classifier.t_terrain)
+            is_frame = found.rows == found.cols and found.rows in frames
+            # against a 5x5 / 7x7 window already read, a window short of a frame read blurred
+            # (cut off the tiles' own grid) has its castle's odds ranked, not taken as sure: a
+            # castle washed by glare in the kingdom's own crisp frame lost to a piece of it
+            # counted wrong
+            is_sure = castle >= sure and (is_frame or crisp >= short_sure_crisp
+                                          or best is None or not best_key[1])
+            key = (is_sure, is_frame, 0.0 if is_sure else castle)
             if read_on and crisp < best_crisp - float(self.cfg["reader"]["past_short_margin"]):
                 key = (False,) + key[1:]      # read past a sure castle: blurred squares lose
             better = best is None or key > best_key or (recheck and key == best_key and (

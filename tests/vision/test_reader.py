@@ -517,6 +517,36 @@ def test_past_a_blurred_window_of_no_frame_size_a_crisp_frame_wins(reader, monke
     assert reads == ["36 squares"] and (found.rows, found.cols) == (6, 6)
 
 
+def test_a_blurred_piece_with_a_sure_castle_does_not_beat_a_crisp_frame(reader, monkeypatch):
+    """The kingdom's own 5x5 outline reads crisply, its castle unsure (washed by glare); a later
+    outline cuts a 3x4 piece of it half a square off (blurred) where a square reads as a sure
+    castle. Against the 5x5 frame already read, the blurred piece's castle is not taken as
+    sure ([reader] short_sure_crisp) and the 5x5 is the kingdom; with the rule off, the piece
+    wins on its sure castle."""
+    from vision import detect
+    from vision.labels import TERRAINS
+
+    image, crisp_logits, reads = _tiles_and_lid()
+
+    def logits(crops, first_turn_only=False):
+        out = crisp_logits(crops, first_turn_only)
+        if len(crops) == 25:                         # the 5x5: its castle at odds of about 0.1
+            out[0, TERRAINS.index("castle")] = out[0].max() - 2.0
+        return out
+
+    piece = (_KINGDOM[:1] + np.float32([[30, 30], [210, 30], [210, 270], [30, 270]]), 4, 3,
+             0.5, [], None)
+    monkeypatch.setattr(reader.classifier, "logits", logits)
+    monkeypatch.setattr(detect, "candidates", lambda img, cfg, size=None, **kw: iter(
+        [(_KINGDOM, 5, 5, 0.9, [], None), piece]))
+    found = reader.find(image)
+    assert reads == ["25 squares", "12 squares"] and (found.rows, found.cols) == (5, 5)
+    reads.clear()
+    monkeypatch.setitem(reader.cfg["reader"], "short_sure_crisp", float("-inf"))
+    found = reader.find(image)
+    assert reads == ["25 squares", "12 squares"] and (found.rows, found.cols) == (4, 3)
+
+
 @pytest.mark.parametrize("kind", ["lattice", "blob", "seams"])
 @pytest.mark.parametrize("lattice_first", [True, False])
 def test_find_reads_the_crisper_of_the_lattice_and_the_outlines_own_grid(reader, monkeypatch,
