@@ -90,4 +90,6 @@ NEAR_CASTLE = N_("next to the castle (a 3D castle may hide crowns), confidence %
 RICH = N_("%(n)s crowns (each one multiplies its region's points), confidence %(confidence)s")
 OUTSIDE = N_("the square lies outside the photo")
 GAP = N_("read as bare table between two tiles (glare can wash a tile out)")
+BARE_UNLIKE = N_("read as bare table beside a tile, but it looks unlike the table around the "
+                 "kingdom (glare can wash a tile out)")
 LIKE_TABLE = N_("read as a tile, but it looks like the table around the kingdom")

@@ -2,15 +2,16 @@
 
 The classifier's confidence is one reason; the others come from the photo around the
 squares: a square centred off the photo, a short gap between tiles that looks unlike the
-table (glare washing a tile out), a square read as a tile that looks like the table (a bare
-square of a cloth printed in a terrain's colours).
+table (glare washing a tile out), a bare square beside a tile that stands out from the
+kingdom's other bare squares (the same at the rim), a square read as a tile that looks like
+the table (a bare square of a cloth printed in a terrain's colours).
 """
 from __future__ import annotations
 
 import cv2
 import numpy as np
 
-from engine.messages import GAP, LIKE_TABLE, LOW_CONFIDENCE, NEAR_CASTLE, OUTSIDE, RICH, Message
+from engine.messages import BARE_UNLIKE, GAP, LIKE_TABLE, LOW_CONFIDENCE, NEAR_CASTLE, OUTSIDE, RICH, Message
 from vision.classify import SquareReading
 from vision.geometry import board_homography
 
@@ -32,11 +33,13 @@ def outside_cells(shape, corners, rows: int, cols: int, rcfg: dict) -> set:
 
 
 def review_reasons(grid: list[list[SquareReading]], rcfg: dict, outside=frozenset(),
-                   gaps=frozenset(), like_table=frozenset()) -> dict:
+                   gaps=frozenset(), like_table=frozenset(), bare=frozenset()) -> dict:
     """(row, col) -> list of reasons a person should check that square. ``outside``: squares
     centred off the photo; ``gaps``: squares read as table in a short gap between tiles that
     look unlike the table (:func:`gaps_unlike_table`); ``like_table``: squares read as tiles
-    that look like the table (:func:`tiles_like_table`)."""
+    that look like the table (:func:`tiles_like_table`); ``bare``: squares read as table
+    beside a tile that look unlike the table, as the kingdom's other bare squares do not
+    (:func:`bare_unlike_table`)."""
     low = float(rcfg["min_confidence"])
     near_castle = float(rcfg["flag_castle_neighbours_below"])
     rich_from = int(rcfg["rich_crowns"])
@@ -59,6 +62,8 @@ def review_reasons(grid: list[list[SquareReading]], rcfg: dict, outside=frozense
                 why.append(Message(OUTSIDE))
             if (r, c) in gaps:
                 why.append(Message(GAP))
+            elif (r, c) in bare:
+                why.append(Message(BARE_UNLIKE))
             if (r, c) in like_table:
                 why.append(Message(LIKE_TABLE))
             if why:
@@ -86,14 +91,48 @@ def tiles_like_table(grid, distance, rcfg: dict) -> set:
             if grid[r][c].terrain != "empty" and d[r, c] < most}
 
 
-def review_distances(grid, rcfg: dict, distance_of) -> tuple[set, set]:
-    """``(gaps, like_table)`` for :func:`review_reasons`; ``distance_of()`` gives the squares'
-    distances to the table (measured only when a flag needs them)."""
+def review_distances(grid, rcfg: dict, distance_of) -> tuple[set, set, set]:
+    """``(gaps, bare, like_table)`` for :func:`review_reasons`; ``distance_of()`` gives the
+    squares' distances to the table (measured only when a flag needs them)."""
     gaps = gap_squares(grid, int(rcfg["flag_gaps"]))
-    if not gaps and float(rcfg["flag_tile_like_table"]) <= 0:
-        return set(), set()
+    bare = float(rcfg["bare_unlike_table"]) > 0 and bool(bare_squares(grid))
+    if not gaps and not bare and float(rcfg["flag_tile_like_table"]) <= 0:
+        return set(), set(), set()
     distance = distance_of()
-    return gaps_unlike_table(grid, distance, rcfg, gaps), tiles_like_table(grid, distance, rcfg)
+    return (gaps_unlike_table(grid, distance, rcfg, gaps), bare_unlike_table(grid, distance, rcfg),
+            tiles_like_table(grid, distance, rcfg))
+
+
+def bare_squares(grid) -> set:
+    """Squares read as table with a tile (castle included) beside them, along a row or a
+    column."""
+    rows, cols = len(grid), len(grid[0]) if grid else 0
+
+    def tile(r, c):
+        return 0 <= r < rows and 0 <= c < cols and grid[r][c].terrain != "empty"
+
+    return {(r, c) for r in range(rows) for c in range(cols) if grid[r][c].terrain == "empty"
+            and any(tile(r + dr, c + dc) for dr, dc in ((0, 1), (1, 0), (0, -1), (-1, 0)))}
+
+
+def bare_unlike_table(grid, distance, rcfg: dict) -> set:
+    """The :func:`bare_squares` whose distance to the table around the kingdom
+    (``vision.holes.table_distance``) is at least ``[review] bare_unlike_table`` (0: none) and
+    at least ``bare_unlike_ratio`` times the median distance of the squares read as table: a
+    tile at the kingdom's rim washed out by glare and read as table lies in no gap, and looks
+    much less like the table than the kingdom's true bare squares do (on a textured table
+    every bare square lies farther from the ring of table, and none stands out)."""
+    least = float(rcfg["bare_unlike_table"])
+    if least <= 0:
+        return set()
+    d = np.asarray(distance, np.float64)
+    rows, cols = d.shape
+    bare = [d[r, c] for r in range(rows) for c in range(cols)
+            if grid[r][c].terrain == "empty" and np.isfinite(d[r, c])]
+    if not bare:
+        return set()
+    least = max(least, float(rcfg["bare_unlike_ratio"]) * float(np.median(bare)))
+    return {(r, c) for r, c in bare_squares(grid) if np.isfinite(d[r, c]) and d[r, c] >= least}
 
 
 def gaps_unlike_table(grid, distance, rcfg: dict, gaps=None) -> set:

@@ -133,6 +133,36 @@ def test_table_in_a_short_gap_between_tiles_unlike_the_table_is_flagged():
     assert gaps_unlike_table(grid, distance, dict(rcfg, flag_gaps=0)) == set()
 
 
+def test_a_bare_square_at_the_rim_unlike_the_kingdoms_other_bare_squares_is_flagged():
+    """A tile at the kingdom's rim washed out by glare lies in no gap: a square read as table
+    beside a tile is flagged when it lies at least [review] bare_unlike_table from the table
+    around the kingdom and bare_unlike_ratio times the median of the squares read as table;
+    on a textured table, where every bare square lies as far, none is."""
+    from vision import config
+    from vision.classify import SquareReading
+    from vision.review import bare_squares, bare_unlike_table, review_reasons
+
+    rows = ["CF...",     # (0,2) beside a field; (0,3), (0,4) beside no tile
+            "FF...",     # (1,2) beside a field
+            ".F..."]     # (2,0), (2,2) beside a field
+    names = {"F": "field", "C": "castle", ".": "empty"}
+    grid = [[SquareReading(names[ch], 0, 1.0) for ch in row] for row in rows]
+    assert bare_squares(grid) == {(0, 2), (1, 2), (2, 0), (2, 2)}
+    rcfg = dict(config.load()["review"], bare_unlike_table=1.0, bare_unlike_ratio=5.0)
+    distance = np.full((3, 5), 0.2)
+    distance[2, 0] = 1.6                 # washed out: unlike the table
+    distance[0, 4] = 3.0                 # unlike too, but beside no tile
+    distance[1, 2] = np.inf              # no table to compare with
+    assert bare_unlike_table(grid, distance, rcfg) == {(2, 0)}
+    reasons = review_reasons(grid, rcfg, bare={(2, 0)})
+    assert sorted(reasons) == [(2, 0)] and "beside a tile" in str(reasons[(2, 0)][0])
+    textured = np.full((3, 5), 1.4)      # every bare square as far from the ring
+    textured[2, 0] = 1.6
+    assert bare_unlike_table(grid, textured, rcfg) == set()
+    assert bare_unlike_table(grid, distance, dict(rcfg, bare_unlike_table=0.0)) == set()
+    assert bare_unlike_table(grid, distance, dict(rcfg, bare_unlike_table=2.0)) == set()
+
+
 def test_a_glare_washed_row_read_as_table_is_flagged_when_read(reader, monkeypatch):
     """End to end on a drawn photo: a grey table, a 3x3 kingdom of green tiles whose middle
     column's centre square is washed white (read as table by the stub classifier): it is in
@@ -158,6 +188,37 @@ def test_a_glare_washed_row_read_as_table_is_flagged_when_read(reader, monkeypat
         reading = reader.read(image, corners=corners, rows=3, cols=3)
         assert reading.cells[1][1]["terrain"] == "empty"
         assert ([1, 1] in reading.review) == flagged
+
+
+def test_a_glare_washed_square_at_the_rim_is_flagged_when_read(reader, monkeypatch):
+    """End to end on a drawn photo: a grey table, a 4x4 kingdom of green tiles with three
+    holes showing the table and its corner square washed white (all four read as table by
+    the stub classifier): the washed corner is in review, the holes are not; painted the
+    table's grey instead, it is not either."""
+    from vision.labels import TERRAINS
+
+    def logits(crops, first_turn_only=False):
+        out = np.zeros((len(crops), len(TERRAINS) + 4))
+        for i, crop in enumerate(crops):
+            b, g, r = crop[crop.shape[0] // 2, crop.shape[1] // 2].astype(int)
+            tile = g - min(b, r) > 50
+            out[i, TERRAINS.index("castle" if tile and i == 0 else "field" if tile else "empty")] = 9.0
+            out[i, len(TERRAINS)] = 9.0
+        return out
+
+    monkeypatch.setattr(reader.classifier, "logits", logits)
+    rng = np.random.default_rng(4)
+    corners = np.float32([[300, 200], [600, 200], [600, 500], [300, 500]])
+    for washed, flagged in (((250, 250, 250), True), ((128, 128, 128), False)):
+        image = np.clip(rng.normal(128, 4, (700, 900, 3)), 0, 255).astype(np.uint8)
+        image[200:500, 300:600] = (40, 170, 60)
+        for r, c in ((0, 3), (1, 3), (3, 0)):        # holes: the table shows
+            image[200 + 75 * r:275 + 75 * r, 300 + 75 * c:375 + 75 * c] = image[50:125, 50:125]
+        image[425:500, 525:600] = washed
+        reading = reader.read(image, corners=corners, rows=4, cols=4)
+        assert reading.cells[3][3]["terrain"] == "empty"
+        assert ([3, 3] in reading.review) == flagged
+        assert not {(0, 3), (1, 3), (3, 0)} & {tuple(rc) for rc in reading.review}
 
 
 def test_a_tile_read_where_the_square_looks_like_the_table_is_flagged(reader, monkeypatch):

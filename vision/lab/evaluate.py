@@ -756,11 +756,11 @@ def _summarise_outputs(cases, logits, temps, quick, folds, seconds, cfg) -> dict
         if cs.kind in DETECTED and too_few_tiles((sq.terrain for row in grid for sq in row), cfg):
             readings.append(None)      # the reader says "no kingdom found" for such a find
             continue
-        gaps, like_table = set(), set()
+        gaps, bare, like_table = set(), set(), set()
         if table is not None:
-            gaps, like_table = review_distances(grid, rcfg, lambda: table_distances(
+            gaps, bare, like_table = review_distances(grid, rcfg, lambda: table_distances(
                 *table, cfg["holes"]))
-        readings.append((grid, review_reasons(grid, rcfg, cs.outside, gaps, like_table)))
+        readings.append((grid, review_reasons(grid, rcfg, cs.outside, gaps, like_table, bare)))
     result = {"cross_validated": not quick, "folds": None if quick else folds,
               "temperatures": {"t_terrain": temps[0], "t_crowns": temps[1]},
               "seconds": seconds}
