@@ -346,3 +346,10 @@ def completion(rows: int, cols: int, frames, max_short: int | None = None) -> tu
     if n not in frames or (max_short is not None and n - min(rows, cols) > max_short):
         return 0, 0
     return n - cols, n - rows
+
+
+def too_few_tiles(terrains, cfg: dict) -> bool:
+    """Whether squares read with these terrains hold fewer domino halves (neither the castle
+    nor empty) than ``[reader] min_tiles``: then a found "kingdom" is not one."""
+    tiles = sum(t not in ("castle", "empty") for t in terrains)
+    return tiles < int(cfg["reader"]["min_tiles"])

@@ -14,6 +14,7 @@ from vision import config as _config
 from vision import detect, frame, holes
 from vision.classify import SquareClassifier
 from vision.errors import NO_KINGDOM, PhotoError
+from vision.frame import too_few_tiles
 from vision.geometry import board_homography
 from vision.review import outside_cells, review_distances, review_reasons
 from vision.squares import cell_crops, rectify
@@ -291,10 +292,3 @@ def overlaps(corners, other) -> bool:
     b = np.asarray(other, np.float32).reshape(4, 2)
     return any(cv2.pointPolygonTest(p, (float(q.mean(0)[0]), float(q.mean(0)[1])), False) >= 0
                for p, q in ((a, b), (b, a)))
-
-
-def too_few_tiles(terrains, cfg: dict) -> bool:
-    """Whether squares read with these terrains hold fewer domino halves (neither the castle
-    nor empty) than ``[reader] min_tiles``: then a found "kingdom" is not one."""
-    tiles = sum(t not in ("castle", "empty") for t in terrains)
-    return tiles < int(cfg["reader"]["min_tiles"])

@@ -33,9 +33,8 @@ from vision import config as _config
 from vision.corner_refine import edge_map
 from vision.detect import outline_in_map, working_sizes
 from vision.errors import NO_KINGDOM, PhotoError
-from vision.frame import crispness
+from vision.frame import crispness, too_few_tiles
 from vision.geometry import ring_corners
-from vision.reader import too_few_tiles
 from vision.tilemap import disk, largest, pixel_map, tile_net
 
 CUT_WARNING = ("this kingdom is cut by the photo's edge: it is not scored as complete; take the "
@@ -335,6 +334,20 @@ def read_table(reader, image: np.ndarray, size: int | None = None) -> list[Table
 
     ``reader``: a ``vision.Reader``. Raises ``PhotoError`` (no kingdom) when none is found.
     """
+    kept = [(here, reading) for here, _, reading, _ in read_kingdoms(reader, image, size)]
+    if not kept:
+        raise PhotoError(NO_KINGDOM)
+    order = number_order([np.asarray(f.corners, np.float64).mean(0) for f, _ in kept],
+                         [_side(f.corners) for f, _ in kept], cfg=reader.cfg)
+    return [TableKingdom(k, kept[i][1], kept[i][0].cut) for k, i in enumerate(order)]
+
+
+def read_kingdoms(reader, image: np.ndarray, size: int | None = None) -> list[tuple]:
+    """Every kingdom of the photo, unnumbered: ``(outline, framed, reading, crispness)`` each,
+    ``framed`` the reader's window (``Reader.framed``), ``reading`` its ``Reading`` with the
+    cut warning when the window leaves the photo. The blobs' outlines are read surest grid
+    count first (``[table] crisp_enough``) and the crispest of a blob's that reads as a
+    kingdom is kept; an empty list when none does."""
     cfg = reader.cfg
     framing = _framing(cfg)
     margin = float(cfg["table"]["cut_margin"])
@@ -361,7 +374,7 @@ def read_table(reader, image: np.ndarray, size: int | None = None) -> list[Table
                 break        # its squares read as cut on the tiles' own grid: not worth more reads
         if best is None or best[0] < min_crisp:
             continue         # nothing read as a kingdom, or only blurred: clutter or cloth
-        _, found, framed, reading = best
+        sharp, found, framed, reading = best
         cut = leaves_photo(framed.corners, framed.rows, framed.cols, image.shape, 0.0) or (
             found.cut and leaves_photo(framed.corners, framed.rows, framed.cols, image.shape,
                                        margin))
@@ -369,11 +382,7 @@ def read_table(reader, image: np.ndarray, size: int | None = None) -> list[Table
         if cut:
             warnings.insert(0, CUT_WARNING)
         here = Outline(framed.corners, framed.rows, framed.cols, found.confidence, cut)
-        if any(_same_place(here, other) for other, _ in kept):
+        if any(_same_place(here, other) for other, _, _, _ in kept):
             continue
-        kept.append((here, replace(reading, warnings=warnings)))
-    if not kept:
-        raise PhotoError(NO_KINGDOM)
-    order = number_order([np.asarray(f.corners, np.float64).mean(0) for f, _ in kept],
-                         [_side(f.corners) for f, _ in kept], cfg=cfg)
-    return [TableKingdom(k, kept[i][1], kept[i][0].cut) for k, i in enumerate(order)]
+        kept.append((here, framed, replace(reading, warnings=warnings), sharp))
+    return kept

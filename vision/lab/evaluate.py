@@ -43,8 +43,8 @@ import numpy as np
 
 from vision import config as _config
 from vision.classify import MODELS_DIR, N_CROWNS, TERRAINS, SquareClassifier
+from vision.frame import too_few_tiles
 from vision.holes import boost_logits, ring_features, table_distances
-from vision.reader import too_few_tiles
 from vision.review import outside_cells, review_distances, review_reasons
 from vision.squares import cell_crops, crop_size, image_corners, rectify
 
