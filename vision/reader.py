@@ -11,7 +11,7 @@ import cv2
 import numpy as np
 
 from vision import config as _config
-from vision import detect, frame, holes
+from vision import detect, frame, holes, table
 from vision.classify import SquareClassifier
 from vision.errors import NO_KINGDOM, PhotoError
 from vision.frame import too_few_tiles
@@ -105,7 +105,7 @@ class Reader:
         short_sure_crisp = float(self.cfg["reader"]["short_sure_crisp"])
         recheck, grow = False, int(self.cfg["frame"]["max_grow"])
         for k, (corners, found_rows, found_cols, conf, warnings, first) in enumerate(
-                detect.candidates(image, self.cfg, size, alternatives=True)):
+                _outlines(image, self.cfg, size)):
             read_on = best is not None and best_key[0]
             if read_on:
                 # past a sure castle in a window short of a frame, only new outlines over that
@@ -172,9 +172,30 @@ class Reader:
             if k + 1 >= tries or (best is not None and best_key[0]
                                   and (best_key[1] and not recheck or more <= 0)):
                 break
+        if self.cfg["reader"]["table_fallback"] and not (
+                best is not None and best_key[0]
+                and best_crisp >= float(self.cfg["reader"]["table_fallback_crisp"])):
+            best = self._from_table(image, size, best, best_key, best_crisp)
         if best is not None:
             return best
         raise PhotoError(NO_KINGDOM)
+
+    def _from_table(self, image, size, best, best_key, best_crisp):
+        """The whole-table search's kingdoms (``vision.table.read_kingdoms``: every tile blob,
+        each cut apart where only a thin bridge joins it to clutter) against ``best``, the
+        detector's outlines' reading (key and crispness as in :meth:`find`): a kingdom there
+        wins when its key is higher, or the same and its squares read crisper. The detector
+        keeps only the largest blob, so a kingdom whose blob joins a score board or another
+        kingdom beside it is outlined together with them."""
+        frames = [int(n) for n in self.cfg["frame"]["square_frames"]]
+        sure = float(self.cfg["reader"]["sure_castle_odds"])
+        for _, found, _, crisp in table.read_kingdoms(self, image, size):
+            castle = frame.terrain_odds(found.logits, "castle", self.classifier.t_terrain).max()
+            key = (castle >= sure, found.rows == found.cols and found.rows in frames,
+                   0.0 if castle >= sure else castle)
+            if best is None or key > best_key or (key == best_key and crisp > best_crisp):
+                best, best_key, best_crisp = found, key, crisp
+        return best
 
     def _margin(self, kind: str) -> float:
         """How much crisper than the outline's grid another grid found for it must read:
@@ -283,6 +304,15 @@ class Reader:
                        homography=[[float(v) for v in row] for row in Hn],
                        rows=rows, cols=cols, warnings=warnings,
                        reasons={f"{r},{c}": v for (r, c), v in reasons.items()})
+
+
+def _outlines(image, cfg, size):
+    """The detector's outlines with their other grids (``detect.candidates``), none when it
+    finds no tile blob at all (the whole-table search may still find a kingdom)."""
+    try:
+        yield from detect.candidates(image, cfg, size, alternatives=True)
+    except PhotoError:
+        return
 
 
 def overlaps(corners, other) -> bool:

@@ -528,6 +528,7 @@ def test_past_a_blurred_frame_the_crispest_outline_over_it_wins(reader, monkeypa
     off = (_KINGDOM + np.float32([30, 0]), 5, 5, 0.5, [], None)
     small = (np.float32([[510, 110], [570, 110], [570, 170], [510, 170]]), 1, 1, 0.9, [], None)
     kingdom = (_KINGDOM, 5, 5, 0.9, [], None)
+    monkeypatch.setitem(reader.cfg["reader"], "table_fallback", False)  # the outlines alone
     monkeypatch.setattr(reader.classifier, "logits", logits)
     monkeypatch.setattr(detect, "candidates", lambda img, cfg, size=None, **kw: iter(
         [off, _LID, small, kingdom]))
@@ -540,6 +541,49 @@ def test_past_a_blurred_frame_the_crispest_outline_over_it_wins(reader, monkeypa
     assert reads == ["25 squares"] and np.allclose(found.corners, off[0])
 
 
+def test_the_whole_table_search_is_read_when_the_outlines_convince_not(reader, monkeypatch):
+    """The detector's only outline is a 5x5 half a square off the kingdom (blurred, castle
+    sure): the whole-table search's kingdoms ([reader] table_fallback; here the kingdom's own
+    crisp 5x5) are read and the crisper wins. A crisp 5x5 with a sure castle from the
+    detector is not searched past; no outline at all is; with the fallback off the blurred
+    frame stays."""
+    from vision import PhotoError, detect, table
+    from vision.frame import crispness
+
+    image, logits, reads = _tiles_and_lid()
+    searched = []
+
+    def kingdoms(rd, img, size=None):
+        searched.append(True)
+        framed = rd.framed(img, _KINGDOM, 5, 5, size)
+        return [(None, framed, None, crispness(framed.logits, rd.classifier.t_terrain))]
+
+    off = (_KINGDOM + np.float32([30, 0]), 5, 5, 0.5, [], None)
+    monkeypatch.setattr(reader.classifier, "logits", logits)
+    monkeypatch.setattr(table, "read_kingdoms", kingdoms)
+    monkeypatch.setitem(reader.cfg["reader"], "recheck_more", 0)
+    monkeypatch.setattr(detect, "candidates", lambda img, cfg, size=None, **kw: iter([off]))
+    found = reader.find(image)
+    assert searched and np.allclose(found.corners, _KINGDOM)
+    searched.clear()
+    monkeypatch.setattr(detect, "candidates", lambda img, cfg, size=None, **kw: iter(
+        [(_KINGDOM, 5, 5, 0.9, [], None)]))
+    found = reader.find(image)
+    assert not searched and np.allclose(found.corners, _KINGDOM)
+
+    def nothing(img, cfg, size=None, **kw):
+        raise PhotoError("no kingdom found")
+        yield
+
+    monkeypatch.setattr(detect, "candidates", nothing)
+    assert np.allclose(reader.find(image).corners, _KINGDOM) and searched
+    monkeypatch.setitem(reader.cfg["reader"], "table_fallback", False)
+    with pytest.raises(PhotoError):
+        reader.find(image)
+    monkeypatch.setattr(detect, "candidates", lambda img, cfg, size=None, **kw: iter([off]))
+    assert np.allclose(reader.find(image).corners, off[0])
+
+
 def test_past_a_blurred_7x7_a_crisp_5x5_wins_only_by_a_wider_margin(reader, monkeypatch):
     """The first outline cuts the 5x5 kingdom 7x7 (every crop across tiles: a blurred 7x7
     frame, castle sure); the next is the kingdom's own 5x5 outline, crisp. A smaller frame
@@ -548,6 +592,7 @@ def test_past_a_blurred_7x7_a_crisp_5x5_wins_only_by_a_wider_margin(reader, monk
     from vision import detect
 
     image, logits, reads = _tiles_and_lid()
+    monkeypatch.setitem(reader.cfg["reader"], "table_fallback", False)  # the outlines alone
     monkeypatch.setattr(reader.classifier, "logits", logits)
     monkeypatch.setattr(detect, "candidates", lambda img, cfg, size=None, **kw: iter(
         [(_KINGDOM, 7, 7, 0.5, [], None), (_KINGDOM, 5, 5, 0.9, [], None)]))
@@ -567,6 +612,7 @@ def test_past_a_blurred_window_of_no_frame_size_a_crisp_frame_wins(reader, monke
     from vision import detect
 
     image, logits, reads = _tiles_and_lid()
+    monkeypatch.setitem(reader.cfg["reader"], "table_fallback", False)  # the outlines alone
     monkeypatch.setattr(reader.classifier, "logits", logits)
     monkeypatch.setattr(detect, "candidates", lambda img, cfg, size=None, **kw: iter(
         [(_KINGDOM, 6, 6, 0.95, [], None), _LID, (_KINGDOM, 5, 5, 0.9, [], None)]))
@@ -597,6 +643,7 @@ def test_a_blurred_piece_with_a_sure_castle_does_not_beat_a_crisp_frame(reader, 
 
     piece = (_KINGDOM[:1] + np.float32([[30, 30], [210, 30], [210, 270], [30, 270]]), 4, 3,
              0.5, [], None)
+    monkeypatch.setitem(reader.cfg["reader"], "table_fallback", False)  # the outlines alone
     monkeypatch.setattr(reader.classifier, "logits", logits)
     monkeypatch.setattr(detect, "candidates", lambda img, cfg, size=None, **kw: iter(
         [(_KINGDOM, 5, 5, 0.9, [], None), piece]))
