@@ -118,10 +118,12 @@ def bare_squares(grid) -> set:
 def bare_unlike_table(grid, distance, rcfg: dict) -> set:
     """The :func:`bare_squares` whose distance to the table around the kingdom
     (``vision.holes.table_distance``) is at least ``[review] bare_unlike_table`` (0: none) and
-    at least ``bare_unlike_ratio`` times the median distance of the squares read as table: a
-    tile at the kingdom's rim washed out by glare and read as table lies in no gap, and looks
-    much less like the table than the kingdom's true bare squares do (on a textured table
-    every bare square lies farther from the ring of table, and none stands out)."""
+    at least ``bare_unlike_ratio`` times the median distance of the squares read as table, or
+    at least ``bare_far_from_table`` whatever the others: a tile at the kingdom's rim washed
+    out by glare and read as table lies in no gap, and looks much less like the table than the
+    kingdom's true bare squares do (on a textured table every bare square lies farther from
+    the ring of table, and none stands out); a whole corner of tiles read as table stands out
+    from nothing, but lies far from the table."""
     least = float(rcfg["bare_unlike_table"])
     if least <= 0:
         return set()
@@ -131,7 +133,8 @@ def bare_unlike_table(grid, distance, rcfg: dict) -> set:
             if grid[r][c].terrain == "empty" and np.isfinite(d[r, c])]
     if not bare:
         return set()
-    least = max(least, float(rcfg["bare_unlike_ratio"]) * float(np.median(bare)))
+    least = min(max(least, float(rcfg["bare_unlike_ratio"]) * float(np.median(bare))),
+                float(rcfg["bare_far_from_table"]))
     return {(r, c) for r, c in bare_squares(grid) if np.isfinite(d[r, c]) and d[r, c] >= least}
 
 

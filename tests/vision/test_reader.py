@@ -137,7 +137,8 @@ def test_a_bare_square_at_the_rim_unlike_the_kingdoms_other_bare_squares_is_flag
     """A tile at the kingdom's rim washed out by glare lies in no gap: a square read as table
     beside a tile is flagged when it lies at least [review] bare_unlike_table from the table
     around the kingdom and bare_unlike_ratio times the median of the squares read as table;
-    on a textured table, where every bare square lies as far, none is."""
+    on a textured table, where every bare square lies as far, none is; at least
+    bare_far_from_table, always."""
     from vision import config
     from vision.classify import SquareReading
     from vision.review import bare_squares, bare_unlike_table, review_reasons
@@ -161,6 +162,11 @@ def test_a_bare_square_at_the_rim_unlike_the_kingdoms_other_bare_squares_is_flag
     assert bare_unlike_table(grid, textured, rcfg) == set()
     assert bare_unlike_table(grid, distance, dict(rcfg, bare_unlike_table=0.0)) == set()
     assert bare_unlike_table(grid, distance, dict(rcfg, bare_unlike_table=2.0)) == set()
+    # a corner of tiles washed out together stands out from nothing, but lies far from the
+    # table: at least [review] bare_far_from_table is flagged whatever the others
+    washed = np.full((3, 5), 4.0)
+    assert bare_unlike_table(grid, washed, rcfg) == bare_squares(grid)
+    assert bare_unlike_table(grid, washed, dict(rcfg, bare_far_from_table=np.inf)) == set()
 
 
 def test_a_glare_washed_row_read_as_table_is_flagged_when_read(reader, monkeypatch):
