@@ -169,62 +169,49 @@ def test_a_bare_square_at_the_rim_unlike_the_kingdoms_other_bare_squares_is_flag
     assert bare_unlike_table(grid, washed, dict(rcfg, bare_far_from_table=np.inf)) == set()
 
 
-def test_a_glare_washed_row_read_as_table_is_flagged_when_read(reader, monkeypatch):
-    """End to end on a drawn photo: a grey table, a 3x3 kingdom of green tiles whose middle
-    column's centre square is washed white (read as table by the stub classifier): it is in
-    review; painted the table's grey instead (a hole), it is not."""
+def _green_is_field(crops, first_turn_only=False):
+    """A stand-in classifier: a crop green in its middle is a field (the first one the
+    castle), any other bare table, all without crowns."""
     from vision.labels import TERRAINS
 
-    def logits(crops, first_turn_only=False):
-        out = np.zeros((len(crops), len(TERRAINS) + 4))
-        for i, crop in enumerate(crops):
-            b, g, r = crop[crop.shape[0] // 2, crop.shape[1] // 2].astype(int)
-            tile = g - min(b, r) > 50
-            out[i, TERRAINS.index("castle" if tile and i == 0 else "field" if tile else "empty")] = 9.0
-            out[i, len(TERRAINS)] = 9.0
-        return out
+    out = np.zeros((len(crops), len(TERRAINS) + 4))
+    for i, crop in enumerate(crops):
+        b, g, r = crop[crop.shape[0] // 2, crop.shape[1] // 2].astype(int)
+        tile = g - min(b, r) > 50
+        out[i, TERRAINS.index("castle" if tile and i == 0 else "field" if tile else "empty")] = 9.0
+        out[i, len(TERRAINS)] = 9.0
+    return out
 
-    monkeypatch.setattr(reader.classifier, "logits", logits)
+
+@pytest.mark.parametrize("n, holes, washed_at", [
+    (3, (), (1, 1)),                           # between tiles in its row and its column
+    (4, ((0, 3), (1, 3), (3, 0)), (3, 3)),     # at the rim, in no gap; true holes beside it
+])
+def test_a_glare_washed_square_read_as_table_is_flagged_when_read(reader, monkeypatch, n, holes,
+                                                                  washed_at):
+    """End to end on a drawn photo: a grey table, an n x n kingdom of green tiles, holes
+    showing the table, and one square washed white (read as table by the stub classifier,
+    as the holes are): in a gap between tiles or at the rim it is in review, the holes are
+    not; painted the table's grey instead (a hole), it is not either."""
+    monkeypatch.setattr(reader.classifier, "logits", _green_is_field)
     rng = np.random.default_rng(3)
     corners = np.float32([[300, 200], [600, 200], [600, 500], [300, 500]])
+    side = 300 // n
+
+    def square(r, c):
+        return slice(200 + side * r, 200 + side * (r + 1)), slice(300 + side * c,
+                                                                   300 + side * (c + 1))
+
     for washed, flagged in (((250, 250, 250), True), ((128, 128, 128), False)):
         image = np.clip(rng.normal(128, 4, (700, 900, 3)), 0, 255).astype(np.uint8)
         image[200:500, 300:600] = (40, 170, 60)
-        image[300:400, 400:500] = washed
-        reading = reader.read(image, corners=corners, rows=3, cols=3)
-        assert reading.cells[1][1]["terrain"] == "empty"
-        assert ([1, 1] in reading.review) == flagged
-
-
-def test_a_glare_washed_square_at_the_rim_is_flagged_when_read(reader, monkeypatch):
-    """End to end on a drawn photo: a grey table, a 4x4 kingdom of green tiles with three
-    holes showing the table and its corner square washed white (all four read as table by
-    the stub classifier): the washed corner is in review, the holes are not; painted the
-    table's grey instead, it is not either."""
-    from vision.labels import TERRAINS
-
-    def logits(crops, first_turn_only=False):
-        out = np.zeros((len(crops), len(TERRAINS) + 4))
-        for i, crop in enumerate(crops):
-            b, g, r = crop[crop.shape[0] // 2, crop.shape[1] // 2].astype(int)
-            tile = g - min(b, r) > 50
-            out[i, TERRAINS.index("castle" if tile and i == 0 else "field" if tile else "empty")] = 9.0
-            out[i, len(TERRAINS)] = 9.0
-        return out
-
-    monkeypatch.setattr(reader.classifier, "logits", logits)
-    rng = np.random.default_rng(4)
-    corners = np.float32([[300, 200], [600, 200], [600, 500], [300, 500]])
-    for washed, flagged in (((250, 250, 250), True), ((128, 128, 128), False)):
-        image = np.clip(rng.normal(128, 4, (700, 900, 3)), 0, 255).astype(np.uint8)
-        image[200:500, 300:600] = (40, 170, 60)
-        for r, c in ((0, 3), (1, 3), (3, 0)):        # holes: the table shows
-            image[200 + 75 * r:275 + 75 * r, 300 + 75 * c:375 + 75 * c] = image[50:125, 50:125]
-        image[425:500, 525:600] = washed
-        reading = reader.read(image, corners=corners, rows=4, cols=4)
-        assert reading.cells[3][3]["terrain"] == "empty"
-        assert ([3, 3] in reading.review) == flagged
-        assert not {(0, 3), (1, 3), (3, 0)} & {tuple(rc) for rc in reading.review}
+        for r, c in holes:                     # the table shows
+            image[square(r, c)] = image[50:50 + side, 50:50 + side]
+        image[square(*washed_at)] = washed
+        reading = reader.read(image, corners=corners, rows=n, cols=n)
+        assert reading.cells[washed_at[0]][washed_at[1]]["terrain"] == "empty"
+        assert (list(washed_at) in reading.review) == flagged
+        assert not set(holes) & {tuple(rc) for rc in reading.review}
 
 
 def test_a_tile_read_where_the_square_looks_like_the_table_is_flagged(reader, monkeypatch):
