@@ -88,7 +88,9 @@ class Reader:
         (``past_short_margin``). A sure castle in a window read blurred (``recheck_*``) has
         up to ``recheck_more`` more outlines over it read, and the crispest frame wins. Once a
         5x5 or 7x7 window is read, a sure castle in a window short of a frame that reads
-        blurred (``short_sure_crisp``) is ranked by its odds, not taken as sure."""
+        blurred (``short_sure_crisp``) is ranked by its odds, not taken as sure. A search
+        that ends unconvinced reads the whole-table search's kingdoms too
+        (:meth:`_from_table`)."""
         if not self.cfg["frame"]["enabled"] or self.cfg["grid"]["enabled"]:
             return self._found_board(image, size)
         if size is not None and size not in (5, 7):
@@ -96,7 +98,7 @@ class Reader:
         tries = int(self.cfg["frame"]["max_candidates"])
         least, sure = (float(self.cfg["reader"]["min_castle_odds"]),
                        float(self.cfg["reader"]["sure_castle_odds"]))
-        best, best_key = None, None
+        best, best_key, best_conf = None, None, 0.0
         frames = [int(n) for n in self.cfg["frame"]["square_frames"]]
         more = int(self.cfg["reader"]["past_short_castle"])
         same, read, best_crisp = float(self.cfg["lattice"]["same_grid"]), [], 0.0
@@ -156,7 +158,7 @@ class Reader:
                 and crisp > best_crisp + float(self.cfg["reader"]["recheck_smaller_margin"])))
             if not too_few_tiles((sq.terrain for row in grid for sq in row), self.cfg) \
                     and castle >= least and better:
-                best, best_key, best_crisp = found, key, crisp
+                best, best_key, best_crisp, best_conf = found, key, crisp, float(conf)
                 # a window that reads blurred (cut off the tiles' own grid) has ``recheck_more``
                 # more outlines over it read: a frame wins over no frame, then the crispest;
                 # a crisp short window from a count the detector was sure of (a half-built
@@ -172,9 +174,12 @@ class Reader:
             if k + 1 >= tries or (best is not None and best_key[0]
                                   and (best_key[1] and not recheck or more <= 0)):
                 break
+        # unconvinced (no sure castle in a crisp window, 5x5 / 7x7 or from a sure count): the
+        # whole-table search, which cuts a kingdom off a score board or a neighbour
         if self.cfg["reader"]["table_fallback"] and not (
                 best is not None and best_key[0]
-                and best_crisp >= float(self.cfg["reader"]["table_fallback_crisp"])):
+                and best_crisp >= float(self.cfg["reader"]["table_fallback_crisp"])
+                and (best_key[1] or best_conf >= unsure_count)):
             best = self._from_table(image, size, best, best_key, best_crisp)
         if best is not None:
             return best
@@ -184,12 +189,16 @@ class Reader:
         """The whole-table search's kingdoms (``vision.table.read_kingdoms``: every tile blob,
         each cut apart where only a thin bridge joins it to clutter) against ``best``, the
         detector's outlines' reading (key and crispness as in :meth:`find`): a kingdom there
-        wins when its key is higher, or the same and its squares read crisper. The detector
+        that reads at least ``[reader] table_fallback_crisp`` wins when its key is higher, or
+        the same and its squares read crisper. The detector
         keeps only the largest blob, so a kingdom whose blob joins a score board or another
         kingdom beside it is outlined together with them."""
         frames = [int(n) for n in self.cfg["frame"]["square_frames"]]
         sure = float(self.cfg["reader"]["sure_castle_odds"])
+        least = float(self.cfg["reader"]["table_fallback_crisp"])
         for _, found, _, crisp in table.read_kingdoms(self, image, size):
+            if crisp < least:
+                continue        # blurred: cut off the tiles' own grid, or a window of cloth
             castle = frame.terrain_odds(found.logits, "castle", self.classifier.t_terrain).max()
             key = (castle >= sure, found.rows == found.cols and found.rows in frames,
                    0.0 if castle >= sure else castle)

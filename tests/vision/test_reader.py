@@ -538,8 +538,9 @@ def test_the_whole_table_search_is_read_when_the_outlines_convince_not(reader, m
     """The detector's only outline is a 5x5 half a square off the kingdom (blurred, castle
     sure): the whole-table search's kingdoms ([reader] table_fallback; here the kingdom's own
     crisp 5x5) are read and the crisper wins. A crisp 5x5 with a sure castle from the
-    detector is not searched past; no outline at all is; with the fallback off the blurred
-    frame stays."""
+    detector is not searched past, nor a crisp piece of it from a sure count; no outline at
+    all is, and a crisp piece from an unsure count; a kingdom of the table search that reads
+    blurred ([reader] table_fallback_crisp) is not taken."""
     from vision import PhotoError, detect, table
     from vision.frame import crispness
 
@@ -570,11 +571,27 @@ def test_the_whole_table_search_is_read_when_the_outlines_convince_not(reader, m
 
     monkeypatch.setattr(detect, "candidates", nothing)
     assert np.allclose(reader.find(image).corners, _KINGDOM) and searched
-    monkeypatch.setitem(reader.cfg["reader"], "table_fallback", False)
-    with pytest.raises(PhotoError):
-        reader.find(image)
+    # a crisp piece short of a frame with a sure castle: searched past when the detector was
+    # unsure of its count ([reader] past_short_count_below), not when it was sure
+    piece = np.float32([[450, 50], [630, 50], [630, 170], [450, 170]])
+    for conf, search in ((0.5, True), (0.95, False)):
+        searched.clear()
+        monkeypatch.setattr(detect, "candidates", lambda img, cfg, size=None, _c=conf, **kw:
+                            iter([(piece, 2, 3, _c, [], None)]))
+        found = reader.find(image)
+        assert bool(searched) == search
+        assert np.allclose(found.corners, _KINGDOM if search else piece)
+    # a kingdom of the table search that reads blurred is not taken (read here as crisp as
+    # just under [reader] table_fallback_crisp: crisper than the detector's blurred frame)
+    blurred = float(reader.cfg["reader"]["table_fallback_crisp"]) - 0.01
+    monkeypatch.setattr(table, "read_kingdoms", lambda rd, img, size=None: [
+        (None, rd.framed(img, _KINGDOM, 5, 5, size), None, blurred)])
     monkeypatch.setattr(detect, "candidates", lambda img, cfg, size=None, **kw: iter([off]))
     assert np.allclose(reader.find(image).corners, off[0])
+    monkeypatch.setitem(reader.cfg["reader"], "table_fallback", False)
+    monkeypatch.setattr(detect, "candidates", nothing)
+    with pytest.raises(PhotoError):
+        reader.find(image)
 
 
 def test_past_a_blurred_7x7_a_crisp_5x5_wins_only_by_a_wider_margin(reader, monkeypatch):
