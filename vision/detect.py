@@ -31,7 +31,7 @@ from .errors import NO_KINGDOM, PhotoError
 from .geometry import as_corners, warp_board
 from .gridcount import count_cells, focal_aspect
 from .lattice import fit_lattice
-from .outline import edge_segments, fit_quad, order_top_first, seam_quad, vp_quad
+from .outline import edge_segments, fit_quad, order_top_first, seam_quad, segments_in, vp_quad
 from .tilemap import (disk, downscale, half_thickness, is_rectified_board, largest, pixel_map,
                       tile_blob, tile_net)
 
@@ -313,9 +313,8 @@ def outline_in_map(prob, mid, gray_mid, edges, s, s_mid, shape, det, lat=None, c
         # 7x7 frame and the blob's own counts as one: stripes beside a kingdom pull a
         # vanishing point (the reader keeps the crisper reading)
         own = _grid_in(fitted, *grid, frames=frames)
-        if own is not None and blob_offered((rows, cols), own[1:3], frames) and not any(
-                same_grid(own[0], own[1], own[2], *o, float(lat["same_grid"]))
-                for o in [(quad, rows, cols)] + [o[:3] for o in others]):
+        if own is not None and blob_offered((rows, cols), own[1:3], frames) and _is_new(
+                own[:3], [(quad, rows, cols)] + [o[:3] for o in others], lat):
             others.append(own[:3] + ("blob",))
     if det["seam_quad"] and det["use_vanishing_points"] and alternatives is not None \
             and frames and not is_frame(rows, cols, frames):
@@ -323,10 +322,9 @@ def outline_in_map(prob, mid, gray_mid, edges, s, s_mid, shape, det, lat=None, c
         # leaves the quadrilateral's turn to chance, and a striped or checked table beside
         # it pulls the vanishing points onto the table's lines
         seam = _seam_grid(segs, core, blob_pts, det, grid, frames)
-        if seam is not None and not any(same_grid(seam[0], seam[1], seam[2], *o,
-                                                  float(lat["same_grid"]))
-                                         for o in [(quad, rows, cols)] + [o[:3] for o in others]):
-            others.append(seam[:3] + ("seams",))
+        if seam is not None and _is_new(seam, [(quad, rows, cols)] + [o[:3] for o in others],
+                                        lat):
+            others.append(seam + ("seams",))
     corners = (quad / s).astype(np.float32)
     if alternatives is not None:
         alternatives.extend(((o[0] / s).astype(np.float32), o[1], o[2], o[3]) for o in others)
@@ -343,15 +341,18 @@ def outline_in_map(prob, mid, gray_mid, edges, s, s_mid, shape, det, lat=None, c
     return corners, rows, cols, conf, warnings
 
 
+def _is_new(grid, known, lat) -> bool:
+    """Whether ``grid`` (quad, rows, cols) is none of the ``known`` grids (``[lattice]
+    same_grid``): each grid of an outline is read once."""
+    return not any(same_grid(*grid, *other, float(lat["same_grid"])) for other in known)
+
+
 def _seam_grid(segs, core, pts, det, grid, frames):
     """The grid (quad, rows, cols) of :func:`vision.outline.seam_quad` on the segments well
     inside the blob (``core`` eroded by ``[detect] seam_core_erode`` of its half-thickness:
     the table's lines at the rim are left out), when it counts as a 5x5 or 7x7 frame."""
     r = max(1, int(round(float(det["seam_core_erode"]) * half_thickness(core))))
-    inner = cv2.erode(core, disk(r))
-    mx = ((segs[:, 0] + segs[:, 2]) / 2).astype(int).clip(0, inner.shape[1] - 1)
-    my = ((segs[:, 1] + segs[:, 3]) / 2).astype(int).clip(0, inner.shape[0] - 1)
-    quad = seam_quad(segs[inner[my, mx] > 0], pts, det)
+    quad = seam_quad(segments_in(segs, cv2.erode(core, disk(r))), pts, det)
     if quad is None:
         return None
     found = _grid_in(quad, *grid)   # counted, then cut down by the seams' lattice

@@ -193,7 +193,11 @@ def edge_segments(gray: np.ndarray, mask: np.ndarray, max_side: int = 600) -> np
     found = cv2.createLineSegmentDetector().detect(crop)[0]
     if found is None:
         return np.zeros((0, 4), np.float32)
-    seg = found.reshape(-1, 4) / f + np.float32([x, y, x, y])
+    return segments_in(found.reshape(-1, 4) / f + np.float32([x, y, x, y]), mask)
+
+
+def segments_in(seg: np.ndarray, mask: np.ndarray) -> np.ndarray:
+    """The segments (N, 4: x1, y1, x2, y2) whose midpoint lies on ``mask`` (in its px)."""
     mx = ((seg[:, 0] + seg[:, 2]) / 2).astype(int).clip(0, mask.shape[1] - 1)
     my = ((seg[:, 1] + seg[:, 3]) / 2).astype(int).clip(0, mask.shape[0] - 1)
     return seg[mask[my, mx] > 0]
