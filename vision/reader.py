@@ -143,14 +143,14 @@ class Reader:
             grid = found.grid
             castle = frame.terrain_odds(found.logits, "castle", self.classifier.t_terrain).max()
             crisp = frame.crispness(found.logits, self.classifier.t_terrain)
-            is_frame = found.rows == found.cols and found.rows in frames
+            is_frame = detect.is_frame(found.rows, found.cols, frames)
             # against a 5x5 / 7x7 window already read, a window short of a frame read blurred
             # (cut off the tiles' own grid) has its castle's odds ranked, not taken as sure: a
             # castle washed by glare in the kingdom's own crisp frame lost to a piece of it
             # counted wrong
-            is_sure = castle >= sure and (is_frame or crisp >= short_sure_crisp
-                                          or best is None or not best_key[1])
-            key = (is_sure, is_frame, 0.0 if is_sure else castle)
+            key = _castle_key(castle, castle >= sure and (
+                is_frame or crisp >= short_sure_crisp or best is None or not best_key[1]),
+                is_frame)
             if read_on and crisp < best_crisp - float(self.cfg["reader"]["past_short_margin"]):
                 key = (False,) + key[1:]      # read past a sure castle: blurred squares lose
             better = best is None or key > best_key or (recheck and key == best_key and (
@@ -200,8 +200,8 @@ class Reader:
             if crisp < least:
                 continue        # blurred: cut off the tiles' own grid, or a window of cloth
             castle = frame.terrain_odds(found.logits, "castle", self.classifier.t_terrain).max()
-            key = (castle >= sure, found.rows == found.cols and found.rows in frames,
-                   0.0 if castle >= sure else castle)
+            key = _castle_key(castle, castle >= sure,
+                              detect.is_frame(found.rows, found.cols, frames))
             if best is None or key > best_key or (key == best_key and crisp > best_crisp):
                 best, best_key, best_crisp = found, key, crisp
         return best
@@ -313,6 +313,12 @@ class Reader:
                        homography=[[float(v) for v in row] for row in Hn],
                        rows=rows, cols=cols, warnings=warnings,
                        reasons={f"{r},{c}": v for (r, c), v in reasons.items()})
+
+
+def _castle_key(castle: float, sure: bool, is_frame: bool) -> tuple:
+    """How :meth:`Reader.find` ranks a window: a sure castle first, then a 5x5 / 7x7 window,
+    then (among unsure castles) the castle's odds."""
+    return sure, is_frame, 0.0 if sure else castle
 
 
 def _outlines(image, cfg, size):

@@ -95,12 +95,12 @@ def review_distances(grid, rcfg: dict, distance_of) -> tuple[set, set, set]:
     """``(gaps, bare, like_table)`` for :func:`review_reasons`; ``distance_of()`` gives the
     squares' distances to the table (measured only when a flag needs them)."""
     gaps = gap_squares(grid, int(rcfg["flag_gaps"]))
-    bare = float(rcfg["bare_unlike_table"]) > 0 and bool(bare_squares(grid))
+    bare = bare_squares(grid) if float(rcfg["bare_unlike_table"]) > 0 else set()
     if not gaps and not bare and float(rcfg["flag_tile_like_table"]) <= 0:
         return set(), set(), set()
     distance = distance_of()
-    return (gaps_unlike_table(grid, distance, rcfg, gaps), bare_unlike_table(grid, distance, rcfg),
-            tiles_like_table(grid, distance, rcfg))
+    return (gaps_unlike_table(grid, distance, rcfg, gaps),
+            bare_unlike_table(grid, distance, rcfg, bare), tiles_like_table(grid, distance, rcfg))
 
 
 def bare_squares(grid) -> set:
@@ -115,7 +115,7 @@ def bare_squares(grid) -> set:
             and any(tile(r + dr, c + dc) for dr, dc in ((0, 1), (1, 0), (0, -1), (-1, 0)))}
 
 
-def bare_unlike_table(grid, distance, rcfg: dict) -> set:
+def bare_unlike_table(grid, distance, rcfg: dict, bare=None) -> set:
     """The :func:`bare_squares` whose distance to the table around the kingdom
     (``vision.holes.table_distance``) is at least ``[review] bare_unlike_table`` (0: none) and
     at least ``bare_unlike_ratio`` times the median distance of the squares read as table, or
@@ -123,19 +123,21 @@ def bare_unlike_table(grid, distance, rcfg: dict) -> set:
     out by glare and read as table lies in no gap, and looks much less like the table than the
     kingdom's true bare squares do (on a textured table every bare square lies farther from
     the ring of table, and none stands out); a whole corner of tiles read as table stands out
-    from nothing, but lies far from the table."""
+    from nothing, but lies far from the table. ``bare``: the :func:`bare_squares` when already
+    found."""
     least = float(rcfg["bare_unlike_table"])
     if least <= 0:
         return set()
     d = np.asarray(distance, np.float64)
     rows, cols = d.shape
-    bare = [d[r, c] for r in range(rows) for c in range(cols)
-            if grid[r][c].terrain == "empty" and np.isfinite(d[r, c])]
-    if not bare:
+    empty = [d[r, c] for r in range(rows) for c in range(cols)
+             if grid[r][c].terrain == "empty" and np.isfinite(d[r, c])]
+    if not empty:
         return set()
-    least = min(max(least, float(rcfg["bare_unlike_ratio"]) * float(np.median(bare))),
+    least = min(max(least, float(rcfg["bare_unlike_ratio"]) * float(np.median(empty))),
                 float(rcfg["bare_far_from_table"]))
-    return {(r, c) for r, c in bare_squares(grid) if np.isfinite(d[r, c]) and d[r, c] >= least}
+    bare = bare_squares(grid) if bare is None else bare
+    return {(r, c) for r, c in bare if np.isfinite(d[r, c]) and d[r, c] >= least}
 
 
 def gaps_unlike_table(grid, distance, rcfg: dict, gaps=None) -> set:
