@@ -335,6 +335,7 @@ def test_evaluate_puts_aau_dev_boards_on_hard_tables(tmp_path, monkeypatch, caps
     (["--hard-boards=-1"], "--hard-boards must be 0"),
     (["--hard-tables", "0", "--hard-boards", "1", "--datasets", "{empty}"],
      "--hard-boards needs the AAU dev photos"),
+    (["--fold-models", "{empty}"], "--fold-models keeps each fold's network"),
 ])
 def test_bad_evaluate_options_say_what_to_do(tmp_path, capsys, argv, message):
     from kingdomino.cli import main
@@ -453,3 +454,97 @@ def test_saved_outputs_read_table_like_squares_as_table(tmp_path, monkeypatch):
     monkeypatch.setattr(evaluate._config, "load", lambda *a, **k: cfg)
     off = rerun_saved(path)["phone"]
     assert off["terrain_accuracy"] == 23 / 25
+
+
+# --------------------------------------------------------------------------- end-to-end frames
+def _photo_files(tmp_path, n_groups=3):
+    """Phone photos on disk, two per kingdom; each photo's index is written into its pixels
+    (its blue value) so that a stub reader can tell which photo it was given."""
+    import cv2
+    from types import SimpleNamespace
+
+    photos = []
+    for i in range(2 * n_groups):
+        image = np.full((300, 300, 3), 40, np.uint8)
+        image[..., 0] = i
+        path = tmp_path / f"p{i}.png"
+        cv2.imwrite(str(path), image)
+        photos.append(SimpleNamespace(dataset="phone", path=path, name=f"p{i}", group=f"k{i // 2}",
+                                      rows=5, cols=5, terrain=TERRAIN, crowns=CROWNS,
+                                      corners=TRUTH / 2, occluded=frozenset()))
+    return photos
+
+
+class _StubClassifier:
+    t_terrain = t_crowns = 1.0
+
+    def logits(self, crops):
+        return np.zeros((len(crops), len(TERRAINS) + N_CROWNS))
+
+
+class _StubReader:
+    """Frames every photo one square right of the label, and remembers what its network was
+    trained on and which photos it framed."""
+
+    def __init__(self, trained=()):
+        self.trained, self.framed, self.classifier = set(trained), [], _StubClassifier()
+
+    def find(self, image):
+        from types import SimpleNamespace
+
+        self.framed.append(f"p{int(image[0, 0, 0])}")
+        if image[0, 0, 0] == 5:
+            from vision.errors import PhotoError
+            raise PhotoError("no kingdom found")
+        return SimpleNamespace(corners=TRUTH / 2 + [50, 0], rows=5, cols=5, offsets=None)
+
+
+def test_end_to_end_frames_are_the_readers():
+    """``find_frame`` with a reader keeps the frame ``Reader.find`` chose, not the detector's
+    first outline."""
+    from vision import config
+    from vision.lab.evaluate import find_frame
+
+    reader = _StubReader()
+    image = np.zeros((300, 300, 3), np.uint8)
+    image[..., 0] = 2
+    corners, rows, cols, offsets = find_frame(image, config.load(), reader)
+    assert reader.framed == ["p2"] and (rows, cols) == (5, 5) and offsets is None
+    assert np.allclose(corners, TRUTH / 2 + [50, 0])
+
+
+def test_cross_validation_frames_each_photo_with_a_network_that_never_saw_it(tmp_path,
+                                                                                monkeypatch):
+    import vision.lab.evaluate as ev
+    import vision.lab.train as train
+
+    photos = _photo_files(tmp_path)
+    readers = []
+    monkeypatch.setattr(train, "fit", lambda train_photos, *a, **k: {p.name for p in train_photos})
+    monkeypatch.setattr(train, "export_onnx",
+                        lambda model, path, size: path.write_text(" ".join(sorted(model))))
+
+    def fold_reader(path, cfg):
+        readers.append(_StubReader(path.read_text().split()))
+        return readers[-1]
+
+    monkeypatch.setattr(ev, "fold_reader", fold_reader)
+    monkeypatch.setattr(ev, "_fit_temperatures", lambda logits, cases: (1.0, 1.0))
+    out = tmp_path / "out.pkl"
+    ev.run(photos, 3, quick=False, log=lambda m: None, with_synth=False, save_outputs=out,
+           fold_models=tmp_path / "folds")
+    assert len(readers) == 3
+    # each fold's network kept, to frame its photos again without retraining
+    assert sorted(f.name for f in (tmp_path / "folds").iterdir()) == [f"fold{k}.onnx" for k in range(3)]
+    framed = [name for r in readers for name in r.framed]
+    assert sorted(framed) == sorted(p.name for p in photos)       # every photo, once
+    assert all(not set(r.framed) & r.trained for r in readers)    # by a fold that never saw it
+    with open(out, "rb") as fh:
+        cases = pickle.load(fh)["cases"]
+    # each photo's labelled board, then its reading end to end, in the photos' order
+    assert [(cs.name, cs.kind) for cs in cases] == [
+        (p.name, kind) for p in photos for kind in ("phone", "phone-detected")]
+    detected = {cs.name: cs.frame for cs in cases if cs.kind == "phone-detected"}
+    assert detected["p5"].found is False
+    # the reader's frame, one square (a fifth of the side) right of the labelled one
+    assert all(abs(f.corner_error - 0.2) < 1e-6 for name, f in detected.items() if name != "p5")

@@ -5,16 +5,17 @@ For each fold the classifier is retrained on the other folds' dev photos (no kin
 
 - ``aau``: the rectified AAU boards (whole image = board);
 - ``phone``: phone photos rectified from their labelled corners (reading accuracy alone);
-- ``phone-detected``: phone photos read end to end with ``vision.detect`` (when present);
+- ``phone-detected``: phone photos read end to end (found by the reader, then read);
 - ``synth``: held-out AAU boards put into generated photo scenes (``vision.lab.synth``) and read
   end to end (detect + read).
 
 The two sets read end to end also get frame figures (``Frame``, ``frame_summary``): whether the
 grid size is right, the outline's corner error against the labelled corners, read squares whose
 centre lies off the kingdom (and of them, table read as a tile), and tiles left outside the read
-frame (``find_frame`` asks for the frame the way the reader does). With today's detector the
-frame does not depend on the classifier, so these figures are the same with ``--quick``, except
-which off-kingdom squares read as tiles.
+frame. The frame is the one ``Reader.find`` keeps (``find_frame``): the reader chooses among
+the detector's outlines and windows by reading them, so in cross-validation each photo is
+framed by its fold's network (``fold_reader``), which never saw it; ``--quick`` frames with the
+shipped one.
 
 ``hard_tables`` runs ``vision.lab.tables``' measurement (generated kingdoms on tables that look
 like tiles, seeds from ``MEASURE_SEEDS_FROM``) with the shipped models, in every mode.
@@ -235,15 +236,20 @@ def frame_summary(boards: list) -> dict:
     }
 
 
-def find_frame(image, cfg):
+def find_frame(image, cfg, reader=None):
     """Where the reader frames the kingdom in ``image``: ``(corners, rows, cols, offsets in the
     classifier's board pixels or None)``; raises ``ValueError`` when it finds none. The one
-    place evaluation asks for the frame. It is the detector's first outline
-    (``detect.find_board``), which is what ``Reader.find`` keeps whenever that outline holds a
-    kingdom by the classifier's reading -- on every dev phone photo. The reader's fallbacks (the
-    detector's other outlines, the window the classifier chooses) need a classifier; in
-    cross-validation that would have to be each fold's, so they are measured on the generated
-    hard tables instead, which are read through ``Reader.read`` with the shipped models."""
+    place evaluation asks for the frame.
+
+    ``reader`` (a ``vision.reader.Reader``): the frame ``Reader.find`` keeps -- the detector's
+    outlines, the windows the classifier chooses among, the seams' quadrilateral, the
+    whole-table search when unconvinced -- read by that reader's network; in cross-validation
+    it is the fold's (``fold_reader``), so the frame too is chosen by a network that never saw
+    the photo. Without it, the detector's first outline (``detect.find_board``), which needs no
+    network."""
+    if reader is not None:
+        f = reader.find(image)
+        return np.asarray(f.corners, np.float64), int(f.rows), int(f.cols), f.offsets
     from vision import detect
 
     b = detect.find_board(image, cfg)
@@ -251,6 +257,20 @@ def find_frame(image, cfg):
     if getattr(b, "offsets", None) is not None and b.cell:
         offsets = np.asarray(b.offsets, np.float64) * (cfg["classify"]["cell"] / b.cell)
     return np.asarray(b.corners, np.float64), int(b.rows), int(b.cols), offsets
+
+
+def fold_reader(model_path, cfg):
+    """A ``Reader`` of one fold's network that decodes as the figures are read: with the
+    shipped model's calibration and crown priors (``_summarise_outputs`` reads every fold's
+    outputs with them), so its frame choice is the shipped reader's with another network."""
+    from vision.reader import Reader
+
+    reader = Reader(cfg, model_path=model_path)
+    shipped = SquareClassifier(None, cfg["classify"], load_network=False)
+    reader.classifier.t_terrain, reader.classifier.t_crowns = shipped.t_terrain, shipped.t_crowns
+    reader.classifier.set_crown_prior(shipped.meta.get("crown_train_prior"),
+                                      shipped.meta.get("crown_label_prior"))
+    return reader
 
 
 # ----------------------------------------------------------------------------- inputs
@@ -275,11 +295,11 @@ class Case:
         self.table = table
 
 
-def build_cases(photos, cfg: dict, log, with_detect: bool = True, with_synth: bool = True):
+def build_cases(photos, cfg: dict, log) -> list:
+    """The boards read from their labelled frames (``aau``, ``phone``): crops that do not
+    depend on any network."""
     ccfg, rcfg = cfg["classify"], cfg["review"]
     cell, bm, cm = ccfg["cell"], ccfg["board_margin"], ccfg["crop_margin"]
-    from vision.lab import synth
-
     cases = []
     for i, p in enumerate(photos):
         image = cv2.imread(str(p.path), cv2.IMREAD_COLOR)
@@ -290,10 +310,26 @@ def build_cases(photos, cfg: dict, log, with_detect: bool = True, with_synth: bo
                           outside_cells(image.shape, corners, p.rows, p.cols, rcfg),
                           occluded=p.occluded,
                           table=ring_features(image, corners, p.rows, p.cols, cfg["holes"])))
+    return cases
+
+
+def detected_cases(photos, indices, cfg: dict, log, reader=None, with_detect: bool = True,
+                   with_synth: bool = True) -> list:
+    """The boards read end to end from photos ``indices``: each phone photo as taken
+    (``phone-detected``), each AAU board put into a generated scene (``synth``, seeded by the
+    photo's index, so the same scene whichever fold reads it), framed by ``reader``
+    (``find_frame``)."""
+    from vision.lab import synth
+
+    cases = []
+    for i in indices:
+        p = photos[i]
         if p.dataset == "phone" and with_detect:
+            image = cv2.imread(str(p.path), cv2.IMREAD_COLOR)
             cases.append(_detected_case("phone-detected", i, p.name, image, p.terrain, p.crowns,
-                                        cfg, p.corners, log))
+                                        cfg, p.corners, log, reader))
         if p.dataset == "aau" and with_synth:
+            image = cv2.imread(str(p.path), cv2.IMREAD_COLOR)
             rng = np.random.default_rng(1000 + i)
             try:
                 scene, scene_corners, info = synth.make_scene(image, rng, return_info=True)
@@ -303,17 +339,17 @@ def build_cases(photos, cfg: dict, log, with_detect: bool = True, with_synth: bo
                 log(f"  synth scene for {p.name} failed: {exc}")
             else:
                 cases.append(_detected_case("synth", i, p.name, scene, terrain, crowns, cfg,
-                                            scene_corners, log))
+                                            scene_corners, log, reader))
     return cases
 
 
 def _detected_case(kind, i, name, image, terrain, crowns, cfg, truth_corners=None,
-                   log=print) -> Case:
+                   log=print, reader=None) -> Case:
     ccfg, rcfg = cfg["classify"], cfg["review"]
     cell, bm, cm = ccfg["cell"], ccfg["board_margin"], ccfg["crop_margin"]
     rows, cols = len(terrain), len(terrain[0])
     try:
-        found, frows, fcols, offsets = find_frame(image, cfg)
+        found, frows, fcols, offsets = find_frame(image, cfg, reader)
     except ValueError:
         return Case(kind, i, name, None, rows, cols, terrain, crowns, detected_ok=False,
                     frame=make_frame(rows, cols, truth_corners))
@@ -686,38 +722,58 @@ def _fit_temperatures(logits_list, cases):
 
 def run(photos, folds: int, quick: bool, log=print, epochs: int | None = None,
         model_path=None, with_detect: bool = True, with_synth: bool = True,
-        save_outputs=None) -> dict:
+        save_outputs=None, fold_models=None) -> dict:
+    """Cross-validate (``quick``: read with the shipped model). ``fold_models``: a folder to
+    keep each fold's network in (``fold{K}.onnx``), to read its photos again later -- a change to
+    the reader's frame choice measured with the same networks -- without retraining."""
     cfg = _config.load()
     ccfg = cfg["classify"]
     t0 = time.time()
     log(f"preparing {len(photos)} dev photos ...")
-    cases = build_cases(photos, cfg, log, with_detect, with_synth)
+    cases = build_cases(photos, cfg, log)
     logits = [None] * len(cases)
+
+    def read_detected(indices, reader, clf):
+        """Frame the photos ``indices`` end to end with ``reader``; read them with ``clf``."""
+        found = detected_cases(photos, indices, cfg, log, reader, with_detect, with_synth)
+        cases.extend(found)
+        logits.extend(clf.logits(cs.crops) if cs.crops is not None else None for cs in found)
+
     if quick:
-        clf = SquareClassifier(model_path, ccfg)
+        from vision.reader import Reader
+
+        reader = Reader(cfg, model_path=model_path)
+        clf = reader.classifier
         for j, cs in enumerate(cases):
-            if cs.crops is not None:
-                logits[j] = clf.logits(cs.crops)
+            logits[j] = clf.logits(cs.crops)
+        read_detected(range(len(photos)), reader, clf)
         temps = (clf.t_terrain, clf.t_crowns)
     else:
         from vision.lab.train import DEFAULT_EPOCHS, export_onnx, fit
 
         fold_of = assign_folds(photos, folds)
         with tempfile.TemporaryDirectory() as tmp:
+            keep = Path(fold_models) if fold_models else Path(tmp)
+            keep.mkdir(parents=True, exist_ok=True)
             for f in range(folds):
                 train = [p for p, k in zip(photos, fold_of) if k != f]
                 log(f"fold {f + 1}/{folds}: training on {len(train)} photos "
                     f"({time.time() - t0:.0f} s)")
                 model = fit(train, ccfg, epochs or DEFAULT_EPOCHS, seed=f)
-                path = Path(tmp) / f"fold{f}.onnx"
+                path = keep / f"fold{f}.onnx"
                 export_onnx(model, path, crop_size(ccfg["cell"], ccfg["crop_margin"]))
-                clf = SquareClassifier(path, ccfg)
+                reader = fold_reader(path, cfg)
+                clf = reader.classifier
                 for j, cs in enumerate(cases):
                     if fold_of[cs.photo_index] == f and cs.crops is not None:
                         logits[j] = clf.logits(cs.crops)
+                read_detected([i for i, k in enumerate(fold_of) if k == f], reader, clf)
         temps = _fit_temperatures([lg if cs.kind in ("aau", "phone") else None
                                    for lg, cs in zip(logits, cases)], cases)
-        clf.t_terrain, clf.t_crowns = temps
+    # each photo's cases together, as the per-photo lists show them: its labelled board, then
+    # its reading end to end
+    order = sorted(range(len(cases)), key=lambda j: (cases[j].photo_index, cases[j].kind in DETECTED))
+    cases, logits = [cases[j] for j in order], [logits[j] for j in order]
     if save_outputs:
         for cs in cases:
             cs.crops = None  # the network outputs are what is kept, not the pixels
@@ -863,6 +919,12 @@ def main(args) -> int:
     if isinstance(table, str):
         return _usage(table)
     n_table, table_seed, table_size = table
+    fold_models = getattr(args, "fold_models", None)
+    if fold_models and (quick or from_outputs):
+        return _usage("--fold-models keeps each fold's network: it needs a cross-validation run "
+                      "(leave out --quick and --from-outputs)")
+    if fold_models and Path(fold_models).exists() and not Path(fold_models).is_dir():
+        return _usage(f"--fold-models {fold_models}: not a folder")
     out = getattr(args, "out", None)
     if out and not Path(out).parent.is_dir():
         return _usage(f"--out {out}: the folder {Path(out).parent} does not exist")
@@ -881,7 +943,8 @@ def main(args) -> int:
                           f"../shared/datasets, or name their folder with --datasets")
         res = run(photos, folds, quick, log=lambda m: print(m, flush=True),
                   with_synth=not getattr(args, "no_synth", False),
-                  save_outputs=getattr(args, "save_outputs", None))
+                  save_outputs=getattr(args, "save_outputs", None),
+                  fold_models=fold_models)
     if n_hard:
         print(f"reading {n_hard} hard-table scenes ({hard_size[0]}x{hard_size[1]}) "
               f"with the shipped models ...", flush=True)
