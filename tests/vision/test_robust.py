@@ -140,3 +140,37 @@ def test_main_refuses_unknown_names_before_loading_anything(capsys):
         robust.main(["--only", "warm,sepia"])
     assert exc.value.code == 2
     assert "unknown perturbation(s) sepia" in capsys.readouterr().err
+
+
+def test_changes_joined_by_plus_are_made_one_after_the_other(tmp_path):
+    image, photo = _photo(tmp_path)
+    once, moved = robust.change(image, photo.corners, "turn1")
+    both, corners = robust.change(image, photo.corners, "turn1+turn1")
+    twice, want = robust.change(once, moved, "turn1")
+    assert np.array_equal(both, twice) and np.allclose(corners, want)
+    assert robust.turns("turn1+turn1") == 2 and robust.turns("far0.6+cool") == 0
+    # any far factor between 0 and 1; a change that cannot apply stops the whole
+    half, shrunk = robust.change(image, photo.corners, "far0.5+cool")
+    assert half.shape == image.shape
+    assert np.allclose(np.ptp(shrunk, axis=0), 0.5 * np.ptp(photo.corners, axis=0), atol=1.0)
+    assert robust.unknown("far0.5+far1.5+sepia+far") == ["far1.5", "sepia", "far"]
+    with pytest.raises(ValueError, match="far1.5"):
+        robust.change(image, photo.corners, "cool+far1.5")
+
+
+def test_each_photo_can_be_framed_by_its_own_reader(tmp_path):
+    """``measure`` takes a function giving each photo's reader (each fold's network frames
+    the photos it held out): the photo framed by a reader that frames it wrong is named."""
+    _, photo = _photo(tmp_path)
+    other = SimpleNamespace(**{**vars(photo), "name": "q.png"})
+    readers = {"p.png": _Reader(), "q.png": _Reader(rows=3, cols=3)}
+    res = robust.measure(lambda ph: readers[ph.name], [photo, other], ["turn1+turn2"])
+    # three quarter turns in all: the grid found must be the labelled one turned
+    assert res["turn1+turn2"]["framed"] == 1
+    assert [f["photo"] for f in res["turn1+turn2"]["failures"]] == ["q.png"]
+
+
+def test_fold_models_must_be_as_evaluate_keeps_them(tmp_path):
+    (tmp_path / "fold1.onnx").write_bytes(b"")
+    with pytest.raises(ValueError, match="fold0.onnx"):
+        robust.fold_readers(tmp_path)

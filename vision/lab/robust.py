@@ -14,7 +14,12 @@ A frame that holds as found but breaks under a tenth of a change is luck, not a 
 the held-out photos differ from the dev photos by more than that. Holdout photos are never
 loaded (``vision.lab.datasets.load_phone`` reads the dev split).
 
-    python3 -m vision.lab.robust [--only warm,turn1] [--photos NAME,...] [--json out.json]
+    python3 -m vision.lab.robust [--only warm,turn1,far0.5+cool] [--photos NAME,...]
+                                 [--json out.json] [--fold-models DIR]
+
+``--fold-models``: each photo framed by the network of the cross-validation fold that held it
+out (``kingdomino evaluate --fold-models DIR``), the honest figure: the shipped network was
+trained on these very photos.
 """
 from __future__ import annotations
 
@@ -208,13 +213,45 @@ PERTURBATIONS = {
 TURNS = {"turn1": 1, "turn2": 2, "turn3": 3}
 
 
+def _step(name: str):
+    """The perturbation one name stands for: one of ``PERTURBATIONS``, or ``farK`` for any
+    ``K`` above 0 and below 1 (the kingdom ``K`` times as large); None for no such name."""
+    if name in PERTURBATIONS:
+        return PERTURBATIONS[name]
+    if name.startswith("far"):
+        try:
+            k = float(name[3:])
+        except ValueError:
+            return None
+        return _far(k) if 0.0 < k < 1.0 else None
+    return None
+
+
+def unknown(name: str) -> list[str]:
+    """The steps of ``name`` (perturbations joined by ``+``) that are none."""
+    return [step for step in name.split("+") if _step(step) is None]
+
+
+def turns(name: str) -> int:
+    """Quarter turns that ``name`` (steps joined by ``+``) makes in all."""
+    return sum(TURNS.get(step, 0) for step in name.split("+"))
+
+
 def change(image: np.ndarray, corners, name: str):
-    """``(photo, corners)`` after the perturbation ``name`` (one of ``PERTURBATIONS``):
-    the photo changed and where its labelled corners (x, y photo px) now lie; None where the
+    """``(photo, corners)`` after the perturbation ``name`` (one of ``PERTURBATIONS``, or
+    ``farK``; several joined by ``+`` are made one after the other, ``far0.6+cool``): the
+    photo changed and where its labelled corners (x, y photo px) now lie; None where a
     change cannot apply to this photo."""
-    if name not in PERTURBATIONS:
-        raise ValueError(f"unknown perturbation {name!r}: choose from {', '.join(PERTURBATIONS)}")
-    return PERTURBATIONS[name](image, np.asarray(corners, np.float64).reshape(4, 2))
+    bad = unknown(name)
+    if bad:
+        raise ValueError(f"unknown perturbation {bad[0]!r}: choose from "
+                         f"{', '.join(PERTURBATIONS)} or farK (0 < K < 1), joined by +")
+    out = (image, np.asarray(corners, np.float64).reshape(4, 2))
+    for step in name.split("+"):
+        out = _step(step)(*out)
+        if out is None:
+            return None
+    return out
 
 
 def frame_of(reader, image: np.ndarray) -> tuple:
@@ -231,7 +268,9 @@ def measure(reader, photos, names, log=None) -> dict:
     """For ``None`` (the photo as it is) and each perturbation in ``names``: how many of
     ``photos`` (objects with ``path``, ``name``, ``corners``, ``rows``, ``cols``) are framed,
     and which are not (photo, grid found, corner error). A photo a change cannot apply to
-    (``far`` with the kingdom at the photo's edge) is not counted for it."""
+    (``far`` with the kingdom at the photo's edge) is not counted for it. ``reader``: a
+    ``Reader``, or a function giving each photo's (``fold_readers``)."""
+    reader_for = reader if callable(reader) else (lambda photo: reader)
     from vision.detect import corner_error
 
     out = {name: {"n": 0, "framed": 0, "failures": []} for name in ["as taken", *names]}
@@ -244,14 +283,14 @@ def measure(reader, photos, names, log=None) -> dict:
                 if name == "as taken" else change(image, photo.corners, name)
             if changed is None:
                 continue
-            got = frame_of(reader, changed[0])
+            got = frame_of(reader_for(photo), changed[0])
             row = out[name]
             row["n"] += 1
             if got is None:
                 row["failures"].append({"photo": photo.name, "grid": None, "error": None})
                 continue
             err = corner_error(got[0], changed[1], any_first=True)
-            want = (photo.cols, photo.rows) if TURNS.get(name, 0) % 2 else (photo.rows, photo.cols)
+            want = (photo.cols, photo.rows) if turns(name) % 2 else (photo.rows, photo.cols)
             if (got[1], got[2]) == want and err <= FRAMED:
                 row["framed"] += 1
             else:
@@ -262,22 +301,50 @@ def measure(reader, photos, names, log=None) -> dict:
     return out
 
 
+def fold_readers(folder, datasets=None):
+    """A function giving each dev photo the reader of the cross-validation fold that held it
+    out (``kingdomino evaluate --fold-models DIR`` keeps ``fold{K}.onnx`` there): its frame
+    is then chosen by a network that never saw it, as on a photo that is not a dev photo.
+    The folds are assigned as the evaluation assigned them (all the dev photos, grouped by
+    kingdom)."""
+    from vision import config
+    from vision.lab.evaluate import assign_folds, fold_reader
+    from vision.lab.train import dev_photos
+
+    folder = Path(folder)
+    paths = sorted(folder.glob("fold*.onnx"))
+    if len(paths) < 2 or [p.name for p in paths] != [f"fold{k}.onnx" for k in range(len(paths))]:
+        raise ValueError(f"{folder}: expected fold0.onnx, fold1.onnx, ... (at least two) as "
+                         f"`kingdomino evaluate --fold-models {folder}` keeps them")
+    photos = dev_photos(datasets)
+    fold_of = {p.name: k for p, k in zip(photos, assign_folds(photos, len(paths)))}
+    cfg = config.load()
+    readers = [fold_reader(p, cfg) for p in paths]
+    return lambda photo: readers[fold_of[photo.name]]
+
+
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--only", help=f"comma-separated perturbations (default all: "
                                    f"{','.join(PERTURBATIONS)})")
     ap.add_argument("--photos", help="comma-separated dev photo names (default all)")
     ap.add_argument("--json", type=Path, help="also write the figures as JSON here")
+    ap.add_argument("--fold-models", type=Path, metavar="DIR",
+                    help="frame each photo with the network of the cross-validation fold that "
+                         "held it out (`kingdomino evaluate --fold-models DIR`), not the shipped "
+                         "one, which was trained on these photos")
+    ap.add_argument("--datasets", default=None, help="datasets folder (default: ../shared/datasets)")
     args = ap.parse_args(argv)
     names = args.only.split(",") if args.only else list(PERTURBATIONS)
-    bad = [n for n in names if n not in PERTURBATIONS]
+    bad = [step for n in names for step in unknown(n)]
     if bad:
-        ap.error(f"unknown perturbation(s) {', '.join(bad)}: choose from {', '.join(PERTURBATIONS)}")
+        ap.error(f"unknown perturbation(s) {', '.join(bad)}: choose from {', '.join(PERTURBATIONS)}"
+                 f" or farK (0 < K < 1), joined by + (far0.6+cool)")
     from vision.lab.datasets import load_phone
     from vision.reader import Reader
 
     try:
-        photos = load_phone()
+        photos = load_phone(Path(args.datasets) if args.datasets else None)
     except FileNotFoundError as exc:
         print(f"robust: {exc}", file=sys.stderr)
         return 2
@@ -286,7 +353,14 @@ def main(argv=None) -> int:
         photos = [p for p in photos if p.name in keep]
         if not photos:
             ap.error("none of --photos is a dev phone photo")
-    res = measure(Reader(), photos, names)
+    reader = Reader()
+    if args.fold_models:
+        try:
+            reader = fold_readers(args.fold_models, args.datasets)
+        except (OSError, ValueError) as exc:
+            print(f"robust: {exc}", file=sys.stderr)
+            return 2
+    res = measure(reader, photos, names)
     for name, row in res.items():
         fails = ", ".join(f"{f['photo']} ({f['grid'] or 'none'}, {f['error']})"
                           for f in row["failures"])
