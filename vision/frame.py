@@ -55,11 +55,11 @@ def square_gain(p_empty: np.ndarray, inside_empty: float, floor: float) -> np.nd
 
 def best_window(gain: np.ndarray, max_rows: int, max_cols: int, keep: Window | None = None,
                 keep_bonus: float = 0.0, frames=(), frame_bonus: float = 0.0,
-                walls=None, wall_penalty: float = 0.0) -> Window:
+                walls=None, wall_penalty: float = 0.0, edge_gain: float = 0.0) -> Window:
     """The rectangle with the largest summed ``gain`` (a rows x cols array) of at most
     ``max_rows`` x ``max_cols`` squares (either way round); ``keep`` gets ``keep_bonus``, a
     square window of ``n x n`` squares for ``n`` in ``frames`` gets ``frame_bonus`` when
-    each of its four edge lines holds a square more likely in than out (positive gain): a
+    each of its four edge lines holds a square read as a tile (gain above ``edge_gain``): a
     kingdom's frame, finished or not, has a tile on every side.
     ``walls`` (rows x cols booleans, squares surely table): a window loses ``wall_penalty``
     for each whole row or column of walls inside it (not on its edge): its tiles on either
@@ -72,7 +72,7 @@ def best_window(gain: np.ndarray, max_rows: int, max_cols: int, keep: Window | N
         raise ValueError(f"a window needs at least one square a side, got {max_rows}x{max_cols}")
     S = np.zeros((R + 1, C + 1))
     S[1:, 1:] = gain.cumsum(0).cumsum(1)
-    along_rows, along_cols = _line_counts(gain > 0)      # tiles along each row and column
+    along_rows, along_cols = _line_counts(gain > edge_gain)   # tiles along each row and column
 
     def edged(r, c, h, w):
         return (along_rows[r, c + w] > along_rows[r, c]
@@ -256,7 +256,8 @@ def choose(image: np.ndarray, corners, rows: int, cols: int, classifier, cfg: di
     if across or down:    # a grid grown to complete a square frame: the window is at most that
         cap = max(rows, cols)
     win = best_window(gain, cap, cap, keep, float(fcfg["keep_bonus"]), frames,
-                      float(fcfg["frame_bonus"]), walls, float(fcfg["wall_penalty"]))
+                      float(fcfg["frame_bonus"]), walls, float(fcfg["wall_penalty"]),
+                      float(fcfg["frame_edge_gain"]))
     pick = np.arange(R * C).reshape(R, C)[win.row:win.row + win.rows, win.col:win.col + win.cols]
     new = window_corners(corners, rows, cols, Window(win.row - top, win.col - left,
                                                      win.rows, win.cols))

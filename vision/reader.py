@@ -150,7 +150,7 @@ class Reader:
             # counted wrong
             key = _castle_key(castle, castle >= sure and (
                 is_frame or crisp >= short_sure_crisp or best is None or not best_key[1]),
-                is_frame)
+                is_frame, crisp if self.cfg["reader"]["unsure_by_crisp"] else None)
             if read_on and crisp < best_crisp - float(self.cfg["reader"]["past_short_margin"]):
                 key = (False,) + key[1:]      # read past a sure castle: blurred squares lose
             better = best is None or key > best_key or (recheck and key == best_key and (
@@ -190,19 +190,22 @@ class Reader:
         each cut apart where only a thin bridge joins it to clutter) against ``best``, the
         detector's outlines' reading (key and crispness as in :meth:`find`): a kingdom there
         that reads at least ``[reader] table_fallback_crisp`` wins when its key is higher, or
-        the same and its squares read crisper. The detector
+        the same and its squares read crisper by ``table_fallback_margin`` (a window padded
+        with table reads crisper for its sure bare squares). The detector
         keeps only the largest blob, so a kingdom whose blob joins a score board or another
         kingdom beside it is outlined together with them."""
         frames = [int(n) for n in self.cfg["frame"]["square_frames"]]
         sure = float(self.cfg["reader"]["sure_castle_odds"])
         least = float(self.cfg["reader"]["table_fallback_crisp"])
+        margin = float(self.cfg["reader"]["table_fallback_margin"])
         for _, found, _, crisp in table.read_kingdoms(self, image, size):
             if crisp < least:
                 continue        # blurred: cut off the tiles' own grid, or a window of cloth
             castle = frame.terrain_odds(found.logits, "castle", self.classifier.t_terrain).max()
             key = _castle_key(castle, castle >= sure,
-                              detect.is_frame(found.rows, found.cols, frames))
-            if best is None or key > best_key or (key == best_key and crisp > best_crisp):
+                              detect.is_frame(found.rows, found.cols, frames),
+                              crisp if self.cfg["reader"]["unsure_by_crisp"] else None)
+            if best is None or key > best_key or (key == best_key and crisp > best_crisp + margin):
                 best, best_key, best_crisp = found, key, crisp
         return best
 
@@ -315,10 +318,11 @@ class Reader:
                        reasons={f"{r},{c}": v for (r, c), v in reasons.items()})
 
 
-def _castle_key(castle: float, sure: bool, is_frame: bool) -> tuple:
+def _castle_key(castle: float, sure: bool, is_frame: bool, crisp: float | None = None) -> tuple:
     """How :meth:`Reader.find` ranks a window: a sure castle first, then a 5x5 / 7x7 window,
-    then (among unsure castles) the castle's odds."""
-    return sure, is_frame, 0.0 if sure else castle
+    then (among unsure castles) how crisply its squares read (``crisp``) or, without it, the
+    castle's odds."""
+    return sure, is_frame, 0.0 if sure else (castle if crisp is None else crisp)
 
 
 def _outlines(image, cfg, size):

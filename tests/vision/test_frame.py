@@ -206,6 +206,20 @@ def test_a_frame_sized_window_gets_its_bonus():
     assert best_window(gains(p), 7, 7, frames=(5, 7), frame_bonus=3.0) == Window(0, 0, 6, 5)
 
 
+def test_a_frames_side_needs_a_square_read_as_a_tile():
+    """A half-built kingdom 4x5 (its last row one tile and bare squares) and beyond it a row
+    of table, one square of it read only a little more tile than table (0.35): the frame
+    bonus would take that row in for a 5x5; with [frame] frame_edge_gain it stays out."""
+    p = np.full((5, 5), 0.02)
+    p[3, :4] = 0.999                              # the kingdom's last row: one tile
+    p[4] = [0.35, 0.999, 0.999, 0.999, 0.999]     # the table beyond
+    edge = float(CFG["frame_edge_gain"])
+    assert edge > gains([0.35])[0]
+    assert best_window(gains(p), 7, 7, frames=(5, 7), frame_bonus=3.0) == Window(0, 0, 5, 5)
+    assert best_window(gains(p), 7, 7, frames=(5, 7), frame_bonus=3.0, edge_gain=edge) == \
+        Window(0, 0, 4, 5)
+
+
 def test_a_row_of_table_inside_a_window_splits_it():
     """A 5x5 kingdom, then a row of sure table, then a row the table's rim read as tiles
     (unsure ones): without walls the window takes all seven rows; with them the rim is cut

@@ -413,6 +413,48 @@ def test_among_unsure_castles_a_frame_wins_over_a_likelier_castle_short_of_one(r
         assert (found.rows, found.cols) == (5, 5) and np.allclose(found.corners, kingdom[0])
 
 
+@pytest.mark.parametrize("by_crisp", [True, False])
+def test_among_unsure_castles_the_crisper_window_wins(reader, monkeypatch, by_crisp):
+    """No window holds a sure castle (a 3D castle seen from the side): a kingdom read crisply
+    with its castle at odds 0.18 and a window of the same size read blurred (cut across
+    tiles, or table and clutter) whose likeliest castle is at 0.27. With [reader]
+    unsure_by_crisp the crisp one is the kingdom, in either order; without, the likelier
+    castle (a network's castle odds under 0.5 are noise: a held-out 5x5 lost to a 7x7 of
+    table at 0.12 against 0.10)."""
+    from vision import detect
+    from vision.labels import TERRAINS
+
+    image = np.full((400, 800, 3), 128, np.uint8)
+    image[100:300, 100:300] = (40, 160, 60)          # blurred: field or forest
+    image[100:300, 500:700] = (60, 160, 40)          # crisp: field
+
+    def logits(crops, first_turn_only=False):
+        out = np.zeros((len(crops), len(TERRAINS) + 4))
+        for i, crop in enumerate(crops):
+            b, g, r = crop[crop.shape[0] // 2, crop.shape[1] // 2].astype(int)
+            if g - min(b, r) <= 50:
+                out[i, TERRAINS.index("empty")] = 9.0
+            elif b > r:
+                out[i, TERRAINS.index("field")] = 9.0
+                out[i, TERRAINS.index("castle")] = 7.5 if i == 0 else 0.0
+            else:
+                out[i, TERRAINS.index("field")], out[i, TERRAINS.index("forest")] = 9.0, 8.5
+                out[i, TERRAINS.index("castle")] = 8.0 if i == 0 else 0.0
+            out[i, len(TERRAINS)] = 9.0
+        return out
+
+    blurred = (np.float32([[100, 100], [300, 100], [300, 300], [100, 300]]), 2, 2, 0.9, [], None)
+    crisp = (np.float32([[500, 100], [700, 100], [700, 300], [500, 300]]), 2, 2, 0.9, [], None)
+    monkeypatch.setattr(reader.classifier, "logits", logits)
+    monkeypatch.setitem(reader.cfg["reader"], "unsure_by_crisp", by_crisp)
+    monkeypatch.setitem(reader.cfg["reader"], "table_fallback", False)
+    for order in ([blurred, crisp], [crisp, blurred]):
+        monkeypatch.setattr(detect, "candidates", lambda img, cfg, size=None, _o=order, **kw:
+                            iter(_o))
+        found = reader.find(image)
+        assert np.allclose(found.corners, (crisp if by_crisp else blurred)[0])
+
+
 @pytest.mark.parametrize("blurred", [False, True])
 def test_past_a_sure_castle_short_of_a_frame_outlines_over_it_are_read(reader, monkeypatch,
                                                                        blurred):
@@ -592,6 +634,30 @@ def test_the_whole_table_search_is_read_when_the_outlines_convince_not(reader, m
     monkeypatch.setattr(detect, "candidates", nothing)
     with pytest.raises(PhotoError):
         reader.find(image)
+
+
+def test_the_table_searchs_kingdom_wins_a_tie_only_by_a_margin(reader, monkeypatch):
+    """The detector's only outline is a 2x3 piece of the kingdom from an unsure count (castle
+    sure: the search is unconvinced), and the whole-table search's kingdom is another piece
+    short of a frame with a sure castle, the same key: it wins only when its squares read
+    crisper by [reader] table_fallback_margin (a window padded with table reads crisper for
+    its sure bare squares)."""
+    from vision import detect, table
+    from vision.frame import crispness
+
+    image, logits, _ = _tiles_and_lid()
+    piece = (np.float32([[450, 50], [630, 50], [630, 170], [450, 170]]), 2, 3, 0.5, [], None)
+    other = np.float32([[450, 50], [630, 50], [630, 230], [450, 230]])      # 3x3
+    monkeypatch.setattr(reader.classifier, "logits", logits)
+    monkeypatch.setattr(detect, "candidates", lambda img, cfg, size=None, **kw: iter([piece]))
+    outlines = crispness(reader.framed(image, *piece[:3]).logits, reader.classifier.t_terrain)
+    margin = float(reader.cfg["reader"]["table_fallback_margin"])
+    assert margin > 0 and outlines >= float(reader.cfg["reader"]["table_fallback_crisp"])
+    for more, wins in ((margin / 2, False), (margin * 2, True)):
+        monkeypatch.setattr(table, "read_kingdoms", lambda rd, img, size=None, _m=more: [
+            (None, rd.framed(img, other, 3, 3, size), None, outlines + _m)])
+        found = reader.find(image)
+        assert np.allclose(found.corners, other if wins else piece[0])
 
 
 def test_past_a_blurred_7x7_a_crisp_5x5_wins_only_by_a_wider_margin(reader, monkeypatch):
