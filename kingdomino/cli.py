@@ -316,8 +316,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--no-synth", action="store_true", help="skip the generated-scene set (faster)")
     p.add_argument("--save-outputs", metavar="FILE", help="keep the out-of-fold network outputs")
     p.add_argument("--fold-models", metavar="DIR",
-                   help="keep each fold's network in DIR (foldK.onnx), to read its photos again "
-                        "without retraining")
+                   help="keep each fold's network in DIR (foldK.onnx, with foldK.json saying what "
+                        "it was trained on); a later run with the same DIR reads with them instead "
+                        "of retraining (a change to the reader measured in minutes)")
     p.add_argument("--from-outputs", metavar="FILE",
                    help="re-score saved outputs under the current config (no retraining)")
     p.add_argument("--record", action="store_true",

@@ -55,12 +55,15 @@ def square_gain(p_empty: np.ndarray, inside_empty: float, floor: float) -> np.nd
 
 def best_window(gain: np.ndarray, max_rows: int, max_cols: int, keep: Window | None = None,
                 keep_bonus: float = 0.0, frames=(), frame_bonus: float = 0.0,
-                walls=None, wall_penalty: float = 0.0, edge_gain: float = 0.0) -> Window:
+                walls=None, wall_penalty: float = 0.0, edge_gain: float = 0.0,
+                bonus_within: Window | None = None) -> Window:
     """The rectangle with the largest summed ``gain`` (a rows x cols array) of at most
     ``max_rows`` x ``max_cols`` squares (either way round); ``keep`` gets ``keep_bonus``, a
     square window of ``n x n`` squares for ``n`` in ``frames`` gets ``frame_bonus`` when
     each of its four edge lines holds a square read as a tile (gain above ``edge_gain``): a
-    kingdom's frame, finished or not, has a tile on every side.
+    kingdom's frame, finished or not, has a tile on every side; with ``bonus_within``, only
+    a window inside that one (the grid as counted: a window grown past it must be carried by
+    its own squares).
     ``walls`` (rows x cols booleans, squares surely table): a window loses ``wall_penalty``
     for each whole row or column of walls inside it (not on its edge): its tiles on either
     side could not be joined, though every domino is laid touching the kingdom; only tiles
@@ -100,7 +103,8 @@ def best_window(gain: np.ndarray, max_rows: int, max_cols: int, keep: Window | N
                     is_keep = win == keep
                     if is_keep:
                         total += keep_bonus
-                    if h == w and h in frames and edged(r, c, h, w):
+                    if h == w and h in frames and edged(r, c, h, w) and (
+                            bonus_within is None or win.inside(bonus_within)):
                         total += frame_bonus
                     key = (round(total, 9), is_keep, h * w)
                     if best_key is None or key > best_key:
@@ -257,7 +261,7 @@ def choose(image: np.ndarray, corners, rows: int, cols: int, classifier, cfg: di
         cap = max(rows, cols)
     win = best_window(gain, cap, cap, keep, float(fcfg["keep_bonus"]), frames,
                       float(fcfg["frame_bonus"]), walls, float(fcfg["wall_penalty"]),
-                      float(fcfg["frame_edge_gain"]))
+                      float(fcfg["frame_edge_gain"]), keep if fcfg["bonus_within_grid"] else None)
     pick = np.arange(R * C).reshape(R, C)[win.row:win.row + win.rows, win.col:win.col + win.cols]
     new = window_corners(corners, rows, cols, Window(win.row - top, win.col - left,
                                                      win.rows, win.cols))

@@ -57,6 +57,11 @@ class Window:
     rows: int
     cols: int
 
+    def inside(self, other: "Window") -> bool:
+        """Whether every square of this window is one of ``other``'s."""
+        return (other.row <= self.row and self.row + self.rows <= other.row + other.rows
+                and other.col <= self.col and self.col + self.cols <= other.col + other.cols)
+
 
 def ring_corners(corners, rows: int, cols: int, ring: float) -> np.ndarray:
     """Corners (tl, tr, br, bl, image px) of the grid ``ring`` squares (a fraction too) larger

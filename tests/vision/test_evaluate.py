@@ -534,8 +534,9 @@ def test_cross_validation_frames_each_photo_with_a_network_that_never_saw_it(tmp
     ev.run(photos, 3, quick=False, log=lambda m: None, with_synth=False, save_outputs=out,
            fold_models=tmp_path / "folds")
     assert len(readers) == 3
-    # each fold's network kept, to frame its photos again without retraining
-    assert sorted(f.name for f in (tmp_path / "folds").iterdir()) == [f"fold{k}.onnx" for k in range(3)]
+    # each fold's network kept with what it was trained on, to frame its photos again
+    assert sorted(f.name for f in (tmp_path / "folds").glob("*.onnx")) == \
+        [f"fold{k}.onnx" for k in range(3)]
     framed = [name for r in readers for name in r.framed]
     assert sorted(framed) == sorted(p.name for p in photos)       # every photo, once
     assert all(not set(r.framed) & r.trained for r in readers)    # by a fold that never saw it
@@ -548,3 +549,16 @@ def test_cross_validation_frames_each_photo_with_a_network_that_never_saw_it(tmp
     assert detected["p5"].found is False
     # the reader's frame, one square (a fifth of the side) right of the labelled one
     assert all(abs(f.corner_error - 0.2) < 1e-6 for name, f in detected.items() if name != "p5")
+    # run again with the same folder: the kept networks are read, none trained
+    monkeypatch.setattr(train, "fit", lambda *a, **k: pytest.fail("a kept fold was retrained"))
+    readers.clear()
+    ev.run(photos, 3, quick=False, log=lambda m: None, with_synth=False,
+           fold_models=tmp_path / "folds")
+    assert sorted(name for r in readers for name in r.framed) == sorted(p.name for p in photos)
+    assert all(not set(r.framed) & r.trained for r in readers)
+    # networks kept for other photos are refused before anything is trained or read
+    readers.clear()
+    with pytest.raises(ev.FoldModelsError, match="new folder"):
+        ev.run(photos[:4], 3, quick=False, log=lambda m: None, with_synth=False,
+               fold_models=tmp_path / "folds")
+    assert not readers

@@ -220,6 +220,28 @@ def test_a_frames_side_needs_a_square_read_as_a_tile():
         Window(0, 0, 4, 5)
 
 
+def test_the_frame_bonus_is_for_windows_inside_the_grid_as_counted():
+    """A half-built 4x5 kingdom counted right, read one row beyond on each side to complete a
+    frame; beyond its last row the table, one square of it read fairly surely as a tile
+    (0.2): the bonus would take that row in for a 5x5. Only inside the counted grid
+    ([frame] bonus_within_grid) it stays out; a 6x5 miscount is still cut to its 5x5 frame."""
+    p = np.full((6, 5), 0.999)
+    p[1:5] = 0.02
+    p[4, :4] = 0.999                              # the kingdom's last row: one tile
+    p[5, 0] = 0.2                                 # the table beyond: one square read as a tile
+    counted = Window(1, 0, 4, 5)
+    edge = float(CFG["frame_edge_gain"])
+    kw = dict(frames=(5, 7), frame_bonus=3.0, edge_gain=edge)
+    assert gains([0.2])[0] > edge
+    assert best_window(gains(p), 5, 5, counted, 1.0, **kw) == Window(1, 0, 5, 5)
+    assert best_window(gains(p), 5, 5, counted, 1.0, bonus_within=counted, **kw) == counted
+    p = np.full((6, 5), 0.02)
+    p[5] = 0.45                                   # a 6x5 count over a row of table
+    assert best_window(gains(p), 7, 7, bonus_within=Window(0, 0, 6, 5), **kw) == Window(0, 0, 5, 5)
+    assert Window(1, 1, 2, 2).inside(Window(0, 0, 3, 3))
+    assert not Window(1, 1, 3, 2).inside(Window(0, 0, 3, 3))
+
+
 def test_a_row_of_table_inside_a_window_splits_it():
     """A 5x5 kingdom, then a row of sure table, then a row the table's rim read as tiles
     (unsure ones): without walls the window takes all seven rows; with them the rim is cut

@@ -259,6 +259,31 @@ def find_frame(image, cfg, reader=None):
     return np.asarray(b.corners, np.float64), int(b.rows), int(b.cols), offsets
 
 
+class FoldModelsError(ValueError):
+    """A ``--fold-models`` folder holds networks trained otherwise than this run asks."""
+
+
+def kept_fold(path: Path, what: dict) -> bool:
+    """Whether ``path`` (``--fold-models``) holds a fold's network trained as ``what`` says
+    (fold, number of folds, epochs, seed, the names of the photos it was trained on: its
+    ``.json`` beside it): it is then read again instead of retrained. A network there trained
+    otherwise (other photos, another fold count) is refused (``FoldModelsError``), not
+    overwritten: give another folder. A change to the training recipe itself is not seen:
+    after one, start a new folder."""
+    meta = path.with_suffix(".json")
+    if not path.exists():
+        return False
+    try:
+        kept = json.loads(meta.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        kept = None
+    if kept != what:
+        raise FoldModelsError(f"{path} was not trained as fold {what['fold'] + 1} of this run "
+                              f"({meta.name} missing or different: other photos, folds or "
+                              f"epochs): give --fold-models a new folder")
+    return True
+
+
 def fold_reader(model_path, cfg):
     """A ``Reader`` of one fold's network that decodes as the figures are read: with the
     shipped model's calibration and crown priors (``_summarise_outputs`` reads every fold's
@@ -755,13 +780,24 @@ def run(photos, folds: int, quick: bool, log=print, epochs: int | None = None,
         with tempfile.TemporaryDirectory() as tmp:
             keep = Path(fold_models) if fold_models else Path(tmp)
             keep.mkdir(parents=True, exist_ok=True)
+            trains = [[p for p, k in zip(photos, fold_of) if k != f] for f in range(folds)]
+            whats = [{"fold": f, "folds": folds, "epochs": epochs or DEFAULT_EPOCHS, "seed": f,
+                      "trained_on": sorted(p.name for p in train)}
+                     for f, train in enumerate(trains)]
+            # every kept network checked before any is trained: a wrong folder fails at once
+            kept = [kept_fold(keep / f"fold{f}.onnx", whats[f]) for f in range(folds)]
             for f in range(folds):
-                train = [p for p, k in zip(photos, fold_of) if k != f]
-                log(f"fold {f + 1}/{folds}: training on {len(train)} photos "
-                    f"({time.time() - t0:.0f} s)")
-                model = fit(train, ccfg, epochs or DEFAULT_EPOCHS, seed=f)
-                path = keep / f"fold{f}.onnx"
-                export_onnx(model, path, crop_size(ccfg["cell"], ccfg["crop_margin"]))
+                train, what, path = trains[f], whats[f], keep / f"fold{f}.onnx"
+                if kept[f]:
+                    log(f"fold {f + 1}/{folds}: reading with the network kept in {path} "
+                        f"({time.time() - t0:.0f} s)")
+                else:
+                    log(f"fold {f + 1}/{folds}: training on {len(train)} photos "
+                        f"({time.time() - t0:.0f} s)")
+                    model = fit(train, ccfg, what["epochs"], seed=f)
+                    export_onnx(model, path, crop_size(ccfg["cell"], ccfg["crop_margin"]))
+                    path.with_suffix(".json").write_text(json.dumps(what, indent=1) + "\n",
+                                                         encoding="utf-8")
                 reader = fold_reader(path, cfg)
                 clf = reader.classifier
                 for j, cs in enumerate(cases):
@@ -941,10 +977,13 @@ def main(args) -> int:
         except OSError as exc:
             return _usage(f"cannot read the dev photos ({exc}): put the datasets in "
                           f"../shared/datasets, or name their folder with --datasets")
-        res = run(photos, folds, quick, log=lambda m: print(m, flush=True),
-                  with_synth=not getattr(args, "no_synth", False),
-                  save_outputs=getattr(args, "save_outputs", None),
-                  fold_models=fold_models)
+        try:
+            res = run(photos, folds, quick, log=lambda m: print(m, flush=True),
+                      with_synth=not getattr(args, "no_synth", False),
+                      save_outputs=getattr(args, "save_outputs", None),
+                      fold_models=fold_models)
+        except FoldModelsError as exc:
+            return _usage(f"--fold-models: {exc}")
     if n_hard:
         print(f"reading {n_hard} hard-table scenes ({hard_size[0]}x{hard_size[1]}) "
               f"with the shipped models ...", flush=True)
