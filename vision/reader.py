@@ -148,9 +148,9 @@ class Reader:
             # (cut off the tiles' own grid) has its castle's odds ranked, not taken as sure: a
             # castle washed by glare in the kingdom's own crisp frame lost to a piece of it
             # counted wrong
-            key = _castle_key(castle, castle >= sure and (
+            key = self._key(castle, castle >= sure and (
                 is_frame or crisp >= short_sure_crisp or best is None or not best_key[1]),
-                is_frame, crisp if self.cfg["reader"]["unsure_by_crisp"] else None)
+                is_frame, crisp)
             if read_on and crisp < best_crisp - float(self.cfg["reader"]["past_short_margin"]):
                 key = (False,) + key[1:]      # read past a sure castle: blurred squares lose
             better = best is None or key > best_key or (recheck and key == best_key and (
@@ -202,12 +202,18 @@ class Reader:
             if crisp < least:
                 continue        # blurred: cut off the tiles' own grid, or a window of cloth
             castle = frame.terrain_odds(found.logits, "castle", self.classifier.t_terrain).max()
-            key = _castle_key(castle, castle >= sure,
-                              detect.is_frame(found.rows, found.cols, frames),
-                              crisp if self.cfg["reader"]["unsure_by_crisp"] else None)
+            key = self._key(castle, castle >= sure,
+                            detect.is_frame(found.rows, found.cols, frames), crisp)
             if best is None or key > best_key or (key == best_key and crisp > best_crisp + margin):
                 best, best_key, best_crisp = found, key, crisp
         return best
+
+    def _key(self, castle: float, sure: bool, is_frame: bool, crisp: float) -> tuple:
+        """How :meth:`find` ranks a window: a sure castle first, then a 5x5 / 7x7 window,
+        then (among unsure castles) how crisply its squares read or, with ``[reader]
+        unsure_by_crisp`` off, the castle's odds."""
+        return sure, is_frame, 0.0 if sure else (
+            crisp if self.cfg["reader"]["unsure_by_crisp"] else castle)
 
     def _margin(self, kind: str) -> float:
         """How much crisper than the outline's grid another grid found for it must read:
@@ -316,13 +322,6 @@ class Reader:
                        homography=[[float(v) for v in row] for row in Hn],
                        rows=rows, cols=cols, warnings=warnings,
                        reasons={f"{r},{c}": v for (r, c), v in reasons.items()})
-
-
-def _castle_key(castle: float, sure: bool, is_frame: bool, crisp: float | None = None) -> tuple:
-    """How :meth:`Reader.find` ranks a window: a sure castle first, then a 5x5 / 7x7 window,
-    then (among unsure castles) how crisply its squares read (``crisp``) or, without it, the
-    castle's odds."""
-    return sure, is_frame, 0.0 if sure else (castle if crisp is None else crisp)
 
 
 def _outlines(image, cfg, size):
