@@ -170,7 +170,26 @@ def test_each_photo_can_be_framed_by_its_own_reader(tmp_path):
     assert [f["photo"] for f in res["turn1+turn2"]["failures"]] == ["q.png"]
 
 
-def test_fold_models_must_be_as_evaluate_keeps_them(tmp_path):
+def test_fold_models_must_be_as_evaluate_keeps_them(tmp_path, monkeypatch):
+    """Each photo gets the network of the one fold that was not trained on it (what evaluate
+    wrote beside each network says which); a folder that is no cross-validation of the
+    photos is refused."""
+    import json
+
+    import vision.lab.evaluate as ev
+
+    photos = [SimpleNamespace(name=n) for n in ("a", "b", "c")]
     (tmp_path / "fold1.onnx").write_bytes(b"")
     with pytest.raises(ValueError, match="fold0.onnx"):
-        robust.fold_readers(tmp_path)
+        robust.fold_readers(tmp_path, photos)
+    (tmp_path / "fold0.onnx").write_bytes(b"")
+    with pytest.raises(ValueError, match="fold0.json"):
+        robust.fold_readers(tmp_path, photos)
+    for k, trained in enumerate((["b", "c"], ["a"])):
+        (tmp_path / f"fold{k}.json").write_text(json.dumps({"trained_on": trained}))
+    monkeypatch.setattr(ev, "fold_reader", lambda path, cfg: path.name)
+    reader_for = robust.fold_readers(tmp_path, photos)
+    assert [reader_for(p) for p in photos] == ["fold0.onnx", "fold1.onnx", "fold1.onnx"]
+    (tmp_path / "fold1.json").write_text(json.dumps({"trained_on": ["c"]}))   # a: by both
+    with pytest.raises(ValueError, match="a is held out by 2"):
+        robust.fold_readers(tmp_path, photos)

@@ -301,23 +301,35 @@ def measure(reader, photos, names, log=None) -> dict:
     return out
 
 
-def fold_readers(folder, datasets=None):
-    """A function giving each dev photo the reader of the cross-validation fold that held it
-    out (``kingdomino evaluate --fold-models DIR`` keeps ``fold{K}.onnx`` there): its frame
-    is then chosen by a network that never saw it, as on a photo that is not a dev photo.
-    The folds are assigned as the evaluation assigned them (all the dev photos, grouped by
-    kingdom)."""
+def fold_readers(folder, photos):
+    """A function giving each of ``photos`` the reader of the cross-validation fold that held
+    it out (``kingdomino evaluate --fold-models DIR`` keeps ``fold{K}.onnx`` there, and beside
+    it ``fold{K}.json`` naming the photos it was trained on): its frame is then chosen by a
+    network that never saw it, as on a photo that is not a dev photo. ``ValueError`` when the
+    folder holds no such networks, or a photo is not held out by exactly one of them."""
     from vision import config
-    from vision.lab.evaluate import assign_folds, fold_reader
-    from vision.lab.train import dev_photos
+    from vision.lab.evaluate import fold_reader
 
     folder = Path(folder)
     paths = sorted(folder.glob("fold*.onnx"))
     if len(paths) < 2 or [p.name for p in paths] != [f"fold{k}.onnx" for k in range(len(paths))]:
         raise ValueError(f"{folder}: expected fold0.onnx, fold1.onnx, ... (at least two) as "
                          f"`kingdomino evaluate --fold-models {folder}` keeps them")
-    photos = dev_photos(datasets)
-    fold_of = {p.name: k for p, k in zip(photos, assign_folds(photos, len(paths)))}
+    trained = []
+    for path in paths:
+        meta = path.with_suffix(".json")
+        try:
+            trained.append(set(json.loads(meta.read_text(encoding="utf-8"))["trained_on"]))
+        except (OSError, ValueError, KeyError, TypeError) as exc:
+            raise ValueError(f"{meta}: not what `kingdomino evaluate --fold-models` writes "
+                             f"beside a fold's network ({exc})") from exc
+    fold_of = {}
+    for photo in photos:
+        held = [k for k, names in enumerate(trained) if photo.name not in names]
+        if len(held) != 1:
+            raise ValueError(f"{photo.name} is held out by {len(held)} of the networks in "
+                             f"{folder}, not one: they are not one cross-validation of it")
+        fold_of[photo.name] = held[0]
     cfg = config.load()
     readers = [fold_reader(p, cfg) for p in paths]
     return lambda photo: readers[fold_of[photo.name]]
@@ -356,7 +368,7 @@ def main(argv=None) -> int:
     reader = Reader()
     if args.fold_models:
         try:
-            reader = fold_readers(args.fold_models, args.datasets)
+            reader = fold_readers(args.fold_models, photos)
         except (OSError, ValueError) as exc:
             print(f"robust: {exc}", file=sys.stderr)
             return 2
