@@ -346,6 +346,17 @@ def test_bad_evaluate_options_say_what_to_do(tmp_path, capsys, argv, message):
     assert message in err and "Traceback" not in err
 
 
+def test_fold_models_naming_a_file_is_refused_before_any_work(tmp_path, capsys):
+    from kingdomino.cli import main
+
+    not_a_folder = tmp_path / "folds.txt"
+    not_a_folder.write_text("")
+    assert main(["evaluate", "--fold-models", str(not_a_folder), "--datasets",
+                 str(tmp_path)]) == 2
+    err = capsys.readouterr().err
+    assert "not a folder" in err and "Traceback" not in err
+
+
 # ------------------------------------------------------------------ whole-table photos
 
 class _TableTruthOrNothing:
