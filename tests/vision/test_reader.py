@@ -133,6 +133,22 @@ def test_table_in_a_short_gap_between_tiles_unlike_the_table_is_flagged():
     assert gaps_unlike_table(grid, distance, dict(rcfg, flag_gaps=0)) == set()
 
 
+def test_shipped_settings_flag_a_washed_gap_that_lies_as_near_the_table_as_a_washed_rim():
+    """With the shipped [review] settings a gap square at distance 1.4 from the table (a
+    grassland washed by glare beside white checks, read as table at 0.98) is flagged, as a bare
+    square at the rim would be from 1.0; a gap at 0.6 looks like the table (a hole) and is not."""
+    from vision import config
+    from vision.classify import SquareReading
+    from vision.review import gaps_unlike_table
+
+    rcfg = config.load()["review"]
+    names = {"F": "field", "G": "grassland", ".": "empty"}
+    grid = [[SquareReading(names[ch], 0, 1.0) for ch in row] for row in ["F.GFF", "FF.GG"]]
+    distance = np.full((2, 5), 5.0)
+    distance[0, 1], distance[1, 2] = 1.4, 0.6
+    assert gaps_unlike_table(grid, distance, rcfg) == {(0, 1)}
+
+
 def test_a_bare_square_at_the_rim_unlike_the_kingdoms_other_bare_squares_is_flagged():
     """A tile at the kingdom's rim washed out by glare lies in no gap: a square read as table
     beside a tile is flagged when it lies at least [review] bare_unlike_table from the table
