@@ -358,3 +358,34 @@ def too_few_tiles(terrains, cfg: dict) -> bool:
     nor empty) than ``[reader] min_tiles``: then a found "kingdom" is not one."""
     tiles = sum(t not in ("castle", "empty") for t in terrains)
     return tiles < int(cfg["reader"]["min_tiles"])
+
+
+def table_edge(terrains, distance, most: float) -> Window | None:
+    """The window (in squares of the ``rows x cols`` window read, ``terrains`` row by row)
+    without its first edge line whose squares all read as table or look like the table
+    around the window (``distance``: ``vision.holes.table_distances``, under ``most``), at
+    least one of them read as a tile: a line of table taken in with the kingdom and read as
+    tiles (yellow stripes beside it read as fields, green checks as grassland), which the
+    classifier reads surely and so no odds of table can leave out. A line of glare-washed
+    tiles lies far from the table; a true edge of tiles that all match the table is rare.
+    None when no line is such, or the window is one square thick across it."""
+    rows, cols = len(terrains), len(terrains[0]) if terrains else 0
+    d = np.asarray(distance, np.float64)
+
+    def table(r, c):
+        return terrains[r][c] == "empty" or d[r, c] < most
+
+    def line(cells):
+        cells = list(cells)
+        return all(table(r, c) for r, c in cells) and any(terrains[r][c] != "empty"
+                                                           for r, c in cells)
+
+    if rows > 1 and line((0, c) for c in range(cols)):
+        return Window(1, 0, rows - 1, cols)
+    if rows > 1 and line((rows - 1, c) for c in range(cols)):
+        return Window(0, 0, rows - 1, cols)
+    if cols > 1 and line((r, 0) for r in range(rows)):
+        return Window(0, 1, rows, cols - 1)
+    if cols > 1 and line((r, cols - 1) for r in range(rows)):
+        return Window(0, 0, rows, cols - 1)
+    return None

@@ -15,7 +15,7 @@ from vision import detect, frame, holes, table
 from vision.classify import SquareClassifier
 from vision.errors import NO_KINGDOM, PhotoError
 from vision.frame import too_few_tiles
-from vision.geometry import board_homography
+from vision.geometry import board_homography, window_corners
 from vision.review import outside_cells, review_distances, review_reasons
 from vision.squares import cell_crops, rectify
 
@@ -243,6 +243,23 @@ class Reader:
         held = holes.with_holes(image, new, new_rows, new_cols, logits, cfg,
                                 self.classifier.t_terrain, self.classifier.t_crowns, table)
         grid = self.classifier.read_logits(held, new_rows, new_cols)
+        most = float(cfg["frame"]["trim_like_table"])
+        smallest = min(int(n) for n in cfg["frame"]["square_frames"])
+        while table is not None and most > 0 and max(new_rows, new_cols) > smallest:
+            # an edge line of table read as tiles leaves a window larger than the smallest
+            # frame (vision.frame.table_edge): a 5x5 read 5x6 or 7x7 with the table around it
+            cut = frame.table_edge([[sq.terrain for sq in row] for row in grid],
+                                   holes.table_distances(*table, cfg["holes"]), most)
+            if cut is None:
+                break
+            keep = np.arange(new_rows * new_cols).reshape(new_rows, new_cols)[
+                cut.row:cut.row + cut.rows, cut.col:cut.col + cut.cols].reshape(-1)
+            new, new_rows, new_cols = window_corners(new, new_rows, new_cols, cut), cut.rows, cut.cols
+            logits = logits[keep]
+            table = holes.ring_features(image, new, new_rows, new_cols, cfg["holes"])
+            held = holes.with_holes(image, new, new_rows, new_cols, logits, cfg,
+                                    self.classifier.t_terrain, self.classifier.t_crowns, table)
+            grid = self.classifier.read_logits(held, new_rows, new_cols)
         warnings = list(warnings)
         if (new_rows, new_cols) != (rows, cols):
             warnings.append(f"the outline found held {rows}x{cols} squares; by what its "

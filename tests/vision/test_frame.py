@@ -501,3 +501,27 @@ def test_recount_reads_a_5x5_kingdom_found_as_7x7_as_5x5():
     # a strip of a half-built kingdom is not recounted
     assert frame.recount(image[:70], _square_corners(0, 0, 350, 70), 1, 5, _CutClassifier(),
                          cfg)[1:3] == (1, 5)
+
+
+def test_table_edge_takes_off_a_line_of_table_read_as_tiles():
+    """An edge line whose squares all read as table or lie nearer the table than ``most``,
+    one of them read as a tile, leaves the window; a line of bare table alone (a frame's
+    bare edge), one with a tile unlike the table, or a window one square thick, does not."""
+    rows = [["field", "lake", "field"],
+            ["forest", "mine", "field"],
+            ["forest", "castle", "empty"]]
+    far = np.full((3, 3), 5.0)
+    near_right = far.copy()
+    near_right[0, 2], near_right[1, 2] = 0.3, 0.6        # the right column's fields: table-like
+    assert frame.table_edge(rows, near_right, 1.0) == Window(0, 0, 3, 2)
+    assert frame.table_edge(rows, near_right, 0.5) is None     # 0.6 is not under 0.5
+    assert frame.table_edge(rows, far, 1.0) is None
+    bare_bottom = [r[:] for r in rows]
+    bare_bottom[2] = ["empty"] * 3                              # read as table: no tile in it
+    assert frame.table_edge(bare_bottom, far, 1.0) is None
+    near_top = far.copy()
+    near_top[0, :] = 0.2                                        # top first, then the others
+    assert frame.table_edge(rows, np.minimum(near_top, near_right), 1.0) == Window(1, 0, 2, 3)
+    assert frame.table_edge([["field", "field", "field"]], np.zeros((1, 3)), 1.0) == \
+        Window(0, 1, 1, 2)                                      # a 1x3: only columns can go
+    assert frame.table_edge([["field"]], np.zeros((1, 1)), 1.0) is None

@@ -834,3 +834,46 @@ def test_a_kingdom_beside_another_is_framed_whatever_the_photos_size(reader, sca
     err = corner_error(np.asarray(found.corners, float) / scale,
                        np.asarray(photo.corners, float), any_first=True)
     assert err < 0.12
+
+
+def test_a_column_of_table_read_surely_as_tiles_leaves_a_window_over_a_frame(reader,
+                                                                            monkeypatch):
+    """The detector's grid is 5x6: a 5x5 kingdom and a column of the grey table beside it,
+    which the classifier reads as fields so surely that vision.holes cannot make it table.
+    The column looks like the table around the window: it leaves it ([frame]
+    trim_like_table) and the window is the kingdom's 5x5; with the setting off it stays 5x6.
+    A 5x5 window (no longer than the smallest frame: it may be a piece of a kingdom, whose
+    ring is tiles) keeps such a column."""
+    from vision.labels import TERRAINS
+
+    square, pad = 60, 3
+    image = np.full(((5 + 2 * pad) * square,) * 2 + (3,), 128, np.uint8)
+    rng = np.random.default_rng(1)
+    for r in range(5):
+        for c in range(5):
+            y, x = (pad + r) * square, (pad + c) * square
+            image[y:y + square, x:x + square] = rng.integers(0, 256, 3) * [1, 0, 1] + [0, 200, 0]
+
+    def logits(crops, first_turn_only=False):
+        out = np.zeros((len(crops), len(TERRAINS) + 4))
+        out[:, TERRAINS.index("field")] = 30.0
+        out[:, len(TERRAINS)] = 9.0
+        return out
+
+    monkeypatch.setattr(reader.classifier, "logits", logits)
+    x0, y0 = pad * square, pad * square
+    grid = np.float32([[x0, y0], [x0 + 6 * square, y0], [x0 + 6 * square, y0 + 5 * square],
+                       [x0, y0 + 5 * square]])
+    found = reader.framed(image, grid, 5, 6)
+    assert (found.rows, found.cols) == (5, 5) and len(found.logits) == 25
+    assert np.allclose(found.corners[1], [x0 + 5 * square, y0], atol=1.0)
+    assert any("5x5" in w for w in found.warnings)
+    cfg = {k: dict(v) for k, v in reader.cfg.items()}
+    cfg["frame"]["trim_like_table"] = 0
+    off = reader.framed(image, grid, 5, 6, cfg=cfg)
+    assert (off.rows, off.cols) == (5, 6)
+    # four of the kingdom's columns and the table column: a 5x5 window keeps the column
+    piece = np.float32([[x0 + square, y0], [x0 + 6 * square, y0],
+                        [x0 + 6 * square, y0 + 5 * square], [x0 + square, y0 + 5 * square]])
+    kept = reader.framed(image, piece, 5, 5)
+    assert (kept.rows, kept.cols) == (5, 5) and np.allclose(kept.corners, piece, atol=1.0)
