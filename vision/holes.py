@@ -56,6 +56,15 @@ def square_features(image: np.ndarray, corners, rows: int, cols: int, px: int,
     return out
 
 
+def pale_squares(features: np.ndarray, light: float, chroma: float) -> np.ndarray:
+    """(rows, cols) booleans: the window's squares (``features`` from :func:`square_features`,
+    ring included) whose mean L is at least ``light`` and whose mean colour lies within
+    ``chroma`` of grey (OpenCV's 8-bit Lab): white or pale grey, as glare leaves a tile."""
+    inner = np.asarray(features, np.float64)[1:-1, 1:-1]
+    return (inner[..., 0] >= light) & (np.hypot(inner[..., 1] - 128.0, inner[..., 2] - 128.0)
+                                       <= chroma)
+
+
 def distances(a: np.ndarray, b: np.ndarray, scales) -> np.ndarray:
     """(len(a), len(b)): the largest scaled feature difference between each pair of squares."""
     s = np.asarray(scales, np.float64)

@@ -313,9 +313,9 @@ class Reader:
                                       self.classifier.logits(crops), self.cfg,
                                       self.classifier.t_terrain, self.classifier.t_crowns, table)
             grid = self.classifier.read_logits(logits, rows, cols)
-        gaps, bare, like_table = review_distances(grid, self.rcfg, lambda: holes.table_distances(
-            *(table if table is not None else holes.ring_features(image, found.corners, rows,
-                                                                   cols, hcfg)), hcfg))
+        gaps, bare, like_table = review_distances(
+            grid, self.rcfg, lambda: table if table is not None else holes.ring_features(
+                image, found.corners, rows, cols, hcfg), hcfg)
         reasons = review_reasons(grid, self.rcfg, outside_cells(image.shape, found.corners,
                                                                 rows, cols, self.rcfg),
                                  gaps, like_table, bare)

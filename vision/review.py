@@ -91,16 +91,39 @@ def tiles_like_table(grid, distance, rcfg: dict) -> set:
             if grid[r][c].terrain != "empty" and d[r, c] < most}
 
 
-def review_distances(grid, rcfg: dict, distance_of) -> tuple[set, set, set]:
-    """``(gaps, bare, like_table)`` for :func:`review_reasons`; ``distance_of()`` gives the
-    squares' distances to the table (measured only when a flag needs them)."""
+def review_distances(grid, rcfg: dict, ring_of, hcfg: dict) -> tuple[set, set, set]:
+    """``(gaps, bare, like_table)`` for :func:`review_reasons`; ``ring_of()`` gives the
+    window's ``vision.holes.ring_features`` (measured only when a flag needs them), ``hcfg``
+    the ``[holes]`` settings their distances to the table are measured with. ``bare`` holds
+    the :func:`bare_unlike_table` squares and the :func:`washed_bare` ones."""
+    from vision.holes import pale_squares, table_distances
+
     gaps = gap_squares(grid, int(rcfg["flag_gaps"]))
     bare = bare_squares(grid) if float(rcfg["bare_unlike_table"]) > 0 else set()
     if not gaps and not bare and float(rcfg["flag_tile_like_table"]) <= 0:
         return set(), set(), set()
-    distance = distance_of()
+    ring = ring_of()
+    distance = table_distances(*ring, hcfg)
+    washed = set()
+    if bare and float(rcfg["washed_light"]) > 0:
+        washed = washed_bare(grid, distance, pale_squares(ring[0], float(rcfg["washed_light"]),
+                                                          float(rcfg["washed_chroma"])),
+                             rcfg, bare)
     return (gaps_unlike_table(grid, distance, rcfg, gaps),
-            bare_unlike_table(grid, distance, rcfg, bare), tiles_like_table(grid, distance, rcfg))
+            bare_unlike_table(grid, distance, rcfg, bare) | washed,
+            tiles_like_table(grid, distance, rcfg))
+
+
+def washed_bare(grid, distance, pale, rcfg: dict, bare=None) -> set:
+    """The :func:`bare_squares` that are ``pale`` (white or pale grey: ``vision.holes.
+    pale_squares``) and lie at least ``[review] bare_unlike_table`` from the table around the
+    kingdom: tiles washed white by glare and read as table, whatever the kingdom's other bare
+    squares look like (a washed corner of a full kingdom has no true bare square to compare
+    with, so :func:`bare_unlike_table`'s ratio takes them for the table's own look)."""
+    d = np.asarray(distance, np.float64)
+    least = float(rcfg["bare_unlike_table"])
+    bare = bare_squares(grid) if bare is None else bare
+    return {(r, c) for r, c in bare if pale[r][c] and np.isfinite(d[r, c]) and d[r, c] >= least}
 
 
 def bare_squares(grid) -> set:

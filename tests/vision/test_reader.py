@@ -133,10 +133,10 @@ def test_table_in_a_short_gap_between_tiles_unlike_the_table_is_flagged():
     assert gaps_unlike_table(grid, distance, dict(rcfg, flag_gaps=0)) == set()
 
 
-def test_shipped_settings_flag_a_washed_gap_that_lies_as_near_the_table_as_a_washed_rim():
+def test_shipped_settings_flag_a_washed_gap_a_little_unlike_the_table():
     """With the shipped [review] settings a gap square at distance 1.4 from the table (a
-    grassland washed by glare beside white checks, read as table at 0.98) is flagged, as a bare
-    square at the rim would be from 1.0; a gap at 0.6 looks like the table (a hole) and is not."""
+    grassland washed by glare beside white checks, read as table at 0.98) is flagged; a gap at
+    0.6 looks like the table (a hole) and is not."""
     from vision import config
     from vision.classify import SquareReading
     from vision.review import gaps_unlike_table
@@ -183,6 +183,56 @@ def test_a_bare_square_at_the_rim_unlike_the_kingdoms_other_bare_squares_is_flag
     washed = np.full((3, 5), 4.0)
     assert bare_unlike_table(grid, washed, rcfg) == bare_squares(grid)
     assert bare_unlike_table(grid, washed, dict(rcfg, bare_far_from_table=np.inf)) == set()
+
+
+def test_a_pale_washed_bare_square_is_flagged_whatever_the_other_bare_squares():
+    """Glare washes a corner of a full kingdom white and the classifier reads it as table:
+    every bare square is washed, so none stands out from the others and none lies as far as
+    bare_far_from_table. A bare square that is pale (white or pale grey) and at least
+    bare_unlike_table from the table is flagged ([review] washed_light, washed_chroma); a
+    pale one like the table (a white cloth's hole), a coloured one, or one beside no tile is
+    not. review_distances measures it from the window's ring features."""
+    from vision import config, holes
+    from vision.classify import SquareReading
+    from vision.review import bare_squares, review_distances, washed_bare
+
+    rows = ["FFF..",     # (0,3) beside a field; (0,4) beside no tile
+            "FFF..",
+            "FFFFF"]
+    names = {"F": "field", ".": "empty"}
+    grid = [[SquareReading(names[ch], 0, 1.0) for ch in row] for row in rows]
+    rcfg = dict(config.load()["review"], bare_unlike_table=1.0, bare_unlike_ratio=5.0,
+                bare_far_from_table=3.0, washed_light=190, washed_chroma=20)
+    distance = np.full((3, 5), 1.8)      # all four bare squares as far: none stands out
+    pale = np.zeros((3, 5), bool)
+    pale[0, 3] = pale[0, 4] = pale[1, 3] = True
+    assert washed_bare(grid, distance, pale, rcfg) == {(0, 3), (1, 3)}
+    near = distance.copy()
+    near[0, 3] = 0.4                     # pale, but like the table: a white cloth's hole
+    assert washed_bare(grid, near, pale, rcfg) == {(1, 3)}
+    # the features: L and a, b (8-bit Lab) of the window and its ring, one square wide
+    feats = np.zeros((5, 7, holes.N_FEATURES))
+    feats[..., 0], feats[..., 1], feats[..., 2] = 120.0, 128.0, 180.0     # yellow fields
+    feats[1:3, 4:6, 0], feats[1:3, 4:6, 2] = 215.0, 132.0                 # washed: white
+    feats[2, 5, 1] = 160.0                                                # (1,4): pinkish
+    assert holes.pale_squares(feats, 190, 20).tolist() == [
+        [False, False, False, True, True],
+        [False, False, False, True, False],
+        [False, False, False, False, False]]
+
+    class _Ring:
+        calls = 0
+
+    def ring_of():
+        _Ring.calls += 1
+        return feats, np.zeros((5, 7), bool)
+
+    hcfg = config.load()["holes"]
+    rcfg = dict(rcfg, bare_far_from_table=np.inf)     # the washed squares alone stand out
+    _, bare, _ = review_distances(grid, rcfg, ring_of, hcfg)
+    assert _Ring.calls == 1 and bare == {(0, 3), (1, 3)}
+    _, bare, _ = review_distances(grid, dict(rcfg, washed_light=0), ring_of, hcfg)
+    assert bare == set()
 
 
 def _green_is_field(crops, first_turn_only=False):

@@ -45,7 +45,7 @@ import numpy as np
 from vision import config as _config
 from vision.classify import MODELS_DIR, N_CROWNS, TERRAINS, SquareClassifier
 from vision.frame import too_few_tiles
-from vision.holes import boost_logits, ring_features, table_distances
+from vision.holes import boost_logits, ring_features
 from vision.review import outside_cells, review_distances, review_reasons
 from vision.squares import cell_crops, crop_size, image_corners, rectify
 
@@ -850,8 +850,7 @@ def _summarise_outputs(cases, logits, temps, quick, folds, seconds, cfg) -> dict
             continue
         gaps, bare, like_table = set(), set(), set()
         if table is not None:
-            gaps, bare, like_table = review_distances(grid, rcfg, lambda: table_distances(
-                *table, cfg["holes"]))
+            gaps, bare, like_table = review_distances(grid, rcfg, lambda: table, cfg["holes"])
         readings.append((grid, review_reasons(grid, rcfg, cs.outside, gaps, like_table, bare)))
     result = {"cross_validated": not quick, "folds": None if quick else folds,
               "temperatures": {"t_terrain": temps[0], "t_crowns": temps[1]},
