@@ -102,7 +102,6 @@ class Reader:
         frames = [int(n) for n in self.cfg["frame"]["square_frames"]]
         more = int(self.cfg["reader"]["past_short_castle"])
         same, read, best_crisp = float(self.cfg["lattice"]["same_grid"]), [], 0.0
-        unsure_count = float(self.cfg["reader"]["past_short_count_below"])
         blurred = float(self.cfg["reader"]["recheck_crisp_below"])
         short_sure_crisp = float(self.cfg["reader"]["short_sure_crisp"])
         recheck, grow = False, int(self.cfg["frame"]["max_grow"])
@@ -165,7 +164,7 @@ class Reader:
                 # kingdom on a plain table) ends the search as a frame-sized one does
                 if key[0] and not read_on and crisp < blurred:
                     recheck, more = True, int(self.cfg["reader"]["recheck_more"])
-                elif key[0] and not read_on and float(conf) >= unsure_count:
+                elif key[0] and not read_on and self._sure_count(conf, found.rows, found.cols):
                     more = 0
             # a kingdom with a sure castle in a 5x5 or 7x7 window ends the search (one short
             # of a frame too, unless ``past_short_castle``); an unsure castle (a box lid, a
@@ -179,7 +178,7 @@ class Reader:
         if self.cfg["reader"]["table_fallback"] and not (
                 best is not None and best_key[0]
                 and best_crisp >= float(self.cfg["reader"]["table_fallback_crisp"])
-                and (best_key[1] or best_conf >= unsure_count)):
+                and (best_key[1] or self._sure_count(best_conf, best.rows, best.cols))):
             best = self._from_table(image, size, best, best_key, best_crisp)
         if best is not None:
             return best
@@ -207,6 +206,18 @@ class Reader:
             if best is None or key > best_key or (key == best_key and crisp > best_crisp + margin):
                 best, best_key, best_crisp = found, key, crisp
         return best
+
+    def _sure_count(self, conf: float, rows: int, cols: int) -> bool:
+        """Whether a window the detector counted with confidence ``conf`` is a half-built
+        kingdom's, read as sure as a frame: a count at least ``[reader]
+        past_short_count_below`` of a window no longer than the smallest square frame, or
+        as long as a frame (a half-built 7x7's 5x7). A 5x6 or 6x6 from a sure count is more
+        often a 5x5 with a line of table read as tiles (brown wood read as swamp) than a
+        half-built 7x7: the outlines over it are read."""
+        frames = [int(n) for n in self.cfg["frame"]["square_frames"]]
+        longest = max(rows, cols)
+        return (float(conf) >= float(self.cfg["reader"]["past_short_count_below"])
+                and (longest <= min(frames) or longest in frames))
 
     def _key(self, castle: float, sure: bool, is_frame: bool, crisp: float) -> tuple:
         """How :meth:`find` ranks a window: a sure castle first, then a 5x5 / 7x7 window,

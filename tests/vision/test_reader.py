@@ -746,24 +746,29 @@ def test_past_a_blurred_7x7_a_crisp_5x5_wins_only_by_a_wider_margin(reader, monk
     assert reads == ["49 squares", "25 squares"] and (found.rows, found.cols) == (7, 7)
 
 
-def test_past_a_blurred_window_of_no_frame_size_a_crisp_frame_wins(reader, monkeypatch):
-    """The first outline cuts the 5x5 kingdom 6x6 with a count the detector was sure of (a
-    blurred 6x6 window, castle sure: no half-built kingdom's crisp window, which a sure count
-    otherwise lets end the search); the kingdom's own 5x5 outline is read too and wins. With
-    the recheck off, the 6x6 ends the search."""
+def test_past_a_blurred_window_a_crisp_frame_wins(reader, monkeypatch):
+    """The first outline cuts the 5x5 kingdom 7x7 with a count the detector was sure of (a
+    blurred 7x7 window, castle sure, a frame: a crisp one would end the search); the
+    kingdom's own 5x5 outline is read too and wins. With the recheck off, the 7x7 ends the
+    search. Cut 6x6 (no frame size), the sure count does not end the search either
+    (Reader._sure_count): the 5x5 is read and wins, recheck or not."""
     from vision import detect
 
     image, logits, reads = _tiles_and_lid()
     monkeypatch.setitem(reader.cfg["reader"], "table_fallback", False)  # the outlines alone
     monkeypatch.setattr(reader.classifier, "logits", logits)
-    monkeypatch.setattr(detect, "candidates", lambda img, cfg, size=None, **kw: iter(
-        [(_KINGDOM, 6, 6, 0.95, [], None), _LID, (_KINGDOM, 5, 5, 0.9, [], None)]))
-    found = reader.find(image)
-    assert reads == ["36 squares", "25 squares"] and (found.rows, found.cols) == (5, 5)
-    reads.clear()
-    monkeypatch.setitem(reader.cfg["reader"], "recheck_crisp_below", float("-inf"))
-    found = reader.find(image)
-    assert reads == ["36 squares"] and (found.rows, found.cols) == (6, 6)
+    for n in (7, 6):
+        monkeypatch.setattr(detect, "candidates", lambda img, cfg, size=None, _n=n, **kw: iter(
+            [(_KINGDOM, _n, _n, 0.95, [], None), _LID, (_KINGDOM, 5, 5, 0.9, [], None)]))
+        for recheck in (-0.05, float("-inf")):
+            reads.clear()
+            monkeypatch.setitem(reader.cfg["reader"], "recheck_crisp_below", recheck)
+            found = reader.find(image)
+            if n == 7 and recheck == float("-inf"):
+                assert reads == ["49 squares"] and (found.rows, found.cols) == (7, 7)
+            else:
+                assert reads == [f"{n * n} squares", "25 squares"]
+                assert (found.rows, found.cols) == (5, 5)
 
 
 def test_a_blurred_piece_with_a_sure_castle_does_not_beat_a_crisp_frame(reader, monkeypatch):
@@ -927,3 +932,46 @@ def test_a_column_of_table_read_surely_as_tiles_leaves_a_window_over_a_frame(rea
                         [x0 + 6 * square, y0 + 5 * square], [x0 + square, y0 + 5 * square]])
     kept = reader.framed(image, piece, 5, 5)
     assert (kept.rows, kept.cols) == (5, 5) and np.allclose(kept.corners, piece, atol=1.0)
+
+
+def test_a_sure_count_ends_the_search_only_for_a_window_within_a_frame(reader, monkeypatch):
+    """The detector's first outline, counted surely (0.95), holds a sure castle: a 3x4 window
+    or a 5x7 one (half-built kingdoms, the 5x7 as long as a 7x7 frame) ends the search there,
+    but a 5x6 one (a 5x5 with a column of table read as tiles, as brown wood is read as swamp)
+    does not: the 5x5 outline over it is read and, a frame, wins."""
+    from vision import detect
+    from vision.labels import TERRAINS
+
+    image = np.full((400, 900, 3), 128, np.uint8)
+    image[50:350, 450:750] = (60, 160, 40)           # the kingdom: 5x5 squares of 60 px
+
+    def logits(crops, first_turn_only=False):
+        out = np.zeros((len(crops), len(TERRAINS) + 4))
+        for i, crop in enumerate(crops):
+            b, g, r = crop[crop.shape[0] // 2, crop.shape[1] // 2].astype(int)
+            # the table too, but less surely than the kingdom's squares
+            out[i, TERRAINS.index("field")] = 30.0 if g - min(b, r) > 50 else 5.0
+        out[0, TERRAINS.index("castle")] = 40.0
+        out[:, len(TERRAINS)] = 9.0
+        return out
+
+    monkeypatch.setattr(reader.classifier, "logits", logits)
+    monkeypatch.setitem(reader.cfg["frame"], "trim_like_table", 0)
+    monkeypatch.setitem(reader.cfg["holes"], "enabled", False)
+    monkeypatch.setitem(reader.cfg["reader"], "table_fallback", False)
+    # a third of a square off the kingdom's own grid (the same grid is not read twice)
+    wide = (np.float32([[430, 50], [790, 50], [790, 350], [430, 350]]), 5, 6, 0.95, [], None)
+    piece = (np.float32([[450, 50], [690, 50], [690, 230], [450, 230]]), 3, 4, 0.95, [], None)
+    kingdom = (np.float32([[450, 50], [750, 50], [750, 350], [450, 350]]), 5, 5, 0.9, [], None)
+    long = (np.float32([[430, 50], [850, 50], [850, 350], [430, 350]]), 5, 7, 0.95, [], None)
+    for first, want in ((wide, kingdom), (piece, piece)):
+        monkeypatch.setattr(detect, "candidates", lambda img, cfg, size=None, _f=first, **kw:
+                            iter([_f, kingdom]))
+        found = reader.find(image)
+        assert (found.rows, found.cols) == want[1:3]
+        assert np.allclose(found.corners, want[0], atol=1.0)
+    # the 5x7 is read (and grown to its 7x7 frame over the table read as tiles): not the 5x5
+    monkeypatch.setattr(detect, "candidates", lambda img, cfg, size=None, **kw:
+                        iter([long, kingdom]))
+    found = reader.find(image)
+    assert found.cols == 7 and np.allclose(found.corners[0], [430, found.corners[0][1]], atol=1.0)
