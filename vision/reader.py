@@ -105,6 +105,10 @@ class Reader:
         blurred = float(self.cfg["reader"]["recheck_crisp_below"])
         short_sure_crisp = float(self.cfg["reader"]["short_sure_crisp"])
         recheck, grow = False, int(self.cfg["frame"]["max_grow"])
+
+        def known(c, r, k):     # a grid read already (``read``: corners, rows, cols)
+            return any(detect.same_grid(c, r, k, *o, same) for o in read)
+
         for k, (corners, found_rows, found_cols, conf, warnings, first) in enumerate(
                 _outlines(image, self.cfg, size)):
             read_on = best is not None and best_key[0]
@@ -113,8 +117,10 @@ class Reader:
                 # window are read, ``past_short_castle`` at most (the detector's first
                 # outline may have cut the kingdom or counted it wrong on a tile-coloured table)
                 # (past a blurred 5x5 / 7x7 window, only outlines that can frame one)
-                if not overlaps(corners, best.corners) or any(
-                        detect.same_grid(corners, found_rows, found_cols, *o, same) for o in read) \
+                # (an outline on a grid already read is read again only for another grid
+                # found for it that was not: the seams' quadrilateral of a count made twice)
+                if not overlaps(corners, best.corners) or known(corners, found_rows, found_cols) \
+                        and all(known(*alt[:3]) for alt in first or []) \
                         or recheck and not any(frame.can_frame(found_rows, found_cols, n, grow)
                                                for n in frames if n <= best.size):
                     if k + 1 >= tries:

@@ -975,3 +975,88 @@ def test_a_sure_count_ends_the_search_only_for_a_window_within_a_frame(reader, m
                         iter([long, kingdom]))
     found = reader.find(image)
     assert found.cols == 7 and np.allclose(found.corners[0], [430, found.corners[0][1]], atol=1.0)
+
+
+def _scripted_windows(reader, monkeypatch, windows):
+    """Make ``reader.framed`` (and the quick reading of ``vision.frame.choose``) read each
+    outline as ``windows`` says, keyed by its first corner's x: (rows, cols, field logit)
+    -- the field logit sets how crisply its squares read (9: crisp; 1.2: blurred), a sure
+    castle in its first square. Returns the list of outlines read in full (first x)."""
+    from vision import frame
+    from vision.labels import TERRAINS
+    from vision.reader import _Found
+
+    read = []
+
+    def logits_of(x):
+        rows, cols, field = windows[x]
+        lg = np.zeros((rows * cols, len(TERRAINS) + 4))
+        lg[:, TERRAINS.index("field")] = field
+        lg[:, TERRAINS.index("forest")] = 1.0
+        lg[0, TERRAINS.index("castle")] = field + 4.0
+        lg[:, len(TERRAINS)] = 9.0
+        return rows, cols, lg
+
+    def framed(image, corners, rows, cols, size=None, warnings=(), cfg=None):
+        x = int(round(float(np.asarray(corners)[0][0])))
+        read.append(x)
+        r, c, lg = logits_of(x)
+        grid = reader.classifier.read_logits(lg, r, c)
+        return _Found(np.asarray(corners, np.float32), r, c, 5 if max(r, c) <= 5 else 7, None,
+                      [], lg, grid, None)
+
+    def choose(image, corners, rows, cols, classifier, cfg, size=None, first_turn_only=False):
+        r, c, lg = logits_of(int(round(float(np.asarray(corners)[0][0]))))
+        return np.asarray(corners, np.float32), r, c, lg
+
+    monkeypatch.setattr(reader, "framed", framed)
+    monkeypatch.setattr(frame, "choose", choose)
+    monkeypatch.setitem(reader.cfg["reader"], "table_fallback", False)
+    return read
+
+
+def _quad(x0, y0, side):
+    return np.float32([[x0, y0], [x0 + side, y0], [x0 + side, y0 + side], [x0, y0 + side]])
+
+
+def test_past_a_blurred_piece_a_blurred_frame_does_not_end_the_search(reader, monkeypatch):
+    """A 2x2 piece with a sure castle read blurred (the 3D castle outlined alone) is read
+    first, and rechecked ([reader] recheck_crisp_below): the next outline over it gives a 5x5
+    frame read blurred too, if less so (a row off the kingdom), which does not end the search;
+    the crisp 5x5 outline read after it wins. With the recheck off the blurred frame ends it."""
+    from vision import detect
+
+    read = _scripted_windows(reader, monkeypatch, {100: (2, 2, 1.2), 110: (5, 5, 3.0),
+                                                   140: (5, 5, 9.0)})
+    outlines = [(_quad(100, 100, 120), 2, 2, 0.5, [], None),    # half a square apart:
+                (_quad(110, 100, 300), 5, 5, 0.5, [], None),    # other grids
+                (_quad(140, 100, 300), 5, 5, 0.5, [], None)]
+    monkeypatch.setattr(detect, "candidates", lambda img, cfg, size=None, **kw: iter(outlines))
+    image = np.zeros((600, 600, 3), np.uint8)
+    assert reader.find(image).corners[0][0] == 140 and read == [100, 110, 140]
+    read.clear()
+    monkeypatch.setitem(reader.cfg["reader"], "recheck_crisp_below", float("-inf"))
+    assert reader.find(image).corners[0][0] == 110 and read == [100, 110]
+
+
+def test_an_outline_on_a_grid_already_read_brings_its_other_grids(reader, monkeypatch):
+    """The detector gives the same 5x5 outline twice, the second time with the seams'
+    quadrilateral as another grid for it. The first reading is a blurred frame, so the next
+    outlines over it are read (the recheck): the repeated outline is not read again for
+    itself, but its new grid is, and, crisper, wins."""
+    from vision import detect
+
+    read = _scripted_windows(reader, monkeypatch, {100: (2, 2, 1.2), 130: (5, 5, 3.0),
+                                                   160: (5, 5, 9.0)})
+    seams = (_quad(160, 100, 300), 5, 5, "seams")           # half a square off: another grid
+    outlines = [(_quad(100, 100, 120), 2, 2, 0.5, [], None),
+                (_quad(130, 100, 300), 5, 5, 0.5, [], None),
+                (_quad(130, 100, 300), 5, 5, 0.5, [], [seams])]
+    monkeypatch.setattr(detect, "candidates", lambda img, cfg, size=None, **kw: iter(outlines))
+    monkeypatch.setitem(reader.cfg["detect"], "seam_crisp_margin", 0.0)
+    found = reader.find(np.zeros((600, 600, 3), np.uint8))
+    assert found.corners[0][0] == 160 and read == [100, 130, 160]
+    read.clear()
+    outlines[2] = outlines[1]           # no other grid: the same outline is not read twice
+    found = reader.find(np.zeros((600, 600, 3), np.uint8))
+    assert found.corners[0][0] == 130 and read == [100, 130]
