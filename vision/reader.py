@@ -271,7 +271,8 @@ class Reader:
                 break
             keep = np.arange(new_rows * new_cols).reshape(new_rows, new_cols)[
                 cut.row:cut.row + cut.rows, cut.col:cut.col + cut.cols].reshape(-1)
-            new, new_rows, new_cols = window_corners(new, new_rows, new_cols, cut), cut.rows, cut.cols
+            new = window_corners(new, new_rows, new_cols, cut)
+            new_rows, new_cols = cut.rows, cut.cols
             logits = logits[keep]
             table = holes.ring_features(image, new, new_rows, new_cols, cfg["holes"])
             held = holes.with_holes(image, new, new_rows, new_cols, logits, cfg,

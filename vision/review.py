@@ -14,6 +14,7 @@ import numpy as np
 from engine.messages import BARE_UNLIKE, GAP, LIKE_TABLE, LOW_CONFIDENCE, NEAR_CASTLE, OUTSIDE, RICH, Message
 from vision.classify import SquareReading
 from vision.geometry import board_homography
+from vision.holes import pale_squares, table_distances
 
 
 def outside_cells(shape, corners, rows: int, cols: int, rcfg: dict) -> set:
@@ -96,8 +97,6 @@ def review_distances(grid, rcfg: dict, ring_of, hcfg: dict) -> tuple[set, set, s
     window's ``vision.holes.ring_features`` (measured only when a flag needs them), ``hcfg``
     the ``[holes]`` settings their distances to the table are measured with. ``bare`` holds
     the :func:`bare_unlike_table` squares and the :func:`washed_bare` ones."""
-    from vision.holes import pale_squares, table_distances
-
     gaps = gap_squares(grid, int(rcfg["flag_gaps"]))
     bare = bare_squares(grid) if float(rcfg["bare_unlike_table"]) > 0 else set()
     if not gaps and not bare and float(rcfg["flag_tile_like_table"]) <= 0:
