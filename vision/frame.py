@@ -262,7 +262,6 @@ def choose(image: np.ndarray, corners, rows: int, cols: int, classifier, cfg: di
     win = best_window(gain, cap, cap, keep, float(fcfg["keep_bonus"]), frames,
                       float(fcfg["frame_bonus"]), walls, float(fcfg["wall_penalty"]),
                       float(fcfg["frame_edge_gain"]), keep if fcfg["bonus_within_grid"] else None)
-    pick = np.arange(R * C).reshape(R, C)[win.row:win.row + win.rows, win.col:win.col + win.cols]
     new = window_corners(corners, rows, cols, Window(win.row - top, win.col - left,
                                                      win.rows, win.cols))
     inside = win.rows <= rows and win.cols <= cols and (win.rows, win.cols) != (rows, cols)
@@ -274,7 +273,7 @@ def choose(image: np.ndarray, corners, rows: int, cols: int, classifier, cfg: di
         again = recount(image, new, win.rows, win.cols, classifier, cfg, size)
         if again[1:3] != (win.rows, win.cols):
             return again
-    return new, win.rows, win.cols, logits[pick.reshape(-1)]
+    return new, win.rows, win.cols, logits[win.squares(R, C)]
 
 
 def grown_logits(image, corners, rows: int, cols: int, logits: np.ndarray, top: int, left: int,

@@ -62,6 +62,12 @@ class Window:
         return (other.row <= self.row and self.row + self.rows <= other.row + other.rows
                 and other.col <= self.col and self.col + self.cols <= other.col + other.cols)
 
+    def squares(self, rows: int, cols: int) -> np.ndarray:
+        """The indices, row by row, of this window's squares among a ``rows x cols`` grid's
+        (numbered row by row): to pick the window's readings out of the grid's."""
+        return np.arange(rows * cols).reshape(rows, cols)[
+            self.row:self.row + self.rows, self.col:self.col + self.cols].reshape(-1)
+
 
 def ring_corners(corners, rows: int, cols: int, ring: float) -> np.ndarray:
     """Corners (tl, tr, br, bl, image px) of the grid ``ring`` squares (a fraction too) larger

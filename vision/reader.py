@@ -252,32 +252,29 @@ class Reader:
         cfg = cfg if cfg is not None else self.cfg
         new, new_rows, new_cols, logits = frame.choose(image, corners, rows, cols,
                                                        self.classifier, cfg, size)
-        # a square like the table around the kingdom reads as table (vision.holes); the
-        # classifier's own logits stay for judging frames (crispness, castle odds)
-        table = None
-        if cfg["holes"]["enabled"]:
-            table = holes.ring_features(image, new, new_rows, new_cols, cfg["holes"])
-        held = holes.with_holes(image, new, new_rows, new_cols, logits, cfg,
-                                self.classifier.t_terrain, self.classifier.t_crowns, table)
-        grid = self.classifier.read_logits(held, new_rows, new_cols)
         most = float(cfg["frame"]["trim_like_table"])
         smallest = min(int(n) for n in cfg["frame"]["square_frames"])
-        while table is not None and most > 0 and max(new_rows, new_cols) > smallest:
+        while True:
+            # a square like the table around the kingdom reads as table (vision.holes); the
+            # classifier's own logits stay for judging frames (crispness, castle odds)
+            table = None
+            if cfg["holes"]["enabled"]:
+                table = holes.ring_features(image, new, new_rows, new_cols, cfg["holes"])
+            held = holes.with_holes(image, new, new_rows, new_cols, logits, cfg,
+                                    self.classifier.t_terrain, self.classifier.t_crowns, table)
+            grid = self.classifier.read_logits(held, new_rows, new_cols)
+            if table is None or most <= 0 or max(new_rows, new_cols) <= smallest:
+                break
             # an edge line of table read as tiles leaves a window larger than the smallest
-            # frame (vision.frame.table_edge): a 5x5 read 5x6 or 7x7 with the table around it
+            # frame (vision.frame.table_edge): a 5x5 read 5x6 or 7x7 with the table around
+            # it; the rest is read again with its own ring of table
             cut = frame.table_edge([[sq.terrain for sq in row] for row in grid],
                                    holes.table_distances(*table, cfg["holes"]), most)
             if cut is None:
                 break
-            keep = np.arange(new_rows * new_cols).reshape(new_rows, new_cols)[
-                cut.row:cut.row + cut.rows, cut.col:cut.col + cut.cols].reshape(-1)
+            logits = logits[cut.squares(new_rows, new_cols)]
             new = window_corners(new, new_rows, new_cols, cut)
             new_rows, new_cols = cut.rows, cut.cols
-            logits = logits[keep]
-            table = holes.ring_features(image, new, new_rows, new_cols, cfg["holes"])
-            held = holes.with_holes(image, new, new_rows, new_cols, logits, cfg,
-                                    self.classifier.t_terrain, self.classifier.t_crowns, table)
-            grid = self.classifier.read_logits(held, new_rows, new_cols)
         warnings = list(warnings)
         if (new_rows, new_cols) != (rows, cols):
             warnings.append(f"the outline found held {rows}x{cols} squares; by what its "

@@ -525,3 +525,8 @@ def test_table_edge_takes_off_a_line_of_table_read_as_tiles():
     assert frame.table_edge([["field", "field", "field"]], np.zeros((1, 3)), 1.0) == \
         Window(0, 1, 1, 2)                                      # a 1x3: only columns can go
     assert frame.table_edge([["field"]], np.zeros((1, 1)), 1.0) is None
+
+
+def test_a_windows_squares_are_its_indices_in_the_grid_row_by_row():
+    assert Window(1, 2, 2, 3).squares(4, 5).tolist() == [7, 8, 9, 12, 13, 14]
+    assert Window(0, 0, 4, 5).squares(4, 5).tolist() == list(range(20))
