@@ -573,3 +573,20 @@ def test_cross_validation_frames_each_photo_with_a_network_that_never_saw_it(tmp
         ev.run(photos[:4], 3, quick=False, log=lambda m: None, with_synth=False,
                fold_models=tmp_path / "folds")
     assert not readers
+
+
+def test_a_fold_record_is_read_back_as_written_and_anything_else_is_refused(tmp_path):
+    """What evaluate writes beside a fold's network reads back the same; a record missing,
+    not JSON, or without the list of photos it was trained on is refused saying which file."""
+    from vision.lab.evaluate import fold_record, write_fold_record
+
+    path = tmp_path / "fold0.onnx"
+    what = {"fold": 0, "folds": 4, "epochs": 40, "seed": 0, "trained_on": ["a", "b"]}
+    with pytest.raises(ValueError, match="fold0.json"):
+        fold_record(path)
+    write_fold_record(path, what)
+    assert fold_record(path) == what
+    for text in ("{not json", '{"trained_on": "a"}', '["a", "b"]'):
+        (tmp_path / "fold0.json").write_text(text)
+        with pytest.raises(ValueError, match="fold0.json: not what"):
+            fold_record(path)

@@ -263,6 +263,27 @@ class FoldModelsError(ValueError):
     """A ``--fold-models`` folder holds networks trained otherwise than this run asks."""
 
 
+def fold_record(path: Path) -> dict:
+    """What ``--fold-models`` wrote beside a fold's network ``path`` (its ``.json``: fold,
+    folds, epochs, seed, ``trained_on``, the names of the photos it was trained on);
+    ``ValueError`` saying what is wrong when it is missing or not that."""
+    meta = Path(path).with_suffix(".json")
+    try:
+        record = json.loads(meta.read_text(encoding="utf-8"))
+        if not isinstance(record, dict) or not isinstance(record.get("trained_on"), list):
+            raise ValueError("no list of the photos it was trained on")
+    except (OSError, ValueError) as exc:
+        raise ValueError(f"{meta}: not what `kingdomino evaluate --fold-models` writes "
+                         f"beside a fold's network ({exc})") from exc
+    return record
+
+
+def write_fold_record(path: Path, what: dict) -> None:
+    """Write ``what`` (see :func:`fold_record`) beside the fold's network ``path``."""
+    Path(path).with_suffix(".json").write_text(json.dumps(what, indent=1) + "\n",
+                                               encoding="utf-8")
+
+
 def kept_fold(path: Path, what: dict) -> bool:
     """Whether ``path`` (``--fold-models``) holds a fold's network trained as ``what`` says
     (fold, number of folds, epochs, seed, the names of the photos it was trained on: its
@@ -270,17 +291,16 @@ def kept_fold(path: Path, what: dict) -> bool:
     otherwise (other photos, another fold count) is refused (``FoldModelsError``), not
     overwritten: give another folder. A change to the training recipe itself is not seen:
     after one, start a new folder."""
-    meta = path.with_suffix(".json")
     if not path.exists():
         return False
     try:
-        kept = json.loads(meta.read_text(encoding="utf-8"))
-    except (OSError, ValueError):
+        kept = fold_record(path)
+    except ValueError:
         kept = None
     if kept != what:
         raise FoldModelsError(f"{path} was not trained as fold {what['fold'] + 1} of this run "
-                              f"({meta.name} missing or different: other photos, folds or "
-                              f"epochs): give --fold-models a new folder")
+                              f"({path.with_suffix('.json').name} missing or different: other "
+                              f"photos, folds or epochs): give --fold-models a new folder")
     return True
 
 
@@ -796,8 +816,7 @@ def run(photos, folds: int, quick: bool, log=print, epochs: int | None = None,
                         f"({time.time() - t0:.0f} s)")
                     model = fit(train, ccfg, what["epochs"], seed=f)
                     export_onnx(model, path, crop_size(ccfg["cell"], ccfg["crop_margin"]))
-                    path.with_suffix(".json").write_text(json.dumps(what, indent=1) + "\n",
-                                                         encoding="utf-8")
+                    write_fold_record(path, what)
                 reader = fold_reader(path, cfg)
                 clf = reader.classifier
                 for j, cs in enumerate(cases):

@@ -308,21 +308,14 @@ def fold_readers(folder, photos):
     network that never saw it, as on a photo that is not a dev photo. ``ValueError`` when the
     folder holds no such networks, or a photo is not held out by exactly one of them."""
     from vision import config
-    from vision.lab.evaluate import fold_reader
+    from vision.lab.evaluate import fold_reader, fold_record
 
     folder = Path(folder)
     paths = sorted(folder.glob("fold*.onnx"))
     if len(paths) < 2 or [p.name for p in paths] != [f"fold{k}.onnx" for k in range(len(paths))]:
         raise ValueError(f"{folder}: expected fold0.onnx, fold1.onnx, ... (at least two) as "
                          f"`kingdomino evaluate --fold-models {folder}` keeps them")
-    trained = []
-    for path in paths:
-        meta = path.with_suffix(".json")
-        try:
-            trained.append(set(json.loads(meta.read_text(encoding="utf-8"))["trained_on"]))
-        except (OSError, ValueError, KeyError, TypeError) as exc:
-            raise ValueError(f"{meta}: not what `kingdomino evaluate --fold-models` writes "
-                             f"beside a fold's network ({exc})") from exc
+    trained = [set(fold_record(path)["trained_on"]) for path in paths]
     fold_of = {}
     for photo in photos:
         held = [k for k, names in enumerate(trained) if photo.name not in names]
