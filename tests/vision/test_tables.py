@@ -103,9 +103,39 @@ def test_every_table_kind_is_produced_and_keeps_its_palette():
     assert not np.array_equal(tables.table_surface("stripes", 64, 64, 1), tables.table_surface("stripes", 64, 64, 2))
 
 
+def test_the_unseen_kinds_are_drawn_only_by_name():
+    # a seed's scene is the same as before they were added: the default draw never picks them
+    rng = np.random.default_rng(0)
+    assert not {tables.pick_table(rng)[0] for _ in range(300)} & set(tables.UNSEEN_KINDS)
+    rng = np.random.default_rng(0)
+    assert {tables.pick_table(rng, kinds=tables.UNSEEN_KINDS)[0] for _ in range(100)} == set(tables.UNSEEN_KINDS)
+    for kind in tables.UNSEEN_KINDS:
+        s = _scene(41, table=kind, clutter=False)
+        assert s.table == kind and s.palette in tables.KIND_PALETTES[kind]
+        a = tables.table_surface(kind, 96, 128, np.random.default_rng(3), unit=120)
+        assert a.shape == (96, 128, 3) and a.dtype == np.uint8 and a.std() > 1.0, f"{kind} is flat"
+        assert np.array_equal(a, tables.table_surface(kind, 96, 128, np.random.default_rng(3), unit=120))
+
+
+def test_a_cutting_mat_draws_lines_at_one_pitch():
+    surf = tables.table_surface("grid", 400, 400, np.random.default_rng(5), palette="black", unit=400)
+    gray = cv2.cvtColor(surf, cv2.COLOR_BGR2GRAY).astype(float)
+    # lines (much brighter or darker than the median ground) cover some of it, not most
+    off = np.abs(gray - np.median(gray)) > 40
+    assert 0.01 < off.mean() < 0.5
+
+
+def test_camouflage_is_made_of_several_colours_in_blotches():
+    surf = tables.table_surface("camo", 200, 200, np.random.default_rng(7), palette="olive", unit=600)
+    small = (surf[::10, ::10] // 32).reshape(-1, 3)
+    assert len({tuple(c) for c in small}) >= 3
+    # blotches: neighbouring pixels mostly share a colour
+    assert np.abs(np.diff(surf.astype(int), axis=1)).mean() < 12
+
+
 def test_bad_arguments_say_how_to_fix_them():
     with pytest.raises(ValueError, match="table kind must be one of"):
-        tables.make_hard_scene(1, W, H, table="marble")
+        tables.make_hard_scene(1, W, H, table="lino")
     with pytest.raises(ValueError, match="palette must be one of"):
         tables.table_surface("plain", 32, 32, 1, palette="teal-ish")
     with pytest.raises(ValueError, match="size must be 5 or 7"):
@@ -221,6 +251,9 @@ def test_command_line_refuses_bad_input(tmp_path, capsys):
     with pytest.raises(SystemExit) as exc:
         tables.main(["--n", "0", "--out", str(tmp_path)])
     assert exc.value.code == 2 and "--n must be at least 1" in capsys.readouterr().err
+    with pytest.raises(SystemExit) as exc:
+        tables.main(["--n", "1", "--kinds", "felt,lino", "--out", str(tmp_path)])
+    assert exc.value.code == 2 and "unknown table kind lino" in capsys.readouterr().err
     blocker = tmp_path / "file"
     blocker.write_text("x")
     assert tables.main(["--n", "1", "--out", str(blocker / "sub")]) == 2

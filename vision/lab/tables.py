@@ -3,7 +3,8 @@
 Three parts, all driven by a seeded ``numpy.random.Generator``:
 
 - ``table_surface(kind, h, w, rng, palette=None, unit=None)``: a procedural table top. ``kind`` is
-  one of ``TABLE_KINDS`` (plain cloth, felt play mat, wood, stripes, checks, printed cloth),
+  one of ``TABLE_KINDS`` (plain cloth, felt play mat, wood, stripes, checks, printed cloth) or
+  ``UNSEEN_KINDS`` (tartan, camouflage blotches, a cutting mat's grid, marble: drawn only by name),
   ``palette`` one of ``PALETTES`` (named colour ranges, several of them a terrain's own colours).
   Keep kinds, palettes and seeds apart between training and measuring: ``MEASURE_SEEDS_FROM``.
 - ``make_hard_scene(rng, width=4000, height=3000, ...) -> HardScene``: a rendered kingdom (5x5 or
@@ -41,6 +42,11 @@ from vision.lab.evaluate import score
 MEASURE_SEEDS_FROM = 9000
 
 TABLE_KINDS = ("plain", "felt", "wood", "stripes", "checks", "print")
+# Kinds drawn only when asked for by name (never by default, never for training): tables whose look
+# no network here was shaped on, to measure the detector on a table it has never seen. Kept out of
+# TABLE_KINDS so that a seed gives the same scene as before they were added.
+UNSEEN_KINDS = ("tartan", "camo", "grid", "marble")
+ALL_KINDS = TABLE_KINDS + UNSEEN_KINDS
 
 # Named colour ranges, OpenCV HSV (hue 0-179, saturation and value 0-255): (lo, hi) each.
 PALETTES = {
@@ -76,6 +82,10 @@ KIND_PALETTES = {
     "stripes": TERRAIN_PALETTES + ("red", "white", "black", "any"),
     "checks": TERRAIN_PALETTES + ("red", "white", "black", "any"),
     "print": TERRAIN_PALETTES + ("red", "purple", "white", "any"),
+    "tartan": TERRAIN_PALETTES + ("red", "white", "black", "any"),
+    "camo": TERRAIN_PALETTES,
+    "grid": ("felt_green", "grass_green", "lake_blue", "mine_grey", "white", "black", "field_yellow"),
+    "marble": ("white", "mine_grey", "black", "felt_green", "swamp_brown"),
 }
 CLUTTER = ("dominoes", "draft_row", "tiles", "score_pad", "box_lid", "meeples", "hand")
 TILE_CLUTTER = ("dominoes", "draft_row", "tiles")   # clutter drawn with the kingdom's own tiles
@@ -261,18 +271,89 @@ def _print(h, w, rng, pal, unit):
     return img * (1 + 0.03 * _noise(h, w, 2, rng) + 0.03 * _noise(h, w, unit * 0.5, rng))[..., None]
 
 
+def _tartan(h, w, rng, pal, unit):
+    """Plaid: bands of several widths and colours across and along, woven (their average), with
+    a fine diagonal twill."""
+    along, across = _turned_coords(h, w, rng.uniform(0, math.pi))
+    first, second = _two_colours(rng, pal)
+    colours = np.stack([first, second, palette_colour(str(rng.choice(list(PALETTES))), rng),
+                        0.5 * (first + second)])
+    period = _log_uniform(rng, 0.06, 0.6) * unit
+
+    def bands(coord):
+        n = int(rng.integers(3, 7))
+        bounds = np.cumsum(rng.dirichlet(np.ones(n)))
+        which = rng.integers(0, len(colours), n)
+        index = np.searchsorted(bounds, (coord / period) % 1.0).clip(0, n - 1)
+        return colours[which[index]]
+
+    img = 0.5 * (bands(across) + bands(along))
+    twill = np.sin((along + across) * 2 * math.pi / max(2.0, period * 0.03))
+    img = img * (1 + 0.04 * twill)[..., None]
+    return cv2.GaussianBlur(img.astype(np.float32), (0, 0), max(0.5, period * 0.01))
+
+
+def _camo(h, w, rng, pal, unit):
+    """Blotches of three to five terrain colours about a tile across or smaller (camouflage
+    print): a table made of the kingdom's own colours in its own shapes."""
+    colours = [palette_colour(pal, rng)] + [
+        palette_colour(str(rng.choice(list(TERRAIN_PALETTES))), rng)
+        for _ in range(int(rng.integers(2, 5)))]
+    scale = _log_uniform(rng, 0.04, 0.3) * unit
+    field_ = _noise(h, w, scale, rng) + 0.35 * _noise(h, w, scale / 3, rng)
+    cuts = np.quantile(field_[::8, ::8], np.linspace(0, 1, len(colours) + 1)[1:-1])
+    index = np.searchsorted(cuts, field_)
+    img = np.stack(colours)[index]
+    img = cv2.GaussianBlur(img.astype(np.float32), (0, 0), max(0.5, scale * 0.03))
+    return img * (1 + 0.04 * _noise(h, w, 2, rng))[..., None]
+
+
+def _grid(h, w, rng, pal, unit):
+    """A cutting mat or graph paper: thin lines at one pitch both ways, every fifth or tenth
+    line bolder (a pitch near a square's side draws seams a table should not have)."""
+    base = palette_colour(pal, rng)
+    line = palette_colour("white", rng) if rng.random() < 0.7 else base * rng.uniform(0.4, 0.7)
+    along, across = _turned_coords(h, w, rng.uniform(0, math.pi))
+    pitch = _log_uniform(rng, 0.04, 0.35) * unit
+    thin = max(0.8, pitch * rng.uniform(0.02, 0.06))
+    major = int(rng.choice([5, 10]))
+    strength = np.zeros((h, w), np.float32)
+    for coord in (along, across):
+        d = np.abs(((coord / pitch + 0.5) % 1.0) - 0.5) * pitch        # pixels to the nearest line
+        k = np.round(coord / pitch).astype(np.int64)
+        width = np.where(k % major == 0, thin * 2.5, thin)
+        strength = np.maximum(strength, np.clip(width / 2 + 0.5 - d, 0, 1))
+    img = base[None, None, :] * (1 - strength[..., None]) + line[None, None, :] * strength[..., None]
+    return img * (1 + 0.03 * _noise(h, w, 2, rng) + 0.03 * _noise(h, w, unit * 0.5, rng))[..., None]
+
+
+def _marble(h, w, rng, pal, unit):
+    """Stone: a pale or dark ground with winding veins and clouds."""
+    base = palette_colour(pal, rng)
+    vein = base * rng.uniform(0.35, 0.7) if base.mean() > 110 else np.minimum(base * 2.5 + 60, 255)
+    along, across = _turned_coords(h, w, rng.uniform(0, math.pi))
+    turb = (_noise(h, w, unit * 0.3, rng) + 0.5 * _noise(h, w, unit * 0.1, rng)
+            + 0.25 * _noise(h, w, unit * 0.03, rng))
+    wave = np.sin(across / (unit * rng.uniform(0.15, 0.6)) * 2 * math.pi + rng.uniform(2, 5) * turb)
+    veins = np.clip(1 - np.abs(wave) / rng.uniform(0.05, 0.15), 0, 1) ** 2
+    cloud = 1 + 0.06 * _noise(h, w, unit * 0.2, rng)
+    img = base[None, None, :] * cloud[..., None] * (1 - veins[..., None]) + vein[None, None, :] * veins[..., None]
+    return img * (1 + 0.02 * _noise(h, w, 2, rng))[..., None]
+
+
 _SURFACES = {"plain": _plain, "felt": _felt, "wood": _wood, "stripes": _stripes,
-             "checks": _checks, "print": _print}
+             "checks": _checks, "print": _print, "tartan": _tartan, "camo": _camo,
+             "grid": _grid, "marble": _marble}
 
 
 def pick_table(rng, kind: str | None = None, palette: str | None = None,
                kinds=TABLE_KINDS) -> tuple[str, str]:
     """``(kind, palette)``: the given ones, or drawn (``kind`` from ``kinds``, the palette from
     ``KIND_PALETTES[kind]``)."""
-    _check_choice("table kind", kind, TABLE_KINDS)
+    _check_choice("table kind", kind, ALL_KINDS)
     _check_choice("palette", palette, tuple(PALETTES))
     for k in kinds:
-        _check_choice("table kind", k, TABLE_KINDS)
+        _check_choice("table kind", k, ALL_KINDS)
     rng = render.as_rng(rng)
     kind = kind or str(rng.choice(list(kinds)))
     palette = palette or str(rng.choice(list(KIND_PALETTES[kind])))
@@ -281,10 +362,10 @@ def pick_table(rng, kind: str | None = None, palette: str | None = None,
 
 def table_surface(kind: str, h: int, w: int, rng, palette: str | None = None,
                   unit: float | None = None) -> np.ndarray:
-    """An ``h x w`` BGR uint8 table top of ``kind`` (one of ``TABLE_KINDS``) in ``palette`` (one of
+    """An ``h x w`` BGR uint8 table top of ``kind`` (one of ``ALL_KINDS``) in ``palette`` (one of
     ``PALETTES``; default drawn from ``KIND_PALETTES[kind]``). ``unit``: pixels per kingdom side, the
     scale patterns are drawn at (stripe widths, planks, dots); default a third of the shorter side."""
-    _check_choice("table kind", kind, TABLE_KINDS)
+    _check_choice("table kind", kind, ALL_KINDS)
     if int(h) < 8 or int(w) < 8:
         raise ValueError(f"a table surface needs at least 8 x 8 pixels, got {h} x {w}")
     rng = render.as_rng(rng)
@@ -915,7 +996,11 @@ def main(argv=None) -> int:
     ap.add_argument("--out", type=Path, required=True, help="folder for tables.json and example photos")
     ap.add_argument("--width", type=int, default=4000)
     ap.add_argument("--height", type=int, default=3000)
-    ap.add_argument("--table", choices=TABLE_KINDS, default=None, help="only this table kind")
+    ap.add_argument("--table", choices=ALL_KINDS, default=None, help="only this table kind")
+    ap.add_argument("--kinds", default=None,
+                    help="draw the table among these kinds (comma-separated, or 'unseen' for "
+                         f"{', '.join(UNSEEN_KINDS)}, kinds no network here was trained on; "
+                         "default the usual kinds)")
     ap.add_argument("--palette", choices=tuple(PALETTES), default=None, help="only this palette")
     ap.add_argument("--examples", type=int, default=8, help="example photos to write (default 8)")
     ap.add_argument("--boards", choices=("drawn", "aau"), default="drawn",
@@ -931,6 +1016,14 @@ def main(argv=None) -> int:
         ap.error("--width and --height must be at least 120 pixels")
     if args.examples < 0:
         ap.error("--examples must be 0 or more")
+    kinds = TABLE_KINDS
+    if args.kinds:
+        kinds = UNSEEN_KINDS if args.kinds == "unseen" else tuple(
+            k.strip() for k in args.kinds.split(",") if k.strip())
+        bad = [k for k in kinds if k not in ALL_KINDS]
+        if bad or not kinds:
+            ap.error(f"--kinds: unknown table kind {', '.join(bad) or '(none given)'}; "
+                     f"choose among {', '.join(ALL_KINDS)} or 'unseen'")
     if args.groups and args.boards != "aau":
         ap.error("--groups chooses AAU boards: give it with --boards aau")
     boards = ()
@@ -959,9 +1052,10 @@ def main(argv=None) -> int:
             written.append(name)
 
     res = measure(reader, range(args.seed, args.seed + args.n), args.width, args.height,
-                  on_scene=on_scene, boards=boards, table=args.table, palette=args.palette)
+                  on_scene=on_scene, boards=boards, table=args.table, palette=args.palette,
+                  kinds=kinds)
     res["settings"] = {"n": args.n, "seed": args.seed, "width": args.width, "height": args.height,
-                       "table": args.table, "palette": args.palette, "examples": written,
+                       "table": args.table, "kinds": list(kinds), "palette": args.palette, "examples": written,
                        "boards": [b["name"] for b in boards] or "drawn"}
     try:
         (args.out / "tables.json").write_text(json.dumps(res, indent=1) + "\n", encoding="utf-8")
