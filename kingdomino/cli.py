@@ -337,6 +337,11 @@ def build_parser() -> argparse.ArgumentParser:
                    help="size of the hard-table photos (default 4000x3000)")
     p.add_argument("--hard-seed", type=int, default=None, metavar="SEED",
                    help="first hard-table seed (default 9000; seeds below 9000 are for training)")
+    p.add_argument("--hard-kinds", default=None, metavar="KINDS",
+                   help="the hard tables' kinds: comma-separated (plain, felt, wood, stripes, "
+                        "checks, print, tartan, camo, grid, marble), 'unseen' (tartan, camo, "
+                        "grid, marble: drawn only when asked for, no network here was trained "
+                        "on them) or 'all' (default: plain to print)")
     p.add_argument("--hard-boards", type=int, default=None, metavar="N",
                    help="also read N hard-table scenes holding the AAU dev photos (real tile art) "
                         "instead of drawn kingdoms, seeds from 9600 (default none; the square "

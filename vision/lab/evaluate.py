@@ -595,14 +595,17 @@ def hard_table_figures(rows: list) -> dict:
 
 def hard_tables(n: int, width: int = HARD_TABLES_SIZE[0], height: int = HARD_TABLES_SIZE[1],
                 first_seed: int | None = None, reader=None, log=print, model_path=None,
-                boards=()) -> dict:
+                boards=(), kinds=None) -> dict:
     """Frame and reading figures on ``n`` generated hard-table scenes (``vision.lab.tables``),
     seeds ``first_seed`` on (default ``MEASURE_SEEDS_FROM``: seeds no training set uses), read by
     ``reader`` (default: a ``vision.reader.Reader`` of the shipped models). ``boards``:
     photographed boards put on the tables in turn (``vision.lab.synth.aau_boards``) instead of
-    drawn kingdoms. Returns ``settings``, ``summary`` (``hard_table_figures``) and ``scenes``
+    drawn kingdoms. ``kinds``: the table kinds drawn (default ``tables.TABLE_KINDS``; see
+    ``hard_kinds``). Returns ``settings``, ``summary`` (``hard_table_figures``) and ``scenes``
     (one ``measure_scene`` row each)."""
     from vision.lab import tables
+
+    kinds = tables.TABLE_KINDS if kinds is None else hard_kinds(",".join(kinds))
 
     first, reader = _measure_setup(n, first_seed, tables.MEASURE_SEEDS_FROM, "hard-table",
                                    "scenes", reader, model_path)
@@ -615,12 +618,33 @@ def hard_tables(n: int, width: int = HARD_TABLES_SIZE[0], height: int = HARD_TAB
             f"{scene.table}/{scene.palette}: {row['why']}")
 
     res = tables.measure(reader, range(first, first + n), width, height, on_scene=on_scene,
-                         boards=boards)
+                         boards=boards, kinds=kinds)
     return {"settings": {"n": n, "first_seed": first, "width": width, "height": height,
+                         "kinds": list(kinds),
                          "models": "shipped" if model_path is None else str(model_path),
                          "boards": "aau dev photos" if boards else "drawn"},
             "seconds": round(time.time() - t0), "summary": hard_table_figures(res["scenes"]),
             "scenes": res["scenes"]}
+
+
+def hard_kinds(text: str | None) -> tuple:
+    """The table kinds named by ``--hard-kinds``: comma-separated kinds of
+    ``tables.ALL_KINDS``, ``unseen`` (``tables.UNSEEN_KINDS``: tables no network here was trained
+    on), ``all``, or nothing for the usual ``tables.TABLE_KINDS``; ``ValueError`` naming the
+    choices otherwise."""
+    from vision.lab import tables
+
+    text = (text or "").strip()
+    if not text:
+        return tables.TABLE_KINDS
+    if text in ("unseen", "all"):
+        return tables.UNSEEN_KINDS if text == "unseen" else tables.ALL_KINDS
+    kinds = tuple(dict.fromkeys(k.strip() for k in text.split(",") if k.strip()))
+    bad = [k for k in kinds if k not in tables.ALL_KINDS]
+    if bad or not kinds:
+        raise ValueError(f"no table kind {', '.join(bad) or '(none given)'}: name kinds among "
+                         f"{', '.join(tables.ALL_KINDS)} (comma-separated), or 'unseen' or 'all'")
+    return kinds
 
 
 def _measure_setup(n: int, first_seed, seeds_from: int, what: str, things: str, reader,
@@ -712,12 +736,16 @@ def _err(v) -> str:
 
 def format_hard_tables(h: dict) -> str:
     """The hard-table figures: totals, then one line per table kind."""
+    from vision.lab.tables import TABLE_KINDS as usual
+
     st, s = h["settings"], h["summary"]
     n = s["n"]
     real = st.get("boards", "drawn") != "drawn"
     lines = [
         f"== hard tables{', AAU dev boards' if real else ''}: {n} generated scenes (seeds "
-        f"{st['first_seed']}-{st['first_seed'] + n - 1}, {st['width']}x{st['height']}), read "
+        f"{st['first_seed']}-{st['first_seed'] + n - 1}, {st['width']}x{st['height']}"
+        + (f"; tables {', '.join(st['kinds'])}" if tuple(st.get("kinds") or usual) != usual else "")
+        + "), read "
         f"with the {st['models']} models"
         + (" (the square classifier was trained on these boards, the detector was not)"
            if real else ""),
@@ -953,6 +981,10 @@ def main(args) -> int:
     if isinstance(hard, str):
         return _usage(hard)
     n_hard, hard_seed, hard_size = hard
+    try:
+        kinds = hard_kinds(getattr(args, "hard_kinds", None))
+    except ValueError as exc:
+        return _usage(f"--hard-kinds: {exc}")
     n_boards = getattr(args, "hard_boards", None) or 0
     if n_boards < 0:
         return _usage(f"--hard-boards must be 0 (skip them) or more, got {n_boards}")
@@ -1006,13 +1038,13 @@ def main(args) -> int:
         print(f"reading {n_hard} hard-table scenes ({hard_size[0]}x{hard_size[1]}) "
               f"with the shipped models ...", flush=True)
         res["hard_tables"] = hard_tables(n_hard, hard_size[0], hard_size[1], hard_seed,
-                                         log=lambda m: print(m, flush=True))
+                                         log=lambda m: print(m, flush=True), kinds=kinds)
     if n_boards:
         print(f"reading {n_boards} hard-table scenes with AAU dev boards ({hard_size[0]}x"
               f"{hard_size[1]}) with the shipped models ...", flush=True)
         res["hard_tables_aau"] = hard_tables(n_boards, hard_size[0], hard_size[1],
                                              HARD_BOARDS_SEED, log=lambda m: print(m, flush=True),
-                                             boards=boards)
+                                             boards=boards, kinds=kinds)
     if n_table:
         print(f"reading {n_table} whole-table photos ({table_size[0]}x{table_size[1]}) "
               f"with the shipped models ...", flush=True)
