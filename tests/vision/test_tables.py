@@ -117,6 +117,14 @@ def test_the_unseen_kinds_are_drawn_only_by_name():
         assert np.array_equal(a, tables.table_surface(kind, 96, 128, np.random.default_rng(3), unit=120))
 
 
+def test_kinds_named_on_a_command_line():
+    parse = tables.parse_kinds
+    assert parse(None) == tables.TABLE_KINDS and parse("unseen") == tables.UNSEEN_KINDS
+    assert parse("all") == tables.ALL_KINDS and parse(" felt, grid,felt ") == ("felt", "grid")
+    with pytest.raises(ValueError, match="unknown table kind lino: name kinds among plain"):
+        parse("felt,lino")
+
+
 def test_a_cutting_mat_draws_lines_at_one_pitch():
     surf = tables.table_surface("grid", 400, 400, np.random.default_rng(5), palette="black", unit=400)
     gray = cv2.cvtColor(surf, cv2.COLOR_BGR2GRAY).astype(float)

@@ -601,12 +601,11 @@ def hard_tables(n: int, width: int = HARD_TABLES_SIZE[0], height: int = HARD_TAB
     ``reader`` (default: a ``vision.reader.Reader`` of the shipped models). ``boards``:
     photographed boards put on the tables in turn (``vision.lab.synth.aau_boards``) instead of
     drawn kingdoms. ``kinds``: the table kinds drawn (default ``tables.TABLE_KINDS``; see
-    ``hard_kinds``). Returns ``settings``, ``summary`` (``hard_table_figures``) and ``scenes``
+    ``tables.parse_kinds``). Returns ``settings``, ``summary`` (``hard_table_figures``) and ``scenes``
     (one ``measure_scene`` row each)."""
     from vision.lab import tables
 
-    kinds = tables.TABLE_KINDS if kinds is None else hard_kinds(",".join(kinds))
-
+    kinds = tables.TABLE_KINDS if kinds is None else tuple(kinds)
     first, reader = _measure_setup(n, first_seed, tables.MEASURE_SEEDS_FROM, "hard-table",
                                    "scenes", reader, model_path)
     t0 = time.time()
@@ -625,26 +624,6 @@ def hard_tables(n: int, width: int = HARD_TABLES_SIZE[0], height: int = HARD_TAB
                          "boards": "aau dev photos" if boards else "drawn"},
             "seconds": round(time.time() - t0), "summary": hard_table_figures(res["scenes"]),
             "scenes": res["scenes"]}
-
-
-def hard_kinds(text: str | None) -> tuple:
-    """The table kinds named by ``--hard-kinds``: comma-separated kinds of
-    ``tables.ALL_KINDS``, ``unseen`` (``tables.UNSEEN_KINDS``: tables no network here was trained
-    on), ``all``, or nothing for the usual ``tables.TABLE_KINDS``; ``ValueError`` naming the
-    choices otherwise."""
-    from vision.lab import tables
-
-    text = (text or "").strip()
-    if not text:
-        return tables.TABLE_KINDS
-    if text in ("unseen", "all"):
-        return tables.UNSEEN_KINDS if text == "unseen" else tables.ALL_KINDS
-    kinds = tuple(dict.fromkeys(k.strip() for k in text.split(",") if k.strip()))
-    bad = [k for k in kinds if k not in tables.ALL_KINDS]
-    if bad or not kinds:
-        raise ValueError(f"no table kind {', '.join(bad) or '(none given)'}: name kinds among "
-                         f"{', '.join(tables.ALL_KINDS)} (comma-separated), or 'unseen' or 'all'")
-    return kinds
 
 
 def _measure_setup(n: int, first_seed, seeds_from: int, what: str, things: str, reader,
@@ -982,7 +961,7 @@ def main(args) -> int:
         return _usage(hard)
     n_hard, hard_seed, hard_size = hard
     try:
-        kinds = hard_kinds(getattr(args, "hard_kinds", None))
+        kinds = tables.parse_kinds(getattr(args, "hard_kinds", None))
     except ValueError as exc:
         return _usage(f"--hard-kinds: {exc}")
     n_boards = getattr(args, "hard_boards", None) or 0

@@ -109,6 +109,23 @@ class HardScene:
     tiles: np.ndarray | None = None  # H x W uint8, 255 on the kingdom's tiles (``tile_mask=True``)
 
 
+def parse_kinds(text: str | None) -> tuple:
+    """Table kinds named on a command line: comma-separated kinds of ``ALL_KINDS``, ``unseen``
+    (``UNSEEN_KINDS``), ``all``, or nothing for the usual ``TABLE_KINDS``; ``ValueError``
+    naming the choices otherwise."""
+    text = (text or "").strip()
+    if not text:
+        return TABLE_KINDS
+    if text in ("unseen", "all"):
+        return UNSEEN_KINDS if text == "unseen" else ALL_KINDS
+    kinds = tuple(dict.fromkeys(k.strip() for k in text.split(",") if k.strip()))
+    bad = [k for k in kinds if k not in ALL_KINDS]
+    if bad or not kinds:
+        raise ValueError(f"unknown table kind {', '.join(bad) or '(none given)'}: name kinds "
+                         f"among {', '.join(ALL_KINDS)} (comma-separated), or 'unseen' or 'all'")
+    return kinds
+
+
 def _check_choice(name: str, value, allowed) -> None:
     if value is not None and value not in allowed:
         raise ValueError(f"{name} must be one of {', '.join(allowed)}, got {value!r}")
@@ -998,9 +1015,9 @@ def main(argv=None) -> int:
     ap.add_argument("--height", type=int, default=3000)
     ap.add_argument("--table", choices=ALL_KINDS, default=None, help="only this table kind")
     ap.add_argument("--kinds", default=None,
-                    help="draw the table among these kinds (comma-separated, or 'unseen' for "
-                         f"{', '.join(UNSEEN_KINDS)}, kinds no network here was trained on; "
-                         "default the usual kinds)")
+                    help="draw the table among these kinds (comma-separated, 'unseen' for "
+                         f"{', '.join(UNSEEN_KINDS)}, kinds no network here was trained on, or "
+                         "'all'; default the usual kinds)")
     ap.add_argument("--palette", choices=tuple(PALETTES), default=None, help="only this palette")
     ap.add_argument("--examples", type=int, default=8, help="example photos to write (default 8)")
     ap.add_argument("--boards", choices=("drawn", "aau"), default="drawn",
@@ -1016,14 +1033,10 @@ def main(argv=None) -> int:
         ap.error("--width and --height must be at least 120 pixels")
     if args.examples < 0:
         ap.error("--examples must be 0 or more")
-    kinds = TABLE_KINDS
-    if args.kinds:
-        kinds = UNSEEN_KINDS if args.kinds == "unseen" else tuple(
-            k.strip() for k in args.kinds.split(",") if k.strip())
-        bad = [k for k in kinds if k not in ALL_KINDS]
-        if bad or not kinds:
-            ap.error(f"--kinds: unknown table kind {', '.join(bad) or '(none given)'}; "
-                     f"choose among {', '.join(ALL_KINDS)} or 'unseen'")
+    try:
+        kinds = parse_kinds(args.kinds)
+    except ValueError as exc:
+        ap.error(f"--kinds: {exc}")
     if args.groups and args.boards != "aau":
         ap.error("--groups chooses AAU boards: give it with --boards aau")
     boards = ()
