@@ -28,10 +28,11 @@ import numpy as np
 from . import config as _config
 from .corner_refine import edge_map, refine_corners
 from .errors import NO_KINGDOM, PhotoError
-from .geometry import as_corners, warp_board
+from .geometry import as_corners, corner_error, same_grid, warp_board
 from .gridcount import count_cells, focal_aspect
 from .lattice import fit_lattice
 from .outline import edge_segments, fit_quad, order_top_first, seam_quad, segments_in, vp_quad
+from .seams import seam_regions
 from .tilemap import (disk, downscale, half_thickness, is_rectified_board, largest, pixel_map,
                       tile_blob, tile_net)
 
@@ -130,12 +131,13 @@ def candidates(image: np.ndarray, cfg=None, size: int | None = None, fallback: b
 
     frames = [int(n) for n in cfg["frame"]["square_frames"]]
 
-    def outlines(d):
+    def outlines(d, probs=maps, own_cover=False):
         out = []
-        for prob in maps:
+        for prob in probs:
             alt: list | None = [] if alternatives else None
+            cov = cv2.resize(prob, mid.shape[1::-1]) if own_cover else cover_mid
             f = outline_in_map(prob, mid, gray_mid, edges, s, s_mid, image.shape, d, lat,
-                               cover_mid, alt, frames)
+                               cov, alt, frames)
             if f is not None:
                 out.append(f + ((alt or None),) if alternatives else f)
         return out
@@ -152,6 +154,13 @@ def candidates(image: np.ndarray, cfg=None, size: int | None = None, fallback: b
         more = outlines(dict(det, prob_threshold=float(threshold)))
         if more and not found and zoom and alternatives:
             more[0] = _zoomed(more[0], image, cfg, size)
+        found += more
+        yield from more
+    if fallback:
+        # a table the tile maps take for tiles all over (a yellow cloth, blotches of terrain
+        # colours): the regions its straight seams cross, each its own tile map and cover
+        regions = [r.astype(np.float32) for r in seam_regions(gray_mid, small.shape[:2], det)]
+        more = outlines(det, regions, own_cover=True)
         found += more
         yield from more
     if not found:
@@ -379,19 +388,3 @@ def find_board(image: np.ndarray, cfg=None, size: int | None = None) -> Board:
     return Board(corners=as_corners(corners), rows=rows, cols=cols, size=frame, cell=cell,
                  homography=H, image=board_img, offsets=offsets, confidence=conf,
                  warnings=list(warnings))
-
-def corner_error(found: np.ndarray, truth: np.ndarray, any_first: bool = False) -> float:
-    """Largest corner distance as a fraction of the labelled board's mean side length.
-    ``any_first``: the smallest such error over the four choices of ``found``'s first corner
-    (a kingdom has no "up": a board at 45 degrees has two top sides)."""
-    side = np.mean(np.linalg.norm(np.roll(truth, -1, axis=0) - truth, axis=1))
-    starts = range(4) if any_first else (0,)
-    return float(min(np.max(np.linalg.norm(np.roll(found, k, axis=0) - truth, axis=1))
-                     for k in starts) / side)
-
-
-def same_grid(a, rows_a: int, cols_a: int, b, rows_b: int, cols_b: int, squares: float) -> bool:
-    """Two grids (corners, rows, cols) are one: the same count, and corners within
-    ``squares`` of a square of each other (:func:`corner_error` is in sides)."""
-    return (rows_a, cols_a) == (rows_b, cols_b) and corner_error(
-        np.asarray(a, np.float64), np.asarray(b, np.float64)) <= squares / max(rows_a, cols_a)

@@ -93,3 +93,20 @@ def centres_off_photo(shape, corners, rows: int, cols: int) -> np.ndarray:
     x, y = cv2.perspectiveTransform(centres, H_inv)[0].T
     h, w = shape[:2]
     return ((x < 0) | (y < 0) | (x > w) | (y > h)).reshape(rows, cols)
+
+
+def corner_error(found: np.ndarray, truth: np.ndarray, any_first: bool = False) -> float:
+    """Largest corner distance as a fraction of the labelled board's mean side length.
+    ``any_first``: the smallest such error over the four choices of ``found``'s first corner
+    (a kingdom has no "up": a board at 45 degrees has two top sides)."""
+    side = np.mean(np.linalg.norm(np.roll(truth, -1, axis=0) - truth, axis=1))
+    starts = range(4) if any_first else (0,)
+    return float(min(np.max(np.linalg.norm(np.roll(found, k, axis=0) - truth, axis=1))
+                     for k in starts) / side)
+
+
+def same_grid(a, rows_a: int, cols_a: int, b, rows_b: int, cols_b: int, squares: float) -> bool:
+    """Two grids (corners, rows, cols) are one: the same count, and corners within
+    ``squares`` of a square of each other (:func:`corner_error` is in sides)."""
+    return (rows_a, cols_a) == (rows_b, cols_b) and corner_error(
+        np.asarray(a, np.float64), np.asarray(b, np.float64)) <= squares / max(rows_a, cols_a)

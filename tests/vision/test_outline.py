@@ -158,3 +158,72 @@ def test_seam_quad_takes_its_turn_from_the_seams_not_the_blobs_shape():
     assert np.all(np.minimum(np.abs(turns - 20), 90 - np.abs(turns - 20)) < 3)
     # a square 100 px a side around the disc, its corners 50 * sqrt(2) from the centre
     assert np.allclose(np.linalg.norm(quad - 200.0, axis=1), 50 * np.sqrt(2), atol=4.0)
+
+
+def _seamed_table(turn: float = 20.0, blotches: int = 60, seed: int = 6, kingdom: bool = True):
+    """An 800 x 600 grey photo at the refinement size: a table of soft blotches (curved
+    edges only, as a camouflage cloth of terrain colours), and on it (``kingdom``) a 5x5
+    kingdom 200 px a side, turned ``turn`` degrees about (520, 300), drawn as its squares'
+    seams (dark lines a square apart, each square a different shade). Returns the photo and
+    the kingdom's four corners."""
+    rng = np.random.default_rng(seed)
+    img = np.full((600, 800), 120, np.uint8)
+    for _ in range(blotches):
+        centre = (int(rng.integers(0, 800)), int(rng.integers(0, 600)))
+        axes = (int(rng.integers(15, 60)), int(rng.integers(15, 60)))
+        cv2.ellipse(img, centre, axes, float(rng.uniform(0, 180)), 0, 360,
+                    int(rng.integers(60, 200)), -1, cv2.LINE_AA)
+    img = cv2.GaussianBlur(img, (0, 0), 2.0)
+    if not kingdom:
+        return img, None
+    a = np.radians(turn)
+    rot = np.array([[np.cos(a), -np.sin(a)], [np.sin(a), np.cos(a)]])
+    centre, side, n = np.array([520.0, 300.0]), 200.0, 5
+
+    def at(u, v):       # a point of the kingdom, (u, v) in squares from its top left corner
+        return centre + rot @ (np.array([u, v]) * side / n - side / 2)
+
+    for r in range(n):
+        for c in range(n):
+            square = np.round([at(c, r), at(c + 1, r), at(c + 1, r + 1), at(c, r + 1)])
+            cv2.fillConvexPoly(img, square.astype(np.int32), int(rng.integers(90, 230)),
+                               cv2.LINE_AA)
+    for k in range(n + 1):
+        for p, q in ((at(k, 0), at(k, n)), (at(0, k), at(n, k))):
+            cv2.line(img, tuple(np.round(p).astype(int)), tuple(np.round(q).astype(int)), 25, 2,
+                     cv2.LINE_AA)
+    corners = np.array([at(0, 0), at(n, 0), at(n, n), at(0, n)], np.float32)
+    return img, corners
+
+
+def test_seam_regions_find_the_seamed_kingdom_on_a_table_of_blotches():
+    """A kingdom drawn as seams on a table of curved blotches: the first region, at the tile
+    maps' size (half the photo), is the kingdom (its quadrilateral covered, little beyond);
+    the blotches' curved edges make no region of their own as large."""
+    from vision.seams import seam_regions
+
+    det = config.load()["detect"]
+    img, corners = _seamed_table()
+    regions = seam_regions(img, (300, 400), det)
+    assert regions and all(r.shape == (300, 400) and r.dtype == np.uint8 for r in regions)
+    truth = np.zeros((300, 400), np.uint8)
+    cv2.fillConvexPoly(truth, np.round(corners / 2).astype(np.int32), 1)
+    first = regions[0].astype(bool)
+    inside = (first & truth.astype(bool)).sum() / truth.sum()
+    beyond = (first & ~truth.astype(bool)).sum() / truth.sum()
+    assert inside > 0.9 and beyond < 0.25, (inside, beyond)
+    for other in regions[1:]:
+        assert other.sum() < 0.5 * first.sum()
+
+
+def test_seam_regions_need_straight_seams_and_can_be_turned_off():
+    """The table of blotches alone (curved edges only) gives no region as large as a
+    kingdom; ``seam_regions`` 0 gives none at all, seams or not."""
+    from vision.seams import seam_regions
+
+    det = config.load()["detect"]
+    img, corners = _seamed_table()
+    bare, _ = _seamed_table(kingdom=False)
+    kingdom_area = cv2.contourArea(corners / 2)
+    assert all(r.sum() < 0.5 * kingdom_area for r in seam_regions(bare, (300, 400), det))
+    assert seam_regions(img, (300, 400), dict(det, seam_regions=0)) == []
