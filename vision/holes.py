@@ -16,6 +16,12 @@ max_distance`` the square gets up to ``boost`` log odds of ``empty`` (all of it 
 none at ``max_distance``), before the reading is decoded (the dominoes' pairing and the supply
 still apply).
 
+The other way round, reading a chosen window: a square that looks like no part of the table
+(farther than ``[holes] far_distance``) loses up to ``far_penalty`` log odds of ``empty``
+(:func:`far_penalty`). Glare washes a tile out and the classifier reads it as table, yet it
+still differs from the table around the kingdom. Windows are judged without it: clutter beside
+a kingdom is unlike the table too, and must not read as tiles.
+
 A ring square is no reference when it looks like a square the classifier reads surely as a tile
 (``sure_tile``): a window one row short leaves that row's tiles in the ring. Ring squares whose
 centre lies outside the photo are no reference either (they are read from repeated edge pixels).
@@ -129,6 +135,19 @@ def empty_boost(distance: np.ndarray, max_distance: float, boost: float) -> np.n
     return boost * np.clip(1.0 - d / max_distance, 0.0, 1.0)
 
 
+def far_penalty(distance: np.ndarray, far: float, full: float, penalty: float) -> np.ndarray:
+    """Log odds taken from ``empty`` for each square: none up to distance ``far``, rising
+    linearly to ``penalty`` at ``full`` and beyond; none where the distance is unknown (inf: no
+    table in view around the window) or ``penalty`` is 0."""
+    d = np.asarray(distance, np.float64)
+    if penalty <= 0:
+        return np.zeros(d.shape)
+    if not 0 <= far < full:
+        raise ValueError(f"[holes] far_distance ({far}) must be below far_full ({full})")
+    out = penalty * np.clip((d - far) / (full - far), 0.0, 1.0)
+    return np.where(np.isfinite(d), out, 0.0)
+
+
 def ring_features(image: np.ndarray, corners, rows: int, cols: int, hcfg: dict):
     """(features, off_photo): :func:`square_features` of the grid grown by one square, with
     ``[holes]`` settings ``hcfg``, and which of those squares are centred off the photo."""
@@ -138,12 +157,15 @@ def ring_features(image: np.ndarray, corners, rows: int, cols: int, hcfg: dict):
 
 
 def boost_logits(features: np.ndarray, off_photo: np.ndarray, logits: np.ndarray, hcfg: dict,
-                 t_terrain: float = 1.0, t_crowns: float = 1.0) -> np.ndarray:
+                 t_terrain: float = 1.0, t_crowns: float = 1.0, far: bool = False) -> np.ndarray:
     """The window's logits (row by row) with each table-like square's ``empty`` raised, and
     its count of no crowns with it (bare table has none: a checked cloth can read as crowns,
     and the game's pairs would then keep the square a tile): ``features``, ``off_photo``
     from :func:`ring_features` for the same window; ``t_terrain``, ``t_crowns`` the
-    classifier's temperatures (the boost is in calibrated log odds)."""
+    classifier's temperatures (the boost is in calibrated log odds). ``far``: also lower the
+    ``empty`` odds of squares far unlike the table (:func:`far_penalty`, ``[holes]
+    far_distance``, ``far_full``, ``far_penalty``): a tile washed out by glare is read as
+    table, yet looks like no part of the table around the kingdom."""
     logits = np.asarray(logits, np.float32)
     rows, cols = features.shape[0] - 2, features.shape[1] - 2
     if len(logits) != rows * cols:
@@ -158,6 +180,10 @@ def boost_logits(features: np.ndarray, off_photo: np.ndarray, logits: np.ndarray
     boost = empty_boost(d, float(hcfg["max_distance"]), float(hcfg["boost"])).reshape(-1)
     # the boost is in log odds of the calibrated heads: scaled back to raw logits
     out[:, empty] += (boost * float(t_terrain)).astype(np.float32)
+    if far:
+        drop = far_penalty(d, float(hcfg["far_distance"]), float(hcfg["far_full"]),
+                           float(hcfg["far_penalty"])).reshape(-1)
+        out[:, empty] -= (drop * float(t_terrain)).astype(np.float32)
     # no crowns: the crown head's lead over it counts the less the more the square is like
     # the table (a check read as crowns is no evidence of a tile), then the same boost
     crowns = out[:, len(TERRAINS):]
@@ -169,14 +195,16 @@ def boost_logits(features: np.ndarray, off_photo: np.ndarray, logits: np.ndarray
 
 def with_holes(image: np.ndarray, corners, rows: int, cols: int, logits: np.ndarray,
                cfg: dict, t_terrain: float = 1.0, t_crowns: float = 1.0,
-               features=None) -> np.ndarray:
+               features=None, far: bool = False) -> np.ndarray:
     """The window's logits (row by row) with each table-like square's ``empty`` raised (see the
     module docstring); unchanged when ``[holes] enabled`` is off. ``features``: ``(features,
-    off_photo)`` from :func:`ring_features` when already measured for this window."""
+    off_photo)`` from :func:`ring_features` when already measured for this window; ``far``:
+    see :func:`boost_logits` (the reading of a chosen window, not the judging of windows:
+    clutter beside the kingdom is unlike the table too)."""
     hcfg = cfg["holes"]
     logits = np.asarray(logits, np.float32)
     if not hcfg["enabled"] or not len(logits):
         return logits
     if features is None:
         features = ring_features(image, corners, rows, cols, hcfg)
-    return boost_logits(*features, logits, hcfg, t_terrain, t_crowns)
+    return boost_logits(*features, logits, hcfg, t_terrain, t_crowns, far)

@@ -261,7 +261,8 @@ class Reader:
             if cfg["holes"]["enabled"]:
                 table = holes.ring_features(image, new, new_rows, new_cols, cfg["holes"])
             held = holes.with_holes(image, new, new_rows, new_cols, logits, cfg,
-                                    self.classifier.t_terrain, self.classifier.t_crowns, table)
+                                    self.classifier.t_terrain, self.classifier.t_crowns, table,
+                                    far=True)
             grid = self.classifier.read_logits(held, new_rows, new_cols)
             if table is None or most <= 0 or max(new_rows, new_cols) <= smallest:
                 break
@@ -326,7 +327,8 @@ class Reader:
                 table = holes.ring_features(image, found.corners, rows, cols, hcfg)
             logits = holes.with_holes(image, found.corners, rows, cols,
                                       self.classifier.logits(crops), self.cfg,
-                                      self.classifier.t_terrain, self.classifier.t_crowns, table)
+                                      self.classifier.t_terrain, self.classifier.t_crowns, table,
+                                      far=True)
             grid = self.classifier.read_logits(logits, rows, cols)
         gaps, bare, like_table = review_distances(
             grid, self.rcfg, lambda: table if table is not None else holes.ring_features(

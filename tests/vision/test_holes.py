@@ -7,8 +7,8 @@ import numpy as np
 import pytest
 
 from vision import config
-from vision.holes import (boost_logits, distances, empty_boost, ring_features, square_features,
-                          table_distance, with_holes)
+from vision.holes import (boost_logits, distances, empty_boost, far_penalty, ring_features,
+                          square_features, table_distance, with_holes)
 from vision.labels import TERRAINS
 
 SCALES = [1.0] * 7
@@ -188,6 +188,37 @@ def test_a_loose_copy_of_a_tile_in_the_ring_leaves_that_tile_alone(cfg):
     cfg["holes"]["sure_tile"] = 1.01               # no square is sure: the copy is a reference
     out = with_holes(img, corners, 3, 3, lg, cfg)
     assert out[2, EMPTY] > lg[2, EMPTY]
+
+
+def test_far_penalty_rises_from_far_to_full():
+    d = np.array([0.0, 4.0, 5.0, 6.0, 9.0, np.inf])
+    assert far_penalty(d, 4.0, 6.0, 6.0).tolist() == pytest.approx([0, 0, 3.0, 6.0, 6.0, 0])
+    assert not far_penalty(d, 4.0, 6.0, 0.0).any()
+    with pytest.raises(ValueError, match="far_distance"):
+        far_penalty(d, 6.0, 4.0, 6.0)
+
+
+def _washed(img, r, c):
+    """Square (r, c) of the 3x3 kingdom washed white, as glare leaves a tile."""
+    img[(r + 1) * PX:(r + 2) * PX, (c + 1) * PX:(c + 2) * PX] = 245
+    return img
+
+
+def test_a_washed_tile_read_as_table_reads_as_a_tile_only_when_read(cfg):
+    """A tile washed white looks like no part of the table: reading a chosen window lowers
+    its table odds; judging windows (far off) leaves them; a true hole keeps its own."""
+    img, corners = _kingdom(holes=((1, 1),))
+    img = _washed(img, 0, 2)
+    lg = _forest_logits(value=2.0)
+    lg[2, EMPTY] = 5.0                                # the washed tile read as table
+    cfg["holes"].update(far_distance=4.0, far_full=6.0, far_penalty=6.0)
+    judged = with_holes(img, corners, 3, 3, lg, cfg)
+    assert judged[2].argmax() == EMPTY
+    read = with_holes(img, corners, 3, 3, lg, cfg, far=True)
+    assert read[2, :len(TERRAINS)].argmax() == FOREST
+    assert read[4, EMPTY] == judged[4, EMPTY] > read[4, FOREST]     # the hole is table still
+    cfg["holes"]["far_penalty"] = 0.0
+    assert np.array_equal(with_holes(img, corners, 3, 3, lg, cfg, far=True), judged)
 
 
 def test_a_grey_photo_is_refused():

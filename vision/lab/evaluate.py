@@ -869,7 +869,7 @@ def _summarise_outputs(cases, logits, temps, quick, folds, seconds, cfg) -> dict
             continue
         table = getattr(cs, "table", None)     # outputs saved before vision.holes have none
         if table is not None and cfg["holes"]["enabled"]:
-            lg = boost_logits(*table, lg, cfg["holes"], *temps)
+            lg = boost_logits(*table, lg, cfg["holes"], *temps, far=True)   # as the reader reads
         grid = clf.read_logits(lg, cs.rows, cs.cols)
         if cs.kind in DETECTED and too_few_tiles((sq.terrain for row in grid for sq in row), cfg):
             readings.append(None)      # the reader says "no kingdom found" for such a find
