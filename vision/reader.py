@@ -261,8 +261,7 @@ class Reader:
             if cfg["holes"]["enabled"]:
                 table = holes.ring_features(image, new, new_rows, new_cols, cfg["holes"])
             held = holes.with_holes(image, new, new_rows, new_cols, logits, cfg,
-                                    self.classifier.t_terrain, self.classifier.t_crowns, table,
-                                    far=True)
+                                    self.classifier.t_terrain, self.classifier.t_crowns, table)
             grid = self.classifier.read_logits(held, new_rows, new_cols)
             if table is None or most <= 0 or max(new_rows, new_cols) <= smallest:
                 break
@@ -330,6 +329,15 @@ class Reader:
                                       self.classifier.t_terrain, self.classifier.t_crowns, table,
                                       far=True)
             grid = self.classifier.read_logits(logits, rows, cols)
+        elif table is not None and found.logits is not None and float(hcfg["far_penalty"]) > 0:
+            # the window was chosen, and judged, on table odds that leave squares unlike the
+            # table alone (clutter is unlike it too); read, such a square is a washed-out tile
+            # more likely than table (vision.holes.far_penalty)
+            args = (image, found.corners, rows, cols, found.logits, self.cfg,
+                    self.classifier.t_terrain, self.classifier.t_crowns, table)
+            far = holes.with_holes(*args, far=True)
+            if not np.array_equal(far, holes.with_holes(*args)):
+                grid = self.classifier.read_logits(far, rows, cols)
         gaps, bare, like_table = review_distances(
             grid, self.rcfg, lambda: table if table is not None else holes.ring_features(
                 image, found.corners, rows, cols, hcfg), hcfg)

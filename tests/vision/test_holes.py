@@ -261,6 +261,27 @@ def test_a_framed_window_reads_holes_as_table_and_keeps_the_networks_logits(stub
     assert np.array_equal(found.logits, _forest_logits(9, value=4.0, castle=0))
 
 
+def test_the_reader_reads_a_washed_tile_as_a_tile_and_judges_its_window_as_the_network_does(
+        stub_reader, monkeypatch):
+    img, corners = _kingdom(holes=((1, 1),))
+    img = _washed(img, 0, 2)
+
+    def washed_read_as_table(crops, **kw):
+        lg = _forest_logits(len(crops), value=4.0, castle=0)
+        lg[2, EMPTY] = 6.0
+        return lg
+
+    monkeypatch.setattr(stub_reader.classifier, "logits", washed_read_as_table)
+    stub_reader.cfg["holes"].update(far_distance=4.0, far_full=6.0, far_penalty=6.0)
+    found = stub_reader.framed(img, corners, 3, 3)
+    assert found.grid[0][2].terrain == "empty"          # judged as the network read it
+    reading = stub_reader.read_board(img, found)
+    assert reading.cells[0][2]["terrain"] == "forest"
+    assert reading.cells[1][1]["terrain"] == "empty"    # the true hole
+    stub_reader.cfg["holes"]["far_penalty"] = 0.0
+    assert stub_reader.read_board(img, found).cells[0][2]["terrain"] == "empty"
+
+
 def test_logits_of_another_window_are_refused(cfg):
     img, corners = _kingdom()
     feats, off = ring_features(img, corners, 3, 3, cfg["holes"])
