@@ -19,8 +19,11 @@ still apply).
 The other way round, reading a chosen window: a square that looks like no part of the table
 (farther than ``[holes] far_distance``) loses up to ``far_penalty`` log odds of ``empty``
 (:func:`far_penalty`). Glare washes a tile out and the classifier reads it as table, yet it
-still differs from the table around the kingdom. Windows are judged without it: clutter beside
-a kingdom is unlike the table too, and must not read as tiles.
+still differs from the table around the kingdom. Only a pale square pays it (its chroma at most
+``far_pale`` of its L, :func:`chroma_share`): glare adds white, while a bare square showing
+something else than the table (a mat or box lid smaller than the table, a pasted photo's own
+wood) keeps its colour. Windows are judged without it: clutter beside a kingdom is unlike the
+table too, and must not read as tiles.
 
 A ring square is no reference when it looks like a square the classifier reads surely as a tile
 (``sure_tile``): a window one row short leaves that row's tiles in the ring. Ring squares whose
@@ -69,6 +72,14 @@ def pale_squares(features: np.ndarray, light: float, chroma: float) -> np.ndarra
     inner = np.asarray(features, np.float64)[1:-1, 1:-1]
     return (inner[..., 0] >= light) & (np.hypot(inner[..., 1] - 128.0, inner[..., 2] - 128.0)
                                        <= chroma)
+
+
+def chroma_share(features: np.ndarray) -> np.ndarray:
+    """(rows, cols): each window square's (``features`` from :func:`square_features`, ring
+    included) mean chroma (distance from grey in OpenCV's 8-bit Lab) over its mean L. Glare adds
+    white light to a tile: its L rises and its chroma falls, so a washed tile's share is low."""
+    inner = np.asarray(features, np.float64)[1:-1, 1:-1]
+    return np.hypot(inner[..., 1] - 128.0, inner[..., 2] - 128.0) / np.maximum(inner[..., 0], 1.0)
 
 
 def distances(a: np.ndarray, b: np.ndarray, scales) -> np.ndarray:
@@ -164,8 +175,9 @@ def boost_logits(features: np.ndarray, off_photo: np.ndarray, logits: np.ndarray
     from :func:`ring_features` for the same window; ``t_terrain``, ``t_crowns`` the
     classifier's temperatures (the boost is in calibrated log odds). ``far``: also lower the
     ``empty`` odds of squares far unlike the table (:func:`far_penalty`, ``[holes]
-    far_distance``, ``far_full``, ``far_penalty``): a tile washed out by glare is read as
-    table, yet looks like no part of the table around the kingdom."""
+    far_distance``, ``far_full``, ``far_penalty``) and pale (``far_pale``, see
+    :func:`chroma_share`): a tile washed out by glare is read as table, yet looks like no part
+    of the table around the kingdom."""
     logits = np.asarray(logits, np.float32)
     rows, cols = features.shape[0] - 2, features.shape[1] - 2
     if len(logits) != rows * cols:
@@ -182,7 +194,11 @@ def boost_logits(features: np.ndarray, off_photo: np.ndarray, logits: np.ndarray
     out[:, empty] += (boost * float(t_terrain)).astype(np.float32)
     if far:
         drop = far_penalty(d, float(hcfg["far_distance"]), float(hcfg["far_full"]),
-                           float(hcfg["far_penalty"])).reshape(-1)
+                           float(hcfg["far_penalty"]))
+        pale = float(hcfg["far_pale"])
+        if pale > 0.0:      # only a washed (pale) square: a coloured one is no glare
+            drop = np.where(chroma_share(features) <= pale, drop, 0.0)
+        drop = drop.reshape(-1)
         out[:, empty] -= (drop * float(t_terrain)).astype(np.float32)
     # no crowns: the crown head's lead over it counts the less the more the square is like
     # the table (a check read as crowns is no evidence of a tile), then the same boost

@@ -7,8 +7,8 @@ import numpy as np
 import pytest
 
 from vision import config
-from vision.holes import (boost_logits, distances, empty_boost, far_penalty, ring_features,
-                          square_features, table_distance, with_holes)
+from vision.holes import (boost_logits, chroma_share, distances, empty_boost, far_penalty,
+                          ring_features, square_features, table_distance, with_holes)
 from vision.labels import TERRAINS
 
 SCALES = [1.0] * 7
@@ -219,6 +219,31 @@ def test_a_washed_tile_read_as_table_reads_as_a_tile_only_when_read(cfg):
     assert read[4, EMPTY] == judged[4, EMPTY] > read[4, FOREST]     # the hole is table still
     cfg["holes"]["far_penalty"] = 0.0
     assert np.array_equal(with_holes(img, corners, 3, 3, lg, cfg, far=True), judged)
+
+
+def test_chroma_share_is_a_squares_chroma_over_its_lightness():
+    feats = np.zeros((3, 4, 7))
+    feats[..., 0:3] = 128.0
+    feats[1, 1, 0:3] = [200.0, 128.0, 168.0]          # pale yellow: chroma 40, L 200
+    feats[1, 2, 0:3] = [100.0, 158.0, 168.0]          # dark orange: chroma 50, L 100
+    assert np.allclose(chroma_share(feats), [[0.2, 0.5]])
+
+
+def test_a_coloured_bare_square_unlike_the_table_stays_table(cfg):
+    """A hole showing something else than the table (a mat, a box lid, another photo's wood)
+    is far from the table too, but not pale: it keeps its table odds unless the gate is off."""
+    img, corners = _kingdom(holes=((1, 1),))
+    img = _washed(img, 0, 2)
+    img[2 * PX:3 * PX, 2 * PX:3 * PX] = (40, 150, 210)          # the hole: ochre wood
+    lg = _forest_logits(value=2.0)
+    lg[2, EMPTY] = 5.0
+    lg[4, EMPTY] = 5.0
+    cfg["holes"].update(far_distance=4.0, far_full=6.0, far_penalty=6.0, far_pale=0.3)
+    read = with_holes(img, corners, 3, 3, lg, cfg, far=True)
+    assert read[2, :len(TERRAINS)].argmax() == FOREST            # the washed tile: pale
+    assert read[4, :len(TERRAINS)].argmax() == EMPTY
+    cfg["holes"]["far_pale"] = 0.0
+    assert with_holes(img, corners, 3, 3, lg, cfg, far=True)[4, :len(TERRAINS)].argmax() == FOREST
 
 
 def test_a_grey_photo_is_refused():
