@@ -69,17 +69,23 @@ def pale_squares(features: np.ndarray, light: float, chroma: float) -> np.ndarra
     """(rows, cols) booleans: the window's squares (``features`` from :func:`square_features`,
     ring included) whose mean L is at least ``light`` and whose mean colour lies within
     ``chroma`` of grey (OpenCV's 8-bit Lab): white or pale grey, as glare leaves a tile."""
-    inner = np.asarray(features, np.float64)[1:-1, 1:-1]
-    return (inner[..., 0] >= light) & (np.hypot(inner[..., 1] - 128.0, inner[..., 2] - 128.0)
-                                       <= chroma)
+    mean_l, mean_chroma = _light_and_chroma(features)
+    return (mean_l >= light) & (mean_chroma <= chroma)
 
 
 def chroma_share(features: np.ndarray) -> np.ndarray:
     """(rows, cols): each window square's (``features`` from :func:`square_features`, ring
     included) mean chroma (distance from grey in OpenCV's 8-bit Lab) over its mean L. Glare adds
     white light to a tile: its L rises and its chroma falls, so a washed tile's share is low."""
+    mean_l, mean_chroma = _light_and_chroma(features)
+    return mean_chroma / np.maximum(mean_l, 1.0)
+
+
+def _light_and_chroma(features: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(rows, cols) each: the window's squares' mean L and the distance of their mean colour
+    from grey (OpenCV's 8-bit Lab), ``features`` from :func:`square_features`, ring included."""
     inner = np.asarray(features, np.float64)[1:-1, 1:-1]
-    return np.hypot(inner[..., 1] - 128.0, inner[..., 2] - 128.0) / np.maximum(inner[..., 0], 1.0)
+    return inner[..., 0], np.hypot(inner[..., 1] - 128.0, inner[..., 2] - 128.0)
 
 
 def distances(a: np.ndarray, b: np.ndarray, scales) -> np.ndarray:
