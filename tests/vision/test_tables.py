@@ -120,9 +120,36 @@ def test_the_unseen_kinds_are_drawn_only_by_name():
 def test_kinds_named_on_a_command_line():
     parse = tables.parse_kinds
     assert parse(None) == tables.TABLE_KINDS and parse("unseen") == tables.UNSEEN_KINDS
-    assert parse("all") == tables.ALL_KINDS and parse(" felt, grid,felt ") == ("felt", "grid")
+    assert parse("all") == tables.TABLE_KINDS + tables.UNSEEN_KINDS
+    assert parse(" felt, grid,felt ") == ("felt", "grid") and parse("motif") == ("motif",)
+    assert "motif" not in parse("all")      # a training-only kind is measured only by name
     with pytest.raises(ValueError, match="unknown table kind lino: name kinds among plain"):
         parse("felt,lino")
+
+
+def test_the_training_only_kind_is_never_drawn_unless_named():
+    rng = np.random.default_rng(0)
+    assert not {tables.pick_table(rng)[0] for _ in range(300)} & set(tables.TRAIN_ONLY_KINDS)
+    for kind in tables.TRAIN_ONLY_KINDS:
+        s = _scene(42, table=kind, clutter=False)
+        assert s.table == kind and s.palette in tables.KIND_PALETTES[kind]
+
+
+def test_a_motif_print_scatters_shapes_of_other_colours_on_its_ground():
+    for seed in range(6):
+        surf = tables.table_surface("motif", 240, 320, np.random.default_rng(seed),
+                                    palette="white", unit=400)
+        assert surf.shape == (240, 320, 3) and surf.dtype == np.uint8
+        assert np.array_equal(surf, tables.table_surface("motif", 240, 320,
+                                                         np.random.default_rng(seed),
+                                                         palette="white", unit=400))
+        # a white ground with shapes on it: most pixels are the ground, some are not
+        gray = cv2.cvtColor(surf, cv2.COLOR_BGR2GRAY).astype(float)
+        off = np.abs(gray - np.median(gray)) > 25
+        assert 0.002 < off.mean() < 0.9, f"seed {seed}: {off.mean():.3f} of the cloth is shapes"
+    # any size of print keeps to about 6000 shapes: a large table with specks is drawn quickly
+    big = tables.table_surface("motif", 1200, 1600, np.random.default_rng(3), unit=100)
+    assert big.shape == (1200, 1600, 3)
 
 
 def test_a_cutting_mat_draws_lines_at_one_pitch():

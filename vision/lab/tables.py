@@ -46,7 +46,12 @@ TABLE_KINDS = ("plain", "felt", "wood", "stripes", "checks", "print")
 # no network here was shaped on, to measure the detector on a table it has never seen. Kept out of
 # TABLE_KINDS so that a seed gives the same scene as before they were added.
 UNSEEN_KINDS = ("tartan", "camo", "grid", "marble")
-ALL_KINDS = TABLE_KINDS + UNSEEN_KINDS
+# Kinds drawn only for training a network, when asked for by name: more variety for the tile
+# network (scattered shapes of every size, tile-sized squares in terrain colours among them),
+# kept apart from every kind measured by default (a network trained on them is still measured
+# on print, tartan, camo, grid and marble, which it never saw).
+TRAIN_ONLY_KINDS = ("motif",)
+ALL_KINDS = TABLE_KINDS + UNSEEN_KINDS + TRAIN_ONLY_KINDS
 
 # Named colour ranges, OpenCV HSV (hue 0-179, saturation and value 0-255): (lo, hi) each.
 PALETTES = {
@@ -86,6 +91,7 @@ KIND_PALETTES = {
     "camo": TERRAIN_PALETTES,
     "grid": ("felt_green", "grass_green", "lake_blue", "mine_grey", "white", "black", "field_yellow"),
     "marble": ("white", "mine_grey", "black", "felt_green", "swamp_brown"),
+    "motif": TERRAIN_PALETTES + WOOD_PALETTES + ("red", "purple", "white", "black", "any"),
 }
 CLUTTER = ("dominoes", "draft_row", "tiles", "score_pad", "box_lid", "meeples", "hand")
 TILE_CLUTTER = ("dominoes", "draft_row", "tiles")   # clutter drawn with the kingdom's own tiles
@@ -111,13 +117,13 @@ class HardScene:
 
 def parse_kinds(text: str | None) -> tuple:
     """Table kinds named on a command line: comma-separated kinds of ``ALL_KINDS``, ``unseen``
-    (``UNSEEN_KINDS``), ``all``, or nothing for the usual ``TABLE_KINDS``; ``ValueError``
+    (``UNSEEN_KINDS``), ``all`` (every kind measured: ``TABLE_KINDS`` and ``UNSEEN_KINDS``), or nothing for the usual ``TABLE_KINDS``; ``ValueError``
     naming the choices otherwise."""
     text = (text or "").strip()
     if not text:
         return TABLE_KINDS
     if text in ("unseen", "all"):
-        return UNSEEN_KINDS if text == "unseen" else ALL_KINDS
+        return UNSEEN_KINDS if text == "unseen" else TABLE_KINDS + UNSEEN_KINDS
     kinds = tuple(dict.fromkeys(k.strip() for k in text.split(",") if k.strip()))
     bad = [k for k in kinds if k not in ALL_KINDS]
     if bad or not kinds:
@@ -358,7 +364,80 @@ def _marble(h, w, rng, pal, unit):
     return img * (1 + 0.02 * _noise(h, w, 2, rng))[..., None]
 
 
-_SURFACES = {"plain": _plain, "felt": _felt, "wood": _wood, "stripes": _stripes,
+def _shape(img, kind: str, cx: float, cy: float, size: float, turn: float, colour) -> None:
+    """One motif of ``kind`` about ``size`` px across, centred at (cx, cy), turned by ``turn``
+    radians, drawn filled (a ring: outlined) in ``colour``."""
+    c, s = math.cos(turn), math.sin(turn)
+
+    def poly(points):
+        pts = [(cx + x * c - y * s, cy + x * s + y * c) for x, y in points]
+        cv2.fillPoly(img, [np.round(np.array(pts) * 16).astype(np.int32)], colour, cv2.LINE_AA, 4)
+
+    r = size / 2
+    if kind == "square":
+        poly([(-r, -r), (r, -r), (r, r), (-r, r)])
+    elif kind == "bar":
+        poly([(-r, -r * 0.3), (r, -r * 0.3), (r, r * 0.3), (-r, r * 0.3)])
+    elif kind == "triangle":
+        poly([(0, -r), (r * 0.87, r * 0.5), (-r * 0.87, r * 0.5)])
+    elif kind == "diamond":
+        poly([(0, -r), (r * 0.6, 0), (0, r), (-r * 0.6, 0)])
+    elif kind == "cross":
+        poly([(-r, -r * 0.25), (r, -r * 0.25), (r, r * 0.25), (-r, r * 0.25)])
+        poly([(-r * 0.25, -r), (r * 0.25, -r), (r * 0.25, r), (-r * 0.25, r)])
+    elif kind == "ring":
+        cv2.circle(img, (int(cx), int(cy)), max(1, int(r * 0.8)), colour,
+                   max(1, int(r * 0.3)), cv2.LINE_AA)
+    else:   # a blob: an ellipse
+        cv2.ellipse(img, (int(cx), int(cy)), (max(1, int(r)), max(1, int(r * 0.6))),
+                    math.degrees(turn), 0, 360, colour, -1, cv2.LINE_AA)
+
+
+MOTIFS = ("square", "bar", "triangle", "diamond", "cross", "ring", "blob")
+
+
+def _motif(h, w, rng, pal, unit):
+    """Printed cloth of shapes (squares, bars, triangles, diamonds, crosses, rings, blobs) in
+    two to four colours, from specks to about two tiles across, scattered or in rows; the
+    colours often a terrain's and a tile-sized square among the shapes (training only)."""
+    base = palette_colour(pal, rng)
+    img = np.empty((h, w, 3), np.float32)
+    img[:] = base
+    others = [palette_colour(str(rng.choice(list(PALETTES))), rng)
+              if rng.random() < 0.5 else palette_colour(str(rng.choice(TERRAIN_PALETTES)), rng)
+              for _ in range(int(rng.integers(1, 4)))]
+    kinds = [str(k) for k in rng.choice(MOTIFS, int(rng.integers(1, 4)), replace=False)]
+    size = _log_uniform(rng, 0.02, 0.35) * unit
+    spread = rng.uniform(0.0, 0.5)             # sizes vary this much (log) around ``size``
+    step = size * rng.uniform(1.1, 3.0)
+    least = math.sqrt(h * w / 6000.0)           # at most about 6000 shapes on the table
+    if step < least:
+        size, step = size * least / step, least
+    turned = rng.random() < 0.5                 # each shape at its own angle, or all alike
+    angle = rng.uniform(0, math.pi)
+    if rng.random() < 0.5:                      # in rows (a regular print), a little jitter
+        ca, sa = math.cos(angle), math.sin(angle)
+        reach = int((h + w) / step) + 2
+        i, j = np.meshgrid(np.arange(-reach, reach + 1), np.arange(-reach, reach + 1))
+        xs = w / 2 + (i * ca - j * sa).ravel() * step
+        ys = h / 2 + (i * sa + j * ca).ravel() * step
+        keep = (xs > -step) & (xs < w + step) & (ys > -step) & (ys < h + step)
+        xs, ys = xs[keep], ys[keep]
+        centres = list(zip(xs + rng.normal(0, step * 0.05, len(xs)),
+                           ys + rng.normal(0, step * 0.05, len(ys))))
+    else:                                       # scattered
+        n = int(h * w / (step * step))
+        centres = list(zip(rng.uniform(0, w, n), rng.uniform(0, h, n)))
+    for k, (x, y) in enumerate(centres):
+        one = size * math.exp(rng.normal(0, spread)) if spread else size
+        _shape(img, kinds[k % len(kinds)] if not turned else str(rng.choice(kinds)), x, y, one,
+               rng.uniform(0, 2 * math.pi) if turned else angle,
+               tuple(float(v) for v in others[int(rng.integers(0, len(others)))]))
+    img = cv2.GaussianBlur(img, (0, 0), max(0.5, size * 0.01))
+    return img * (1 + 0.03 * _noise(h, w, 2, rng) + 0.03 * _noise(h, w, unit * 0.5, rng))[..., None]
+
+
+_SURFACES = {"motif": _motif, "plain": _plain, "felt": _felt, "wood": _wood, "stripes": _stripes,
              "checks": _checks, "print": _print, "tartan": _tartan, "camo": _camo,
              "grid": _grid, "marble": _marble}
 

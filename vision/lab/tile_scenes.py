@@ -31,6 +31,19 @@ from vision.tilemap import downscale
 TRAIN_SEEDS_FROM = 100_000          # training seeds start here, far above the measuring seeds
 HELD_OUT_KINDS = ("print",)         # table kinds never drawn for training
 TRAIN_KINDS = tuple(k for k in tables.TABLE_KINDS if k not in HELD_OUT_KINDS)
+# every kind a network may be trained on: the usual ones and those drawn for training only
+TRAINABLE_KINDS = TRAIN_KINDS + tables.TRAIN_ONLY_KINDS
+
+
+def training_kinds(text: str) -> tuple:
+    """Table kinds named for training (comma-separated), each one of ``TRAINABLE_KINDS``:
+    ``ValueError`` naming the choices for a kind kept for measuring or unknown."""
+    kinds = tuple(dict.fromkeys(k.strip() for k in str(text).split(",") if k.strip()))
+    bad = [k for k in kinds if k not in TRAINABLE_KINDS]
+    if bad or not kinds:
+        raise ValueError(f"{', '.join(bad) or 'no kind'} cannot be trained on: name kinds among "
+                         f"{', '.join(TRAINABLE_KINDS)} (the others are kept for measuring)")
+    return kinds
 
 
 def scene_labels(tiles: np.ndarray, shape) -> np.ndarray:
@@ -61,9 +74,9 @@ def hard_training_scene(seed: int, long_side: int = 400, width: int = 800, heigh
     photographed kingdom to put on the table instead of a drawn one (``vision.lab.synth.aau_boards``)."""
     _check_seed(int(seed))
     kinds = tuple(kinds)
-    if not kinds or any(k not in tables.TABLE_KINDS for k in kinds):
-        raise ValueError(f"kinds must be a non-empty choice of {', '.join(tables.TABLE_KINDS)}, "
-                         f"got {kinds}")
+    if not kinds or any(k not in tables.TABLE_KINDS + tables.TRAIN_ONLY_KINDS for k in kinds):
+        raise ValueError("kinds must be a non-empty choice of "
+                         f"{', '.join(tables.TABLE_KINDS + tables.TRAIN_ONLY_KINDS)}, got {kinds}")
     scene = tables.make_hard_scene(int(seed), width, height, kinds=kinds, tile_mask=True, board=board)
     small, _s = downscale(scene.image, long_side)
     y = scene_labels(scene.tiles, small.shape)
