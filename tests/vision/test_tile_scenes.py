@@ -57,6 +57,17 @@ def test_the_held_out_table_kind_is_never_drawn_for_training():
     assert "print" not in drawn and len(drawn) >= 3
 
 
+def test_training_kinds_are_named_among_those_kept_for_training():
+    assert tile_scenes.training_kinds("felt, motif,felt") == ("felt", "motif")
+    assert set(tile_scenes.TRAINABLE_KINDS) == set(tile_scenes.TRAIN_KINDS) | {"motif"}
+    for kept in ("print", "camo", "lino", " "):
+        with pytest.raises(ValueError, match="cannot be trained on: name kinds among plain"):
+            tile_scenes.training_kinds(kept)
+    s = tile_scenes.hard_training_scene(tile_scenes.TRAIN_SEEDS_FROM + 3, long_side=80, width=160,
+                                        height=120, kinds=("motif",), with_scene=True)[2]
+    assert s.table == "motif"
+
+
 def test_the_mix_takes_its_share_of_hard_scenes_and_the_rest_from_the_old_generator():
     with pytest.raises(ValueError, match="hard_share"):
         tile_scenes.mixed_training_scenes(2, hard_share=1.5)
@@ -71,7 +82,9 @@ def test_the_mix_takes_its_share_of_hard_scenes_and_the_rest_from_the_old_genera
 
 def test_the_tile_network_trains_on_the_mix():
     pairs, phone = tilenet.training_pairs([], 2, seed=0, long_side=100)
-    want = tile_scenes.mixed_training_scenes(2, 0, 100, hard_share=tilenet.HARD_SHARE)
+    want = tile_scenes.mixed_training_scenes(2, 0, 100, hard_share=tilenet.HARD_SHARE,
+                                             kinds=tilenet.KINDS)
+    assert "motif" in tilenet.KINDS and not set(tilenet.KINDS) & set(tile_scenes.HELD_OUT_KINDS)
     assert tilenet.HARD_SHARE > 0 and phone == []
     assert all(np.array_equal(a, b) and np.array_equal(ya, yb) for (a, ya), (b, yb) in zip(pairs, want))
     assert len(pairs) == 2
@@ -101,4 +114,8 @@ def test_the_training_command_refuses_a_share_that_is_no_fraction(tmp_path, caps
     assert tilenet.main(["--out", str(tmp_path / "t.onnx"), "--real-share", "1.5"]) == 2
     err = capsys.readouterr().err
     assert "--real-share is a fraction, 0 to 1, got 1.5" in err and "Traceback" not in err
+    assert not (tmp_path / "t.onnx").exists()
+    assert tilenet.main(["--out", str(tmp_path / "t.onnx"), "--kinds", "felt,print"]) == 2
+    err = capsys.readouterr().err
+    assert "--kinds: print cannot be trained on" in err and "Traceback" not in err
     assert not (tmp_path / "t.onnx").exists()

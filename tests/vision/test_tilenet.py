@@ -80,6 +80,7 @@ def test_train_tiles_command_rebuilds_the_network_from_the_dev_photos(tmp_path):
     assert rc == 0
     meta = json.loads((tmp_path / "tiles.json").read_text())
     assert meta["scenes"] == 2 and meta["onnx_vs_torch_max_abs_diff"] < 1e-4
+    assert meta["hard_kinds"] == list(training.KINDS) and "print" not in meta["hard_kinds"]
     names = set(meta["phone_photos"])
     from vision.lab.datasets import load_phone
 
