@@ -115,6 +115,11 @@ class HardScene:
     tiles: np.ndarray | None = None  # H x W uint8, 255 on the kingdom's tiles (``tile_mask=True``)
 
 
+def kind_names(text: str) -> tuple:
+    """The names in a comma-separated list, stripped, each once, in order (empty names left out)."""
+    return tuple(dict.fromkeys(k.strip() for k in text.split(",") if k.strip()))
+
+
 def parse_kinds(text: str | None) -> tuple:
     """Table kinds named on a command line: comma-separated kinds of ``ALL_KINDS``, ``unseen``
     (``UNSEEN_KINDS``), ``all`` (every kind measured: ``TABLE_KINDS`` and ``UNSEEN_KINDS``), or nothing for the usual ``TABLE_KINDS``; ``ValueError``
@@ -124,7 +129,7 @@ def parse_kinds(text: str | None) -> tuple:
         return TABLE_KINDS
     if text in ("unseen", "all"):
         return UNSEEN_KINDS if text == "unseen" else TABLE_KINDS + UNSEEN_KINDS
-    kinds = tuple(dict.fromkeys(k.strip() for k in text.split(",") if k.strip()))
+    kinds = kind_names(text)
     bad = [k for k in kinds if k not in ALL_KINDS]
     if bad or not kinds:
         raise ValueError(f"unknown table kind {', '.join(bad) or '(none given)'}: name kinds "
@@ -437,9 +442,9 @@ def _motif(h, w, rng, pal, unit):
     return img * (1 + 0.03 * _noise(h, w, 2, rng) + 0.03 * _noise(h, w, unit * 0.5, rng))[..., None]
 
 
-_SURFACES = {"motif": _motif, "plain": _plain, "felt": _felt, "wood": _wood, "stripes": _stripes,
+_SURFACES = {"plain": _plain, "felt": _felt, "wood": _wood, "stripes": _stripes,
              "checks": _checks, "print": _print, "tartan": _tartan, "camo": _camo,
-             "grid": _grid, "marble": _marble}
+             "grid": _grid, "marble": _marble, "motif": _motif}
 
 
 def pick_table(rng, kind: str | None = None, palette: str | None = None,

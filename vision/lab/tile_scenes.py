@@ -38,7 +38,7 @@ TRAINABLE_KINDS = TRAIN_KINDS + tables.TRAIN_ONLY_KINDS
 def training_kinds(text: str) -> tuple:
     """Table kinds named for training (comma-separated), each one of ``TRAINABLE_KINDS``:
     ``ValueError`` naming the choices for a kind kept for measuring or unknown."""
-    kinds = tuple(dict.fromkeys(k.strip() for k in str(text).split(",") if k.strip()))
+    kinds = tables.kind_names(str(text))
     bad = [k for k in kinds if k not in TRAINABLE_KINDS]
     if bad or not kinds:
         raise ValueError(f"{', '.join(bad) or 'no kind'} cannot be trained on: name kinds among "
@@ -74,9 +74,9 @@ def hard_training_scene(seed: int, long_side: int = 400, width: int = 800, heigh
     photographed kingdom to put on the table instead of a drawn one (``vision.lab.synth.aau_boards``)."""
     _check_seed(int(seed))
     kinds = tuple(kinds)
-    if not kinds or any(k not in tables.TABLE_KINDS + tables.TRAIN_ONLY_KINDS for k in kinds):
-        raise ValueError("kinds must be a non-empty choice of "
-                         f"{', '.join(tables.TABLE_KINDS + tables.TRAIN_ONLY_KINDS)}, got {kinds}")
+    drawable = tables.TABLE_KINDS + tables.TRAIN_ONLY_KINDS
+    if not kinds or any(k not in drawable for k in kinds):
+        raise ValueError(f"kinds must be a non-empty choice of {', '.join(drawable)}, got {kinds}")
     scene = tables.make_hard_scene(int(seed), width, height, kinds=kinds, tile_mask=True, board=board)
     small, _s = downscale(scene.image, long_side)
     y = scene_labels(scene.tiles, small.shape)
