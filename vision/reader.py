@@ -11,7 +11,7 @@ import cv2
 import numpy as np
 
 from vision import config as _config
-from vision import detect, frame, holes, table
+from vision import deglare, detect, frame, holes, table
 from vision.classify import SquareClassifier
 from vision.errors import NO_KINGDOM, PhotoError
 from vision.frame import too_few_tiles
@@ -324,20 +324,29 @@ class Reader:
                                offsets=found.offsets)
             if hcfg["enabled"]:
                 table = holes.ring_features(image, found.corners, rows, cols, hcfg)
-            logits = holes.with_holes(image, found.corners, rows, cols,
-                                      self.classifier.logits(crops), self.cfg,
+            # squares washed out by glare are read again with it taken off (vision.deglare)
+            raw, _ = deglare.reread(image, found.corners, rows, cols,
+                                    self.classifier.logits(crops), self.classifier, self.cfg,
+                                    offsets=found.offsets)
+            logits = holes.with_holes(image, found.corners, rows, cols, raw, self.cfg,
                                       self.classifier.t_terrain, self.classifier.t_crowns, table,
                                       far=True)
             grid = self.classifier.read_logits(logits, rows, cols)
-        elif table is not None and found.logits is not None and float(hcfg["far_penalty"]) > 0:
-            # the window was chosen, and judged, on table odds that leave squares unlike the
-            # table alone (clutter is unlike it too); read, such a square is a washed-out tile
-            # more likely than table (vision.holes.far_penalty)
-            args = (image, found.corners, rows, cols, found.logits, self.cfg,
-                    self.classifier.t_terrain, self.classifier.t_crowns, table)
-            far = holes.with_holes(*args, far=True)
-            if not np.array_equal(far, holes.with_holes(*args)):
-                grid = self.classifier.read_logits(far, rows, cols)
+        elif found.logits is not None:
+            # the window was chosen, and judged, on the squares as seen; read, those under
+            # glare are read again with it taken off (vision.deglare) ...
+            raw, again = deglare.reread(image, found.corners, rows, cols, found.logits,
+                                        self.classifier, self.cfg)
+            # ... and on table odds that leave squares unlike the table alone (clutter is
+            # unlike it too); read, such a square is a washed-out tile more likely than table
+            # (vision.holes.far_penalty)
+            far_on = table is not None and float(hcfg["far_penalty"]) > 0
+            if again or far_on:
+                args = (image, found.corners, rows, cols, raw, self.cfg,
+                        self.classifier.t_terrain, self.classifier.t_crowns, table)
+                far = holes.with_holes(*args, far=far_on)
+                if again or not np.array_equal(far, holes.with_holes(*args)):
+                    grid = self.classifier.read_logits(far, rows, cols)
         gaps, bare, like_table = review_distances(
             grid, self.rcfg, lambda: table if table is not None else holes.ring_features(
                 image, found.corners, rows, cols, hcfg), hcfg)

@@ -255,10 +255,12 @@ def test_a_grey_photo_is_refused():
 @pytest.fixture()
 def stub_reader(monkeypatch):
     """A reader whose classifier reads every square but the first (the castle) as forest,
-    unsurely (4 log odds)."""
+    unsurely (4 log odds). It reads by a square's place in the batch, so the glare's second
+    reading (vision.deglare, tested on its own) is off: the washed tile here is pure white."""
     from vision import Reader
 
     reader = Reader(copy.deepcopy(config.load()))
+    reader.cfg["deglare"]["enabled"] = False
     monkeypatch.setattr(reader.classifier, "logits",
                         lambda crops, **kw: _forest_logits(len(crops), value=4.0, castle=0))
     return reader

@@ -296,6 +296,9 @@ def test_a_tile_read_where_the_square_looks_like_the_table_is_flagged(reader, mo
         return out
 
     monkeypatch.setattr(reader.classifier, "logits", logits)
+    # the stub reads by a square's place in the batch: no second reading of the grey (pale,
+    # glare-like) bare square by itself (vision.deglare, tested on its own)
+    monkeypatch.setitem(reader.cfg["deglare"], "enabled", False)
     rng = np.random.default_rng(4)
     image = np.clip(rng.normal(128, 4, (700, 900, 3)), 0, 255).astype(np.uint8)
     image[200:500, 300:600] = (40, 170, 60)

@@ -43,6 +43,7 @@ import cv2
 import numpy as np
 
 from vision import config as _config
+from vision import deglare
 from vision.classify import MODELS_DIR, N_CROWNS, TERRAINS, SquareClassifier
 from vision.frame import too_few_tiles
 from vision.holes import boost_logits, ring_features
@@ -329,7 +330,7 @@ class Case:
 
     def __init__(self, kind, photo_index, name, crops, rows, cols, terrain, crowns,
                  outside=frozenset(), detected_ok=True, occluded=frozenset(), frame=None,
-                 table=None):
+                 table=None, washed=None):
         self.kind, self.photo_index, self.name = kind, photo_index, name
         self.crops, self.rows, self.cols = crops, rows, cols
         self.terrain, self.crowns = terrain, crowns
@@ -338,6 +339,15 @@ class Case:
         # the squares' colour and texture and the ring of table around them (vision.holes):
         # model independent, kept with the network outputs
         self.table = table
+        # the squares under glare and their glare-free crops (vision.deglare.washed_crops)
+        self.washed = washed
+
+    def logits(self, clf) -> np.ndarray:
+        """The network's outputs for the board's squares, as the reader reads them: those
+        under glare read again with it taken off (vision.deglare)."""
+        if self.washed is None:
+            return clf.logits(self.crops)
+        return deglare.with_washed(clf.logits(self.crops), self.washed, clf)
 
 
 def build_cases(photos, cfg: dict, log) -> list:
@@ -354,7 +364,8 @@ def build_cases(photos, cfg: dict, log) -> list:
         cases.append(Case(p.dataset, i, p.name, crops, p.rows, p.cols, p.terrain, p.crowns,
                           outside_cells(image.shape, corners, p.rows, p.cols, rcfg),
                           occluded=p.occluded,
-                          table=ring_features(image, corners, p.rows, p.cols, cfg["holes"])))
+                          table=ring_features(image, corners, p.rows, p.cols, cfg["holes"]),
+                          washed=deglare.washed_crops(board, p.rows, p.cols, cfg)))
     return cases
 
 
@@ -411,7 +422,8 @@ def _detected_case(kind, i, name, image, terrain, crowns, cfg, truth_corners=Non
     return Case(kind, i, name, crops, frows, fcols, terrain, crowns,
                 outside_cells(image.shape, found, frows, fcols, rcfg),
                 detected_ok=frame.grid_right, frame=frame,
-                table=ring_features(image, found, frows, fcols, cfg["holes"]))
+                table=ring_features(image, found, frows, fcols, cfg["holes"]),
+                washed=deglare.washed_crops(board, frows, fcols, cfg, offsets))
 
 
 # ----------------------------------------------------------------------------- metrics
@@ -789,7 +801,7 @@ def run(photos, folds: int, quick: bool, log=print, epochs: int | None = None,
         """Frame the photos ``indices`` end to end with ``reader``; read them with ``clf``."""
         found = detected_cases(photos, indices, cfg, log, reader, with_detect, with_synth)
         cases.extend(found)
-        logits.extend(clf.logits(cs.crops) if cs.crops is not None else None for cs in found)
+        logits.extend(cs.logits(clf) if cs.crops is not None else None for cs in found)
 
     if quick:
         from vision.reader import Reader
@@ -797,7 +809,7 @@ def run(photos, folds: int, quick: bool, log=print, epochs: int | None = None,
         reader = Reader(cfg, model_path=model_path)
         clf = reader.classifier
         for j, cs in enumerate(cases):
-            logits[j] = clf.logits(cs.crops)
+            logits[j] = cs.logits(clf)
         read_detected(range(len(photos)), reader, clf)
         temps = (clf.t_terrain, clf.t_crowns)
     else:
@@ -828,7 +840,7 @@ def run(photos, folds: int, quick: bool, log=print, epochs: int | None = None,
                 clf = reader.classifier
                 for j, cs in enumerate(cases):
                     if fold_of[cs.photo_index] == f and cs.crops is not None:
-                        logits[j] = clf.logits(cs.crops)
+                        logits[j] = cs.logits(clf)
                 read_detected([i for i, k in enumerate(fold_of) if k == f], reader, clf)
         temps = _fit_temperatures([lg if cs.kind in ("aau", "phone") else None
                                    for lg, cs in zip(logits, cases)], cases)
@@ -838,7 +850,7 @@ def run(photos, folds: int, quick: bool, log=print, epochs: int | None = None,
     cases, logits = [cases[j] for j in order], [logits[j] for j in order]
     if save_outputs:
         for cs in cases:
-            cs.crops = None  # the network outputs are what is kept, not the pixels
+            cs.crops = cs.washed = None  # the network outputs are kept, not the pixels
         with open(save_outputs, "wb") as fh:
             pickle.dump({"cases": cases, "logits": logits, "temps": temps, "quick": quick,
                          "folds": None if quick else folds, "seconds": round(time.time() - t0)}, fh)

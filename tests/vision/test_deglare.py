@@ -1,0 +1,192 @@
+"""Squares washed by glare read again with it taken off (vision.deglare): the glare's share
+worked by hand on flat boards, its removal, and which squares the network reads again."""
+import copy
+
+import numpy as np
+import pytest
+
+from vision import config, deglare
+
+CELL, MARGIN = 64, 24
+
+
+def _cfg(**dg):
+    cfg = copy.deepcopy(config.load())
+    cfg["deglare"].update(dg)
+    return cfg
+
+
+def _board(rows=2, cols=2, colour=(200, 60, 0)):
+    """A rectified board of one tile colour (BGR) with a dark speck grid: tile art has a dark
+    pixel near everywhere."""
+    h, w = rows * CELL + 2 * MARGIN, cols * CELL + 2 * MARGIN
+    board = np.empty((h, w, 3), np.uint8)
+    board[:] = colour
+    board[::8, ::8] = 0
+    return board
+
+
+def _wash(board, a, light=245.0, where=None):
+    """``seen = tile * (1 - a) + light * a`` over ``where`` (a (y0, y1, x0, x1) box) or all."""
+    out = board.astype(np.float32)
+    y0, y1, x0, x1 = where or (0, board.shape[0], 0, board.shape[1])
+    out[y0:y1, x0:x1] = out[y0:y1, x0:x1] * (1 - a) + light * a
+    return np.clip(np.round(out), 0, 255).astype(np.uint8)
+
+
+def test_no_glare_on_tile_art_reads_zero():
+    dcfg = _cfg()["deglare"]
+    field = deglare.glare_field(_board(), CELL, dcfg)
+    assert field.shape == _board().shape[:2]
+    assert field.max() < 0.01
+
+
+def test_an_even_wash_gives_its_share_times_the_strength():
+    dcfg = _cfg(strength=0.9)["deglare"]
+    field = deglare.glare_field(_wash(_board(), 0.5), CELL, dcfg)
+    # darkest channel 0 washed to 245 * 0.5: the share seen is 0.5, 0.9 of it put down to glare
+    assert field[MARGIN + CELL, MARGIN + CELL] == pytest.approx(0.45, abs=0.01)
+
+
+def test_removing_a_known_wash_gives_the_tile_back():
+    dcfg = _cfg(strength=1.0)["deglare"]
+    tile = _board()
+    seen = _wash(tile, 0.6)
+    field = deglare.glare_field(seen, CELL, dcfg)
+    back = deglare.remove_glare(seen, field, dcfg)
+    y, x = MARGIN + CELL + 3, MARGIN + CELL + 3      # off the speck grid
+    assert np.abs(back[y, x].astype(int) - tile[y, x].astype(int)).max() <= 3
+    assert np.abs(seen[y, x].astype(int) - tile[y, x].astype(int)).max() > 60
+
+
+def test_the_tiles_share_is_never_taken_below_the_floor():
+    dcfg = _cfg(strength=1.0, min_transmission=0.25)["deglare"]
+    field = deglare.glare_field(np.full((200, 200, 3), 250, np.uint8), CELL, dcfg)
+    assert field.max() == pytest.approx(0.75)
+    out = deglare.remove_glare(np.full((200, 200, 3), 250, np.uint8), field, dcfg)
+    assert out.dtype == np.uint8 and out.min() >= 0
+
+
+def test_square_glare_is_the_mean_over_each_squares_middle():
+    field = np.zeros((2 * CELL + 2 * MARGIN, 3 * CELL + 2 * MARGIN), np.float32)
+    field[MARGIN + CELL:MARGIN + 2 * CELL, MARGIN + 2 * CELL:MARGIN + 3 * CELL] = 0.4
+    g = deglare.square_glare(field, 2, 3, CELL, MARGIN)
+    assert g.shape == (2, 3)
+    assert g[1, 2] == pytest.approx(0.4)
+    assert np.count_nonzero(g) == 1
+
+
+@pytest.mark.parametrize("key, value, message", [
+    ("window", 0, "window"), ("light", 300, "light"), ("strength", 0, "strength"),
+    ("min_transmission", 1.5, "min_transmission")])
+def test_settings_are_checked(key, value, message):
+    with pytest.raises(ValueError, match=message):
+        deglare.glare_field(_board(), CELL, _cfg(**{key: value})["deglare"])
+
+
+class _CountingNet:
+    """Reads every crop as 'logits' of its mean brightness; remembers how many it read."""
+
+    def __init__(self):
+        self.read = 0
+
+    def logits(self, crops):
+        self.read += len(crops)
+        return np.repeat(np.asarray(crops, np.float32).mean(axis=(1, 2, 3))[:, None], 12, axis=1)
+
+
+def _photo_with_board(board):
+    """The board as a photo whose corners are the board's without its margin."""
+    rows_px, cols_px = board.shape[0] - 2 * MARGIN, board.shape[1] - 2 * MARGIN
+    corners = np.float32([[MARGIN, MARGIN], [MARGIN + cols_px, MARGIN],
+                          [MARGIN + cols_px, MARGIN + rows_px], [MARGIN, MARGIN + rows_px]])
+    return board, corners
+
+
+def test_only_the_squares_under_glare_are_read_again():
+    cfg = _cfg(min_glare=0.3)
+    tile = _board(2, 3)
+    y0, x0 = MARGIN + CELL, MARGIN + 2 * CELL         # the bottom right square washed
+    seen = _wash(tile, 0.6, where=(y0 - 16, y0 + CELL + 16, x0 - 16, x0 + CELL + 16))
+    image, corners = _photo_with_board(seen)
+    logits = np.zeros((6, 12), np.float32)
+    net = _CountingNet()
+    out, again = deglare.reread(image, corners, 2, 3, logits, net, cfg)
+    assert again == [(1, 2)]
+    assert net.read == 1
+    assert np.all(out[:5] == 0)                          # the others as read
+    assert out[5, 0] > 0
+    # the washed square, read again, is darker (nearer the tile under it) than as seen
+    assert out[5, 0] < np.asarray(seen[y0:y0 + CELL, x0:x0 + CELL], np.float32).mean() - 20
+
+
+def test_nothing_is_read_again_when_off_or_without_glare():
+    image, corners = _photo_with_board(_board(2, 3))
+    logits = np.ones((6, 12), np.float32)
+    net = _CountingNet()
+    out, again = deglare.reread(image, corners, 2, 3, logits, net, _cfg())
+    assert again == [] and net.read == 0 and np.array_equal(out, logits)
+    washed, corners = _photo_with_board(_wash(_board(2, 3), 0.7))
+    out, again = deglare.reread(washed, corners, 2, 3, logits, net, _cfg(enabled=False))
+    assert again == [] and net.read == 0 and np.array_equal(out, logits)
+
+
+# --------------------------------------------------------------------- the reader
+PX = 60
+LAKE, CASTLE = (200, 60, 0), (128, 128, 128)
+
+
+def _lake_kingdom():
+    """A 3x3 kingdom drawn frontally on dark cloth, the castle in the middle, lakes around,
+    every tile specked dark; the top-right lake and the cloth beside it washed by glare."""
+    rng = np.random.default_rng(5)
+    img = np.clip(rng.normal(40, 6, (5 * PX, 5 * PX, 3)), 0, 255).astype(np.uint8)
+    for i in range(3):
+        for j in range(3):
+            tile = np.empty((PX, PX, 3), np.uint8)
+            tile[:] = CASTLE if (i, j) == (1, 1) else LAKE
+            tile[::6, ::6] = 0
+            img[(i + 1) * PX:(i + 2) * PX, (j + 1) * PX:(j + 2) * PX] = tile
+    img = _wash(img, 0.6, where=(PX - 30, 2 * PX + 30, 3 * PX - 30, 4 * PX + 30))
+    corners = np.float32([[PX, PX], [4 * PX, PX], [4 * PX, 4 * PX], [PX, 4 * PX]])
+    return img, corners
+
+
+def _colour_reader(monkeypatch):
+    """A reader whose network reads a crop's middle by colour alone: deep blue is lake, grey
+    the castle, anything else table."""
+    from vision import Reader
+    from vision.labels import TERRAINS
+
+    reader = Reader(_cfg())
+
+    def by_colour(crops, **kw):
+        lg = np.zeros((len(crops), len(TERRAINS) + 4), np.float32)
+        for k, crop in enumerate(np.asarray(crops, np.float32)):
+            h = crop.shape[0]
+            b, g, r = crop[h // 3:2 * h // 3, h // 3:2 * h // 3].reshape(-1, 3).mean(axis=0)
+            name = "lake" if b - r > 120 else "castle" if abs(b - r) < 10 and b < 160 else "empty"
+            lg[k, TERRAINS.index(name)] = 12.0
+            lg[k, len(TERRAINS)] = 12.0            # no crown
+        return lg
+
+    monkeypatch.setattr(reader.classifier, "logits", by_colour)
+    return reader
+
+
+def _terrains(reading):
+    return [[cell["terrain"] for cell in row[:3]] for row in reading.cells[:3]]
+
+
+def test_the_reader_reads_a_tile_washed_by_glare_with_the_glare_taken_off(monkeypatch):
+    img, corners = _lake_kingdom()
+    reader = _colour_reader(monkeypatch)
+    want = [["lake"] * 3, ["lake", "castle", "lake"], ["lake"] * 3]
+    assert _terrains(reader.read(img, corners=corners, rows=3, cols=3)) == want
+    # the window chosen by the frame's reading: judged as seen, read with the glare off
+    found = reader.framed(img, corners, 3, 3)
+    assert found.grid[0][2].terrain == "empty"
+    assert _terrains(reader.read_board(img, found)) == want
+    reader.cfg["deglare"]["enabled"] = False
+    assert _terrains(reader.read(img, corners=corners, rows=3, cols=3))[0][2] == "empty"
+    assert _terrains(reader.read_board(img, reader.framed(img, corners, 3, 3)))[0][2] == "empty"

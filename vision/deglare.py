@@ -1,0 +1,121 @@
+"""Squares washed out by glare, read again with the glare taken off.
+
+A lamp or a window mirrored in glossy tiles adds white light: where the reflection lies, each
+pixel is the tile's colour mixed with white, ``seen = tile * (1 - a) + light * a``, ``a`` the
+glare's share (0 none, 1 a white patch). A lake under glare turns pale blue, a field cream,
+and the square classifier reads such squares as table or is unsure.
+
+The mix can be undone where ``a`` is known, and tile art tells it: nearly every part of a tile
+holds some dark pixel in at least one colour channel (trees, water's deep blue, a field's low
+blue channel, outlines), so the darkest channel value near a pixel is close to 0 without glare
+and rises with it (``a * light``). This is the dark-channel reasoning used to take haze out
+of photos, with the glare's white as the haze. The field is the per-pixel minimum over the
+three channels, eroded over ``[deglare] window`` of a square (so one pale pixel is not glare)
+and smoothed (glare varies slowly); ``a = strength * dark / light``.
+
+Only squares whose mean glare share is at least ``[deglare] min_glare`` are read again, from the
+same rectified board with the glare taken off (``tile = (seen - light * a) / (1 - a)``, with
+``1 - a`` kept at least ``min_transmission``); their network outputs replace those read as
+seen. Squares without glare, the most of every photo, are read exactly as before.
+
+A bare square of a pale table looks like glare too (its darkest channel is high); taken off,
+it stays a flat, even square and still reads as table (the table-likeness of
+``vision.holes`` is measured on the photo as seen, unchanged).
+"""
+from __future__ import annotations
+
+import cv2
+import numpy as np
+
+from vision.squares import cell_crops, rectify
+
+
+def _check(cfg: dict) -> None:
+    if not 0.0 < float(cfg["window"]) <= 2.0:
+        raise ValueError(f"[deglare] window must be in (0, 2] squares, got {cfg['window']}")
+    if not 0.0 < float(cfg["light"]) <= 255.0:
+        raise ValueError(f"[deglare] light must be in (0, 255], got {cfg['light']}")
+    if not 0.0 < float(cfg["strength"]) <= 1.0:
+        raise ValueError(f"[deglare] strength must be in (0, 1], got {cfg['strength']}")
+    if not 0.0 < float(cfg["min_transmission"]) <= 1.0:
+        raise ValueError("[deglare] min_transmission must be in (0, 1], "
+                         f"got {cfg['min_transmission']}")
+
+
+def glare_field(board: np.ndarray, cell: int, cfg: dict) -> np.ndarray:
+    """Per pixel of a rectified BGR board, the estimated share of glare ``a`` in [0, 1)."""
+    _check(cfg)
+    if board.ndim != 3 or board.shape[2] != 3:
+        raise ValueError("glare_field needs a colour (BGR) board")
+    win = max(3, int(round(float(cfg["window"]) * cell)) | 1)
+    dark = board.min(axis=2).astype(np.float32)
+    dark = cv2.erode(dark, cv2.getStructuringElement(cv2.MORPH_RECT, (win, win)))
+    dark = cv2.GaussianBlur(dark, (0, 0), win / 2.0)
+    a = float(cfg["strength"]) * dark / float(cfg["light"])
+    return np.clip(a, 0.0, 1.0 - float(cfg["min_transmission"]))
+
+
+def remove_glare(board: np.ndarray, field: np.ndarray, cfg: dict) -> np.ndarray:
+    """The board with the glare share ``field`` taken off (uint8 BGR, same shape)."""
+    light = float(cfg["light"])
+    keep = np.maximum(1.0 - field, float(cfg["min_transmission"]))[..., None]
+    out = (board.astype(np.float32) - light * field[..., None]) / keep
+    return np.clip(out, 0, 255).astype(np.uint8)
+
+
+def square_glare(field: np.ndarray, rows: int, cols: int, cell: int, board_margin: int) -> np.ndarray:
+    """Mean glare share over each square's central half, ``(rows, cols)``."""
+    out = np.zeros((rows, cols), np.float64)
+    q = cell // 4
+    for r in range(rows):
+        for c in range(cols):
+            y, x = board_margin + r * cell, board_margin + c * cell
+            out[r, c] = float(field[y + q:y + cell - q, x + q:x + cell - q].mean())
+    return out
+
+
+def washed_crops(board: np.ndarray, rows: int, cols: int, cfg: dict,
+                 offsets=None) -> tuple[np.ndarray, np.ndarray]:
+    """The squares of a rectified board (``[classify]`` cell and margins) under glare, as flat
+    indices (row by row), and their crops cut from the board with the glare taken off (empty
+    when there are none or ``[deglare] enabled`` is off)."""
+    dcfg, ccfg = cfg["deglare"], cfg["classify"]
+    cell, bm, cm = int(ccfg["cell"]), int(ccfg["board_margin"]), int(ccfg["crop_margin"])
+    none = np.zeros(0, np.int64), np.zeros((0, cell + 2 * cm, cell + 2 * cm, 3), np.uint8)
+    if not dcfg["enabled"]:
+        return none
+    field = glare_field(board, cell, dcfg)
+    washed = np.argwhere(square_glare(field, rows, cols, cell, bm) >= float(dcfg["min_glare"]))
+    if len(washed) == 0:
+        return none
+    crops = cell_crops(remove_glare(board, field, dcfg), rows, cols, cell, board_margin=bm,
+                       crop_margin=cm, offsets=offsets)
+    idx = washed[:, 0] * cols + washed[:, 1]
+    return idx, crops[idx]
+
+
+def with_washed(logits: np.ndarray, washed, classifier) -> np.ndarray:
+    """Network outputs (row by row) with the squares of ``washed`` (from :func:`washed_crops`)
+    replaced by the network's reading of their glare-free crops."""
+    idx, crops = washed
+    out = np.array(logits, copy=True)
+    if len(idx):
+        out[idx] = classifier.logits(crops)
+    return out
+
+
+def reread(image: np.ndarray, corners, rows: int, cols: int, logits: np.ndarray, classifier,
+           cfg: dict, offsets=None) -> tuple[np.ndarray, list[tuple[int, int]]]:
+    """The network outputs with the squares under glare read again, glare taken off.
+
+    ``logits``: the squares as read (``(rows * cols, 12)``, row by row); ``cfg``: the whole
+    config (``[classify]`` for the crops, ``[deglare]`` for the glare). Returns the new
+    outputs and the squares read again, ``(row, col)``."""
+    logits = np.asarray(logits)
+    if not cfg["deglare"]["enabled"] or len(logits) != rows * cols:
+        return logits, []
+    ccfg = cfg["classify"]
+    board, _ = rectify(image, corners, rows, cols, int(ccfg["cell"]), int(ccfg["board_margin"]))
+    washed = washed_crops(board, rows, cols, cfg, offsets)
+    return (with_washed(logits, washed, classifier),
+            [(int(k) // cols, int(k) % cols) for k in washed[0]])
