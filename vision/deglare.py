@@ -13,8 +13,8 @@ of photos, with the glare's white as the haze. The field is the per-pixel minimu
 three channels, eroded over ``[deglare] window`` of a square (so one pale pixel is not glare)
 and smoothed (glare varies slowly); ``a = strength * dark / light``.
 
-Only squares whose mean glare share is at least ``[deglare] min_glare`` are read again, from the
-same rectified board with the glare taken off (``tile = (seen - light * a) / (1 - a)``, with
+Only squares whose mean glare share is at least ``[deglare] min_glare`` and that were not read
+surely as a tile (``keep_sure``) are read again, from the same rectified board with the glare taken off (``tile = (seen - light * a) / (1 - a)``, with
 ``1 - a`` kept at least ``min_transmission``); their network outputs replace those read as
 seen. Squares without glare, the most of every photo, are read exactly as before.
 
@@ -27,6 +27,7 @@ from __future__ import annotations
 import cv2
 import numpy as np
 
+from vision.labels import TERRAINS
 from vision.squares import cell_crops, rectify
 
 
@@ -94,14 +95,24 @@ def washed_crops(board: np.ndarray, rows: int, cols: int, cfg: dict,
     return idx, crops[idx]
 
 
-def with_washed(logits: np.ndarray, washed, classifier) -> np.ndarray:
+def with_washed(logits: np.ndarray, washed, classifier,
+                cfg: dict) -> tuple[np.ndarray, np.ndarray]:
     """Network outputs (row by row) with the squares of ``washed`` (from :func:`washed_crops`)
-    replaced by the network's reading of their glare-free crops."""
+    replaced by the network's reading of their glare-free crops, except those already read
+    surely as a tile (terrain and crowns at ``[deglare] keep_sure`` or more, calibrated, and
+    not table): glare that left a tile readable is no reason to read it again. Returns the
+    outputs and the flat indices of the squares read again."""
     idx, crops = washed
     out = np.array(logits, copy=True)
+    again = np.zeros(len(idx), bool)
     if len(idx):
-        out[idx] = classifier.logits(crops)
-    return out
+        seen = out[idx]
+        sure = classifier.sure(seen, float(cfg["deglare"]["keep_sure"]))
+        sure &= seen[:, :len(TERRAINS)].argmax(axis=1) != TERRAINS.index("empty")
+        again = ~sure
+        if again.any():
+            out[idx[again]] = classifier.logits(crops[again])
+    return out, np.asarray(idx)[again]
 
 
 def reread(image: np.ndarray, corners, rows: int, cols: int, logits: np.ndarray, classifier,
@@ -116,6 +127,6 @@ def reread(image: np.ndarray, corners, rows: int, cols: int, logits: np.ndarray,
         return logits, []
     ccfg = cfg["classify"]
     board, _ = rectify(image, corners, rows, cols, int(ccfg["cell"]), int(ccfg["board_margin"]))
-    washed = washed_crops(board, rows, cols, cfg, offsets)
-    return (with_washed(logits, washed, classifier),
-            [(int(k) // cols, int(k) % cols) for k in washed[0]])
+    out, again = with_washed(logits, washed_crops(board, rows, cols, cfg, offsets), classifier,
+                             cfg)
+    return out, [(int(k) // cols, int(k) % cols) for k in again]

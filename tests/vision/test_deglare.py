@@ -85,10 +85,14 @@ def test_settings_are_checked(key, value, message):
 
 
 class _CountingNet:
-    """Reads every crop as 'logits' of its mean brightness; remembers how many it read."""
+    """Reads every crop as 'logits' of its mean brightness; remembers how many it read. A
+    reading whose last output is over 100 is sure."""
 
     def __init__(self):
         self.read = 0
+
+    def sure(self, logits, p):
+        return np.asarray(logits)[:, -1] > 100
 
     def logits(self, crops):
         self.read += len(crops)
@@ -190,3 +194,18 @@ def test_the_reader_reads_a_tile_washed_by_glare_with_the_glare_taken_off(monkey
     reader.cfg["deglare"]["enabled"] = False
     assert _terrains(reader.read(img, corners=corners, rows=3, cols=3))[0][2] == "empty"
     assert _terrains(reader.read_board(img, reader.framed(img, corners, 3, 3)))[0][2] == "empty"
+
+
+@pytest.mark.parametrize("terrain, read_again", [("lake", False), ("empty", True)])
+def test_a_square_read_surely_as_a_tile_is_not_read_again(terrain, read_again):
+    from vision.labels import TERRAINS
+
+    image, corners = _photo_with_board(_wash(_board(1, 2), 0.6))
+    logits = np.zeros((2, 12), np.float32)
+    logits[:, TERRAINS.index(terrain)] = 50.0
+    logits[:, -1] = 200.0                               # sure, by the stub's measure
+    net = _CountingNet()
+    out, again = deglare.reread(image, corners, 1, 2, logits, net, _cfg(min_glare=0.3))
+    assert (again == [(0, 0), (0, 1)]) == read_again
+    assert net.read == (2 if read_again else 0)
+    assert np.array_equal(out, logits) != read_again

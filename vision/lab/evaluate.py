@@ -342,12 +342,12 @@ class Case:
         # the squares under glare and their glare-free crops (vision.deglare.washed_crops)
         self.washed = washed
 
-    def logits(self, clf) -> np.ndarray:
+    def logits(self, clf, cfg: dict) -> np.ndarray:
         """The network's outputs for the board's squares, as the reader reads them: those
         under glare read again with it taken off (vision.deglare)."""
         if self.washed is None:
             return clf.logits(self.crops)
-        return deglare.with_washed(clf.logits(self.crops), self.washed, clf)
+        return deglare.with_washed(clf.logits(self.crops), self.washed, clf, cfg)[0]
 
 
 def build_cases(photos, cfg: dict, log) -> list:
@@ -801,7 +801,7 @@ def run(photos, folds: int, quick: bool, log=print, epochs: int | None = None,
         """Frame the photos ``indices`` end to end with ``reader``; read them with ``clf``."""
         found = detected_cases(photos, indices, cfg, log, reader, with_detect, with_synth)
         cases.extend(found)
-        logits.extend(cs.logits(clf) if cs.crops is not None else None for cs in found)
+        logits.extend(cs.logits(clf, cfg) if cs.crops is not None else None for cs in found)
 
     if quick:
         from vision.reader import Reader
@@ -809,7 +809,7 @@ def run(photos, folds: int, quick: bool, log=print, epochs: int | None = None,
         reader = Reader(cfg, model_path=model_path)
         clf = reader.classifier
         for j, cs in enumerate(cases):
-            logits[j] = cs.logits(clf)
+            logits[j] = cs.logits(clf, cfg)
         read_detected(range(len(photos)), reader, clf)
         temps = (clf.t_terrain, clf.t_crowns)
     else:
@@ -840,7 +840,7 @@ def run(photos, folds: int, quick: bool, log=print, epochs: int | None = None,
                 clf = reader.classifier
                 for j, cs in enumerate(cases):
                     if fold_of[cs.photo_index] == f and cs.crops is not None:
-                        logits[j] = cs.logits(clf)
+                        logits[j] = cs.logits(clf, cfg)
                 read_detected([i for i, k in enumerate(fold_of) if k == f], reader, clf)
         temps = _fit_temperatures([lg if cs.kind in ("aau", "phone") else None
                                    for lg, cs in zip(logits, cases)], cases)
