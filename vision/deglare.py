@@ -14,9 +14,9 @@ three channels, eroded over ``[deglare] window`` of a square (so one pale pixel 
 and smoothed (glare varies slowly); ``a = strength * dark / light``.
 
 Only squares whose mean glare share is at least ``[deglare] min_glare`` and that were not read
-surely as a tile (``keep_sure``) are read again, from the same rectified board with the glare taken off (``tile = (seen - light * a) / (1 - a)``, with
-``1 - a`` kept at least ``min_transmission``); their network outputs replace those read as
-seen. Squares without glare, the most of every photo, are read exactly as before.
+surely as a tile (``keep_sure``) are read again, from the same rectified board with the glare
+taken off (``tile = (seen - light * a) / (1 - a)``, with ``1 - a`` kept at least
+``min_transmission``); their network outputs replace those read as seen. Squares without glare, the most of every photo, are read exactly as before.
 
 A bare square of a pale table looks like glare too (its darkest channel is high); taken off,
 it stays a flat, even square and still reads as table (the table-likeness of
@@ -28,7 +28,7 @@ import cv2
 import numpy as np
 
 from vision.labels import TERRAINS
-from vision.squares import cell_crops, rectify
+from vision.squares import cell_crops, crop_size, rectify
 
 
 def _check(cfg: dict) -> None:
@@ -82,7 +82,8 @@ def washed_crops(board: np.ndarray, rows: int, cols: int, cfg: dict,
     when there are none or ``[deglare] enabled`` is off)."""
     dcfg, ccfg = cfg["deglare"], cfg["classify"]
     cell, bm, cm = int(ccfg["cell"]), int(ccfg["board_margin"]), int(ccfg["crop_margin"])
-    none = np.zeros(0, np.int64), np.zeros((0, cell + 2 * cm, cell + 2 * cm, 3), np.uint8)
+    side = crop_size(cell, cm)
+    none = np.zeros(0, np.int64), np.zeros((0, side, side, 3), np.uint8)
     if not dcfg["enabled"]:
         return none
     field = glare_field(board, cell, dcfg)

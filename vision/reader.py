@@ -325,9 +325,11 @@ class Reader:
             if hcfg["enabled"]:
                 table = holes.ring_features(image, found.corners, rows, cols, hcfg)
             # squares washed out by glare are read again with it taken off (vision.deglare)
-            raw, _ = deglare.reread(image, found.corners, rows, cols,
-                                    self.classifier.logits(crops), self.classifier, self.cfg,
-                                    offsets=found.offsets)
+            # (from the board just rectified, not rectified again)
+            raw, _ = deglare.with_washed(
+                self.classifier.logits(crops),
+                deglare.washed_crops(board, rows, cols, self.cfg, found.offsets),
+                self.classifier, self.cfg)
             logits = holes.with_holes(image, found.corners, rows, cols, raw, self.cfg,
                                       self.classifier.t_terrain, self.classifier.t_crowns, table,
                                       far=True)
