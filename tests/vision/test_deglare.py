@@ -209,3 +209,42 @@ def test_a_square_read_surely_as_a_tile_is_not_read_again(terrain, read_again):
     assert (again == [(0, 0), (0, 1)]) == read_again
     assert net.read == (2 if read_again else 0)
     assert np.array_equal(out, logits) != read_again
+
+
+def _castle_washed_kingdom():
+    """The 3x3 lake kingdom with the glare on its castle (and the lakes round it) instead."""
+    rng = np.random.default_rng(7)
+    img = np.clip(rng.normal(40, 6, (5 * PX, 5 * PX, 3)), 0, 255).astype(np.uint8)
+    for i in range(3):
+        for j in range(3):
+            tile = np.empty((PX, PX, 3), np.uint8)
+            tile[:] = CASTLE if (i, j) == (1, 1) else LAKE
+            tile[::6, ::6] = 0
+            img[(i + 1) * PX:(i + 2) * PX, (j + 1) * PX:(j + 2) * PX] = tile
+    img = _wash(img, 0.6, where=(2 * PX - 20, 3 * PX + 20, 2 * PX - 20, 3 * PX + 20))
+    corners = np.float32([[PX, PX], [4 * PX, PX], [4 * PX, 4 * PX], [PX, 4 * PX]])
+    return img, corners
+
+
+def test_a_castle_washed_by_glare_still_makes_the_outline_a_kingdom(monkeypatch):
+    from vision import frame, reader as reader_module
+    from vision.errors import PhotoError
+
+    img, corners = _castle_washed_kingdom()
+    reader = _colour_reader(monkeypatch)
+    reader.cfg["reader"]["table_fallback"] = False
+    # the detector's one outline: the kingdom's own
+    monkeypatch.setattr(reader_module, "_outlines",
+                        lambda image, cfg, size: iter([(corners, 3, 3, 0.9, [], None)]))
+    found = reader.framed(img, corners, 3, 3)
+    # as seen, the castle reads as table: no square has castle odds
+    assert frame.terrain_odds(found.logits, "castle", reader.classifier.t_terrain).max() < 0.01
+    assert reader._castle_deglared(img, found) > 0.99    # with the glare off, as the castle
+    kept = reader.find(img)
+    assert (kept.rows, kept.cols) == (3, 3)
+    assert _terrains(reader.read_board(img, kept))[1][1] == "castle"
+    # without the glare's second reading no castle is seen: the outline is no kingdom
+    reader.cfg["deglare"]["enabled"] = False
+    assert reader._castle_deglared(img, found) == 0.0
+    with pytest.raises(PhotoError):
+        reader.find(img)
