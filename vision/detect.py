@@ -93,7 +93,7 @@ def locate(image: np.ndarray, cfg=None, size: int | None = None):
 
 
 def candidates(image: np.ndarray, cfg=None, size: int | None = None, fallback: bool = True,
-               alternatives: bool = False, zoom: bool = True):
+               alternatives: bool = False, zoom: bool = True, whole_board: bool = True):
     """Every outline found, best first (see :func:`locate`), made as they are asked for: each
     is (corners, rows, cols, confidence, warnings). The first is ``locate``'s choice; then the
     other tile map's outline and, for each of ``[detect] fallback_thresholds``, each map's blob
@@ -105,14 +105,17 @@ def candidates(image: np.ndarray, cfg=None, size: int | None = None, fallback: b
     zoom_below``), the first outline found in a crop around it (:func:`zoom_box`) and its
     other grids are that outline's other grids too, of kind "zoom": the tile maps are made at
     a fixed size, where a kingdom far from the camera is a few pixels a square; the reader
-    keeps the crisper reading, as for the lattice's grid."""
+    keeps the crisper reading, as for the lattice's grid. ``whole_board``: an image that is
+    tiles up to its borders (:func:`vision.tilemap.is_rectified_board`) is one board, taken
+    whole (off for a crop cut around an outline, which holds table round the kingdom: there
+    a tile-coloured table reads as tiles to the crop's borders)."""
     cfg = cfg if cfg is not None else _config.load()
     det, lat = cfg["detect"], cfg["lattice"]
     mid, s_mid, small, s = working_sizes(image, int(det["refine_long_side"]),
                                          int(det["mask_long_side"]))
     h, w = image.shape[:2]
     pixel = pixel_map(small, det)
-    if is_rectified_board(pixel, det):
+    if whole_board and is_rectified_board(pixel, det):
         corners = np.array([[0, 0], [w, 0], [w, h], [0, h]], np.float32)
         n = size or 5
         yield (corners, n, n, 0.9, []) + ((None,) if alternatives else ())
@@ -208,7 +211,7 @@ def _in_crop(image, box, cfg, size):
     off = np.float32([x0, y0])
     try:
         for f in candidates(np.ascontiguousarray(image[y0:y1, x0:x1]), cfg, size,
-                            fallback=False, alternatives=True, zoom=False):
+                            fallback=False, alternatives=True, zoom=False, whole_board=False):
             yield (np.asarray(f[0], np.float32) + off,) + tuple(f[1:5]) + (
                 [(np.asarray(o[0], np.float32) + off,) + tuple(o[1:]) for o in f[5]]
                 if f[5] else None,)

@@ -247,6 +247,20 @@ def test_a_crop_with_no_kingdom_in_it_adds_nothing():
     assert _zoomed(outline, img, cfg, None) is outline
 
 
+def test_a_crop_is_never_taken_whole_as_a_board(monkeypatch):
+    """A crop around a small outline holds table round the kingdom: one that reads as tiles
+    to its borders (a lake-blue or yellow cloth) is no rectified board, while the whole
+    photo that does is one."""
+    from vision import config, detect
+
+    cfg = config.load()
+    monkeypatch.setattr(detect, "is_rectified_board", lambda prob, det: True)
+    img = np.full((900, 1200, 3), 150, np.uint8)
+    assert list(detect._in_crop(img, (400, 200, 700, 500), cfg, None)) == []
+    whole = next(detect.candidates(img, cfg))
+    assert np.array_equal(whole[0], np.float32([[0, 0], [1200, 0], [1200, 900], [0, 900]]))
+
+
 def test_a_small_kingdom_is_found_again_in_a_crop_around_it():
     """A 5x5 board a twelfth of the photo wide, its first outline a third of a square off:
     the grid found in a crop around it comes with it as another grid of kind "zoom", its
