@@ -27,7 +27,7 @@ from __future__ import annotations
 import cv2
 import numpy as np
 
-from vision.labels import TERRAINS
+from vision.labels import TERRAINS, terrain_probabilities
 from vision.squares import cell_crops, crop_size, rectify
 
 
@@ -134,3 +134,15 @@ def reread(image: np.ndarray, corners, rows: int, cols: int, logits: np.ndarray,
     out, again = with_washed(logits, washed_crops(board, rows, cols, cfg, offsets), classifier,
                              cfg)
     return out, [(int(k) // cols, int(k) % cols) for k in again]
+
+
+def reread_odds(image: np.ndarray, corners, rows: int, cols: int, logits: np.ndarray,
+                classifier, cfg: dict, terrain: str) -> float:
+    """The likeliest square of ``terrain`` (calibrated probability) in a window whose squares
+    under glare are read again with it taken off (:func:`reread`); 0 when none is. The reader
+    judges a window's castle so: a castle under a lamp's reflection reads as table."""
+    raw, again = reread(image, corners, rows, cols, logits, classifier, cfg)
+    if not again:
+        return 0.0
+    probs = terrain_probabilities(raw, classifier.t_terrain)
+    return float(probs[:, TERRAINS.index(terrain)].max())

@@ -78,9 +78,8 @@ class Reader:
         points the blob's quadrilateral, the other grid is read too and the crisper kept). A
         window is a kingdom when it holds at
         least ``[reader] min_tiles`` domino halves and a square with castle odds of at least
-        ``[reader] min_castle_odds`` (a castle's odds under ``sure_castle_odds`` as seen
-        count read with the glare taken off too, ``vision.deglare``: a castle under a lamp's
-        reflection reads as table); the first whose castle odds reach ``[reader]
+        ``[reader] min_castle_odds`` (under ``sure_castle_odds``, read with the glare taken
+        off too: ``vision.deglare.reread_odds``); the first whose castle odds reach ``[reader]
         sure_castle_odds`` is taken, else (after ``[frame] max_candidates`` outlines) a
         kingdom in a 5x5 or 7x7 window (``[frame] square_frames``) before one short of a
         frame, then the one with the likeliest castle. A sure castle in a window short of a
@@ -149,10 +148,10 @@ class Reader:
             found = self.framed(image, *hypotheses[0], size, warnings)
             grid = found.grid
             castle = frame.terrain_odds(found.logits, "castle", self.classifier.t_terrain).max()
-            if castle < sure:
-                # a castle washed by glare reads as table: its odds read with the glare
-                # taken off (vision.deglare) count too
-                castle = max(castle, self._castle_deglared(image, found))
+            if castle < sure:   # a castle washed by glare: read again with it taken off
+                castle = max(castle, deglare.reread_odds(
+                    image, found.corners, found.rows, found.cols, found.logits,
+                    self.classifier, self.cfg, "castle"))
             crisp = frame.crispness(found.logits, self.classifier.t_terrain)
             is_frame = detect.is_frame(found.rows, found.cols, frames)
             # against a 5x5 / 7x7 window already read, a window short of a frame read blurred
@@ -218,15 +217,6 @@ class Reader:
             if best is None or key > best_key or (key == best_key and crisp > best_crisp + margin):
                 best, best_key, best_crisp = found, key, crisp
         return best
-
-    def _castle_deglared(self, image, found: _Found) -> float:
-        """The likeliest castle of ``found``'s window with its squares under glare read
-        again with the glare taken off (0 when none are)."""
-        raw, again = deglare.reread(image, found.corners, found.rows, found.cols,
-                                    found.logits, self.classifier, self.cfg)
-        if not again:
-            return 0.0
-        return float(frame.terrain_odds(raw, "castle", self.classifier.t_terrain).max())
 
     def _sure_count(self, conf: float, rows: int, cols: int) -> bool:
         """Whether a window the detector counted with confidence ``conf`` is a half-built
