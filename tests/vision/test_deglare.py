@@ -140,9 +140,10 @@ PX = 60
 LAKE, CASTLE = (200, 60, 0), (128, 128, 128)
 
 
-def _lake_kingdom():
+def _lake_kingdom(glare=(PX - 30, 2 * PX + 30, 3 * PX - 30, 4 * PX + 30)):
     """A 3x3 kingdom drawn frontally on dark cloth, the castle in the middle, lakes around,
-    every tile specked dark; the top-right lake and the cloth beside it washed by glare."""
+    every tile specked dark; the box ``glare`` (y0, y1, x0, x1) washed by glare: by default
+    the top-right lake and the cloth beside it."""
     rng = np.random.default_rng(5)
     img = np.clip(rng.normal(40, 6, (5 * PX, 5 * PX, 3)), 0, 255).astype(np.uint8)
     for i in range(3):
@@ -151,7 +152,7 @@ def _lake_kingdom():
             tile[:] = CASTLE if (i, j) == (1, 1) else LAKE
             tile[::6, ::6] = 0
             img[(i + 1) * PX:(i + 2) * PX, (j + 1) * PX:(j + 2) * PX] = tile
-    img = _wash(img, 0.6, where=(PX - 30, 2 * PX + 30, 3 * PX - 30, 4 * PX + 30))
+    img = _wash(img, 0.6, where=glare)
     corners = np.float32([[PX, PX], [4 * PX, PX], [4 * PX, 4 * PX], [PX, 4 * PX]])
     return img, corners
 
@@ -211,26 +212,12 @@ def test_a_square_read_surely_as_a_tile_is_not_read_again(terrain, read_again):
     assert np.array_equal(out, logits) != read_again
 
 
-def _castle_washed_kingdom():
-    """The 3x3 lake kingdom with the glare on its castle (and the lakes round it) instead."""
-    rng = np.random.default_rng(7)
-    img = np.clip(rng.normal(40, 6, (5 * PX, 5 * PX, 3)), 0, 255).astype(np.uint8)
-    for i in range(3):
-        for j in range(3):
-            tile = np.empty((PX, PX, 3), np.uint8)
-            tile[:] = CASTLE if (i, j) == (1, 1) else LAKE
-            tile[::6, ::6] = 0
-            img[(i + 1) * PX:(i + 2) * PX, (j + 1) * PX:(j + 2) * PX] = tile
-    img = _wash(img, 0.6, where=(2 * PX - 20, 3 * PX + 20, 2 * PX - 20, 3 * PX + 20))
-    corners = np.float32([[PX, PX], [4 * PX, PX], [4 * PX, 4 * PX], [PX, 4 * PX]])
-    return img, corners
-
-
 def test_a_castle_washed_by_glare_still_makes_the_outline_a_kingdom(monkeypatch):
     from vision import frame, reader as reader_module
     from vision.errors import PhotoError
 
-    img, corners = _castle_washed_kingdom()
+    # the glare on the castle (and the lakes round it)
+    img, corners = _lake_kingdom(glare=(2 * PX - 20, 3 * PX + 20, 2 * PX - 20, 3 * PX + 20))
     reader = _colour_reader(monkeypatch)
     reader.cfg["reader"]["table_fallback"] = False
     # the detector's one outline: the kingdom's own
