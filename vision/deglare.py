@@ -16,7 +16,8 @@ and smoothed (glare varies slowly); ``a = strength * dark / light``.
 Only squares whose mean glare share is at least ``[deglare] min_glare`` and that were not read
 surely as a tile (``keep_sure``) are read again, from the same rectified board with the glare
 taken off (``tile = (seen - light * a) / (1 - a)``, with ``1 - a`` kept at least
-``min_transmission``); their network outputs replace those read as seen. Squares without glare, the most of every photo, are read exactly as before.
+``min_transmission``); their network outputs replace those read as seen. Squares without
+glare, the most of every photo, are read exactly as before.
 
 A bare square of a pale table looks like glare too (its darkest channel is high); taken off,
 it stays a flat, even square and still reads as table (the table-likeness of
@@ -136,12 +137,11 @@ def reread(image: np.ndarray, corners, rows: int, cols: int, logits: np.ndarray,
     return out, [(int(k) // cols, int(k) % cols) for k in again]
 
 
-def reread_odds(image: np.ndarray, corners, rows: int, cols: int, logits: np.ndarray,
-                classifier, cfg: dict, terrain: str) -> float:
-    """The likeliest square of ``terrain`` (calibrated probability) in a window whose squares
-    under glare are read again with it taken off (:func:`reread`); 0 when none is. The reader
+def reread_odds(reread_result, classifier, terrain: str) -> float:
+    """The likeliest square of ``terrain`` (calibrated probability) among the squares
+    :func:`reread` read again (its ``(outputs, squares)``); 0 when it read none. The reader
     judges a window's castle so: a castle under a lamp's reflection reads as table."""
-    raw, again = reread(image, corners, rows, cols, logits, classifier, cfg)
+    raw, again = reread_result
     if not again:
         return 0.0
     probs = terrain_probabilities(raw, classifier.t_terrain)

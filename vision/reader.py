@@ -51,6 +51,7 @@ class _Found:
     logits: np.ndarray | None = None  # the squares already read (vision.frame), row by row
     grid: list | None = None          # ... and their readings (classifier.read_logits)
     table: tuple | None = None        # vision.holes.ring_features of the window, when measured
+    reread: tuple | None = None       # vision.deglare.reread of logits, when made (find's castle)
 
 
 def _frame(rows: int, cols: int, size: int | None) -> int:
@@ -149,9 +150,9 @@ class Reader:
             grid = found.grid
             castle = frame.terrain_odds(found.logits, "castle", self.classifier.t_terrain).max()
             if castle < sure:   # a castle washed by glare: read again with it taken off
-                castle = max(castle, deglare.reread_odds(
-                    image, found.corners, found.rows, found.cols, found.logits,
-                    self.classifier, self.cfg, "castle"))
+                found.reread = deglare.reread(image, found.corners, found.rows, found.cols,
+                                              found.logits, self.classifier, self.cfg)
+                castle = max(castle, deglare.reread_odds(found.reread, self.classifier, "castle"))
             crisp = frame.crispness(found.logits, self.classifier.t_terrain)
             is_frame = detect.is_frame(found.rows, found.cols, frames)
             # against a 5x5 / 7x7 window already read, a window short of a frame read blurred
@@ -329,8 +330,7 @@ class Reader:
                                offsets=found.offsets)
             if hcfg["enabled"]:
                 table = holes.ring_features(image, found.corners, rows, cols, hcfg)
-            # squares washed out by glare are read again with it taken off (vision.deglare)
-            # (from the board just rectified, not rectified again)
+            # squares under glare read again with it taken off (vision.deglare), this board's
             raw, _ = deglare.with_washed(
                 self.classifier.logits(crops),
                 deglare.washed_crops(board, rows, cols, self.cfg, found.offsets),
@@ -341,9 +341,9 @@ class Reader:
             grid = self.classifier.read_logits(logits, rows, cols)
         elif found.logits is not None:
             # the window was chosen, and judged, on the squares as seen; read, those under
-            # glare are read again with it taken off (vision.deglare) ...
-            raw, again = deglare.reread(image, found.corners, rows, cols, found.logits,
-                                        self.classifier, self.cfg)
+            # glare are read again with it taken off (vision.deglare; once, when find has) ...
+            raw, again = found.reread or deglare.reread(image, found.corners, rows, cols,
+                                                        found.logits, self.classifier, self.cfg)
             # ... and on table odds that leave squares unlike the table alone (clutter is
             # unlike it too); read, such a square is a washed-out tile more likely than table
             # (vision.holes.far_penalty)
