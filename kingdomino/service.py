@@ -36,12 +36,18 @@ def reader():
     return vision.Reader()
 
 
-def score_image(image, rules: str | None = None, bonuses=(), size: int | None = None) -> dict:
+def score_image(image, rules: str | None = None, bonuses=(), size: int | None = None,
+                factor: int = 1) -> dict:
     """Read a decoded BGR image and score it; the contract's JSON (without ``source``).
 
-    Raises ``vision.PhotoError`` when no kingdom can be read.
+    ``factor``: how many times smaller a side the image is than the upright photo (a JPEG
+    decoded reduced, ``vision.photo``); the reading's corners and homography are put back in
+    the photo's pixels. Raises ``vision.PhotoError`` when no kingdom can be read.
     """
-    return score_reading(reader().read(image, size=size), rules=rules, bonuses=bonuses)
+    from vision import photo
+
+    reading = photo.to_photo_pixels(reader().read(image, size=size), factor)
+    return score_reading(reading, rules=rules, bonuses=bonuses)
 
 
 def score_reading(reading, rules: str | None = None, bonuses=()) -> dict:
@@ -68,11 +74,13 @@ def score_photo(path_or_bytes, rules: str | None = None, bonuses=(), size: int |
     ``"outline": {"by": "hand", "corners": [...]}`` (the given points, ordered tl, tr, br, bl,
     stored pixels) next to ``corners`` (the same outline in the upright photo's pixels).
     """
-    import vision
+    from vision import photo
 
     if corners is not None:
         return score_outline(path_or_bytes, corners, rules=rules, bonuses=bonuses, size=size)
-    return score_image(vision.load_image(path_or_bytes), rules=rules, bonuses=bonuses, size=size)
+    # a large JPEG is decoded at the size the reader needs (vision.photo)
+    image, factor = photo.load_for_reading(path_or_bytes)
+    return score_image(image, rules=rules, bonuses=bonuses, size=size, factor=factor)
 
 
 def score_outline(path_or_bytes, corners, rules: str | None = None, bonuses=(),

@@ -91,7 +91,7 @@ def reader_failing_on_the_second(monkeypatch):
     """The reader (after decoding) raises TypeError on the 400 px photo, as detect's _disk did."""
     from kingdomino import service
 
-    def score_image(image, rules=None, bonuses=(), size=None):
+    def score_image(image, rules=None, bonuses=(), size=None, factor=1):
         if image.shape[1] == 400:
             raise TypeError("Can't parse 'ksize'. Sequence item with index 0 has a wrong type")
         kingdom = {"rules": "kingdomino", "size": 5, "cells": _cells_with_two_lost_squares()}

@@ -353,20 +353,22 @@ def decode_turn(cfg=None):
         turns.release()
 
 
-def load_image(path_or_bytes, cfg=None) -> np.ndarray:
+def load_image(path_or_bytes, cfg=None, reduce: int = 1) -> np.ndarray:
     """Decode a photo (a path or the file's bytes) into a BGR uint8 array, EXIF-oriented.
 
     ``check_photo`` runs first, so an oversized or damaged file is refused before any pixel
-    is decoded. Raises ``PhotoError`` (``PhotoBusy`` when no decoding turn came free).
+    is decoded. ``reduce`` (2, 4 or 8, JPEG only): that many times smaller a side, as libjpeg
+    decodes it (``vision.photo``). Raises ``PhotoError`` (``PhotoBusy``: no decoding turn free).
     """
-    if isinstance(path_or_bytes, (bytes, bytearray, memoryview)):
-        data = bytes(path_or_bytes)
-    else:
-        data = read_photo_file(path_or_bytes, cfg)
+    data = bytes(path_or_bytes) if isinstance(path_or_bytes, (bytes, bytearray, memoryview)) \
+        else read_photo_file(path_or_bytes, cfg)
     info = check_photo(data, cfg)
+    if reduce != 1 and (info.format != "jpeg" or reduce not in (2, 4, 8)):
+        raise ValueError(f"reduce must be 1, or 2, 4 or 8 for a JPEG, not {reduce!r} ({info.format})")
+    flag = cv2.IMREAD_COLOR if reduce == 1 else getattr(cv2, f"IMREAD_REDUCED_COLOR_{reduce}")
     with decode_turn(cfg):
         try:
-            image = cv2.imdecode(np.frombuffer(data, dtype=np.uint8), cv2.IMREAD_COLOR)
+            image = cv2.imdecode(np.frombuffer(data, dtype=np.uint8), flag)
         except cv2.error:
             image = None
     if image is None or image.size == 0:

@@ -43,7 +43,7 @@ import cv2
 import numpy as np
 
 from vision import config as _config
-from vision import deglare
+from vision import deglare, photo
 from vision.classify import MODELS_DIR, N_CROWNS, TERRAINS, SquareClassifier
 from vision.frame import too_few_tiles
 from vision.holes import boost_logits, ring_features
@@ -381,9 +381,13 @@ def detected_cases(photos, indices, cfg: dict, log, reader=None, with_detect: bo
     for i in indices:
         p = photos[i]
         if p.dataset == "phone" and with_detect:
-            image = cv2.imread(str(p.path), cv2.IMREAD_COLOR)
+            # decoded as the product decodes it (vision.photo: a 12 MP JPEG at 3 MP), the
+            # labelled corners put in that image's pixels
+            image, factor = photo.load_for_reading(p.path, cfg)
+            truth = None if p.corners is None else \
+                (np.asarray(p.corners, np.float64) - (factor - 1) / 2) / factor
             cases.append(_detected_case("phone-detected", i, p.name, image, p.terrain, p.crowns,
-                                        cfg, p.corners, log, reader))
+                                        cfg, truth, log, reader))
         if p.dataset == "aau" and with_synth:
             image = cv2.imread(str(p.path), cv2.IMREAD_COLOR)
             rng = np.random.default_rng(1000 + i)

@@ -1,0 +1,100 @@
+"""vision.photo: a large JPEG decoded at the reader's size, its reading put back in the photo's pixels."""
+from __future__ import annotations
+
+import copy
+
+import cv2
+import numpy as np
+import pytest
+
+from vision import config as vision_config
+from vision import photo
+from vision.geometry import board_homography
+from vision.io import PhotoInfo, load_image
+from vision.reader import Reading
+
+from tests.vision.test_io import _jpeg, _with_exif_orientation
+
+
+def _cfg(long_side: int) -> dict:
+    cfg = copy.deepcopy(vision_config.load())
+    cfg["io"]["read_long_side"] = long_side
+    return cfg
+
+
+@pytest.mark.parametrize("fmt, w, h, long_side, factor", [
+    ("jpeg", 4000, 3000, 2000, 2),     # a 12 MP phone photo: read at 3 MP
+    ("jpeg", 3000, 4000, 2000, 2),     # portrait: the long side counts
+    ("jpeg", 4000, 3000, 2001, 1),     # halved it would fall short
+    ("jpeg", 4001, 3000, 2001, 2),     # libjpeg rounds up: 2001 px
+    ("jpeg", 8064, 6048, 2000, 4),
+    ("jpeg", 64000, 1000, 2000, 8),    # 8 is the most libjpeg reduces
+    ("jpeg", 4000, 3000, 0, 1),        # 0: never reduced
+    ("png", 4000, 3000, 2000, 1),      # only JPEG decoders reduce while decoding
+    ("webp", 4000, 3000, 2000, 1),
+])
+def test_reduction(fmt, w, h, long_side, factor):
+    assert photo.reduction(PhotoInfo(fmt, w, h), long_side) == factor
+
+
+def _stripes(h: int, w: int) -> np.ndarray:
+    img = np.zeros((h, w, 3), np.uint8)
+    img[:, : w // 2] = (0, 0, 255)          # left half red
+    return img
+
+
+def test_a_large_jpeg_is_decoded_reduced_and_a_png_whole(tmp_path):
+    cfg = _cfg(500)
+    data = _jpeg(_stripes(600, 1200))
+    image, factor = photo.load_for_reading(data, cfg)
+    assert factor == 2 and image.shape == (300, 600, 3)
+    # the same picture, smaller: red on the left, black on the right
+    assert image[150, 100, 2] > 200 and image[150, 500, 2] < 50
+    path = tmp_path / "a.png"
+    ok, buf = cv2.imencode(".png", _stripes(600, 1200))
+    path.write_bytes(buf.tobytes())
+    image, factor = photo.load_for_reading(path, cfg)
+    assert factor == 1 and image.shape == (600, 1200, 3)
+
+
+def test_a_reduced_jpeg_is_upright():
+    data = _with_exif_orientation(_jpeg(_stripes(600, 1200)), 6)   # 6: turn 90 degrees clockwise
+    image, factor = photo.load_for_reading(data, _cfg(500))
+    assert factor == 2 and image.shape == (600, 300, 3)
+    assert image[20, 150, 2] > 200 and image[-20, 150, 2] < 50      # the red half on top
+
+
+def test_reduce_is_refused_for_what_cannot_be_reduced():
+    ok, buf = cv2.imencode(".png", _stripes(40, 80))
+    with pytest.raises(ValueError, match="JPEG"):
+        load_image(buf.tobytes(), reduce=2)
+    with pytest.raises(ValueError, match="2, 4 or 8"):
+        load_image(_jpeg(_stripes(40, 80)), reduce=3)
+
+
+def _reading(corners, rows=5, cols=5, cell=64) -> Reading:
+    h = board_homography(np.float32(corners), rows, cols, cell)
+    return Reading(size=5, cells=[], review=[], corners=[[float(x), float(y)] for x, y in corners],
+                   homography=h.tolist(), rows=rows, cols=cols)
+
+
+@pytest.mark.parametrize("factor", [2, 4])
+def test_a_reading_is_put_back_in_the_photos_pixels(factor):
+    reduced = [[100.0, 50.0], [400.0, 80.0], [380.0, 360.0], [90.0, 330.0]]
+    out = photo.to_photo_pixels(_reading(reduced), factor)
+    off = (factor - 1) / 2
+    assert np.allclose(out.corners, np.array(reduced) * factor + off)
+    # the homography maps the photo's corners to the board's, as the reduced one did the
+    # reduced corners, and any point as the reduced reading mapped the same place
+    h = np.array(out.homography)
+    board = cv2.perspectiveTransform(np.float64(out.corners).reshape(-1, 1, 2), h).reshape(-1, 2)
+    assert np.allclose(board, [[0, 0], [320, 0], [320, 320], [0, 320]], atol=1e-6)
+    inside = np.float64([[[250.0, 200.0]]])
+    seen = cv2.perspectiveTransform(inside, np.array(_reading(reduced).homography))
+    assert np.allclose(cv2.perspectiveTransform(inside * factor + off, h), seen, atol=1e-6)
+    assert out.rows == 5 and out.cols == 5
+
+
+def test_a_reading_of_the_whole_photo_is_unchanged():
+    reading = _reading([[0, 0], [10, 0], [10, 10], [0, 10]])
+    assert photo.to_photo_pixels(reading, 1) is reading

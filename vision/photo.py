@@ -1,0 +1,69 @@
+"""A photo decoded at the size the reader needs, and its reading put back in the photo's pixels.
+
+A phone's 12 MP JPEG is four times the pixels the reader uses: the detector works on the photo
+shrunk to ``[detect] refine_long_side`` and the square classifier on cells of ``[classify]
+cell`` px, and a 5x5 kingdom that fills a third of a 4000 px photo has squares of 250 px. The
+dev phone photos of 3 MP read as well as those of 12 MP. libjpeg can decode a JPEG 2, 4 or 8
+times smaller a side while it decodes (in the DCT: a quarter of the work for half the side), so
+a large JPEG is decoded reduced, down to at least ``[io] read_long_side`` px on its long side,
+and what was read is put back in the upright photo's own pixels.
+
+- ``reduction(info, long_side) -> 1, 2, 4 or 8``: how much smaller a photo is decoded.
+- ``load_for_reading(path_or_bytes, cfg=None) -> (image, factor)``: the decoded image and how
+  much smaller a side it is than the upright photo.
+- ``to_photo_pixels(reading, factor)``: a ``vision.Reading`` of the reduced image with its
+  ``corners`` and ``homography`` in the upright photo's pixels.
+"""
+from __future__ import annotations
+
+import dataclasses
+
+import numpy as np
+
+from . import config as _config
+from . import io as photo_io
+
+FACTORS = (1, 2, 4, 8)      # the reductions libjpeg decodes (IMREAD_REDUCED_COLOR_*)
+
+
+def reduction(info: photo_io.PhotoInfo, long_side: int) -> int:
+    """The largest of 2, 4 and 8 that leaves a JPEG's long side at least ``long_side`` px, else 1
+    (``long_side`` 0 or less: 1). Other formats are decoded whole (1): their decoders cannot
+    reduce, so a smaller copy would cost a resize on top of the decode."""
+    if info.format != "jpeg" or long_side <= 0:
+        return 1
+    longest = max(info.width, info.height)
+    factor = 1
+    while factor < FACTORS[-1] and -(-longest // (2 * factor)) >= long_side:
+        factor *= 2
+    return factor
+
+
+def load_for_reading(path_or_bytes, cfg=None) -> tuple[np.ndarray, int]:
+    """The photo decoded for reading (``vision.io.load_image``: the same checks and messages),
+    reduced by :func:`reduction` for ``[io] read_long_side``; ``(image, factor)``."""
+    cfg = cfg if cfg is not None else _config.load()
+    if isinstance(path_or_bytes, (bytes, bytearray, memoryview)):
+        data = bytes(path_or_bytes)
+    else:
+        data = photo_io.read_photo_file(path_or_bytes, cfg)
+    factor = reduction(photo_io.check_photo(data, cfg), int(cfg["io"]["read_long_side"]))
+    return photo_io.load_image(data, cfg, reduce=factor), factor
+
+
+def to_photo_pixels(reading, factor: int):
+    """``reading`` (of an image ``factor`` times smaller a side than the upright photo) with its
+    corners and homography (image px -> rectified board px) in the photo's own pixels.
+
+    Pixel centres are at whole coordinates: the reduced image's pixel ``x`` covers the photo's
+    pixels ``factor * x`` to ``factor * x + factor - 1``, so its centre is ``factor * x +
+    (factor - 1) / 2``."""
+    if factor == 1:
+        return reading
+    f, off = float(factor), (float(factor) - 1.0) / 2.0
+    corners = [[float(x) * f + off, float(y) * f + off] for x, y in reading.corners]
+    to_reduced = np.array([[1.0 / f, 0.0, -off / f], [0.0, 1.0 / f, -off / f], [0.0, 0.0, 1.0]])
+    h = np.asarray(reading.homography, np.float64) @ to_reduced
+    h = h / h[2, 2]
+    return dataclasses.replace(reading, corners=corners,
+                               homography=[[float(v) for v in row] for row in h])
