@@ -359,6 +359,19 @@ def too_few_tiles(terrains, cfg: dict) -> bool:
     return tiles < int(cfg["reader"]["min_tiles"])
 
 
+def castle_hidden(terrains, is_frame: bool, crisp: float, cfg: dict) -> bool:
+    """Whether a window with no square likely to be the castle is a kingdom all the same: a
+    5x5 or 7x7 window (``is_frame``) whose squares read at least ``[reader] hidden_castle_crisp``
+    crisply (:func:`crispness`: cut on the tiles' own grid) and hold at least
+    ``hidden_castle_tiles`` domino halves. A lamp's reflection can wash the castle white, or a
+    hand or a 3D castle hide it; loose dominoes, a box lid or a score pad make no such window.
+    ``[reader] hidden_castle_tiles`` 0: off."""
+    least = int(cfg["reader"]["hidden_castle_tiles"])
+    tiles = sum(t not in ("castle", "empty") for t in terrains)
+    return (least > 0 and is_frame and tiles >= least
+            and crisp >= float(cfg["reader"]["hidden_castle_crisp"]))
+
+
 def table_edge(terrains, distance, most: float) -> Window | None:
     """The window (in squares of the ``rows x cols`` window read, ``terrains`` row by row)
     without its first edge line whose squares all read as table or look like the table

@@ -77,22 +77,21 @@ class Reader:
         ``[frame] ring`` squares around it) and its window chosen by the square classifier
         (``vision.frame``; when the seams' lattice moved the detector's grid, or the vanishing
         points the blob's quadrilateral, the other grid is read too and the crisper kept). A
-        window is a kingdom when it holds at
-        least ``[reader] min_tiles`` domino halves and a square with castle odds of at least
-        ``[reader] min_castle_odds`` (under ``sure_castle_odds``, read with the glare taken
-        off too: ``vision.deglare.reread_odds``); the first whose castle odds reach ``[reader]
-        sure_castle_odds`` is taken, else (after ``[frame] max_candidates`` outlines) a
-        kingdom in a 5x5 or 7x7 window (``[frame] square_frames``) before one short of a
-        frame, then the one with the likeliest castle. A sure castle in a window short of a
-        frame, from a count the detector was unsure of (``past_short_count_below``), has up to
-        ``[reader] past_short_castle`` more outlines over it read (new grids only): a 5x5 or
-        7x7 window there with a sure castle wins when its squares read as crisply
-        (``past_short_margin``). A sure castle in a window read blurred (``recheck_*``) has
-        up to ``recheck_more`` more outlines over it read, and the crispest frame wins. Once a
-        5x5 or 7x7 window is read, a sure castle in a window short of a frame that reads
-        blurred (``short_sure_crisp``) is ranked by its odds, not taken as sure. A search
-        that ends unconvinced reads the whole-table search's kingdoms too
-        (:meth:`_from_table`)."""
+        window is a kingdom when it holds at least ``[reader] min_tiles`` domino halves and a
+        square with castle odds of at least ``[reader] min_castle_odds`` (under
+        ``sure_castle_odds``, read with the glare taken off too: ``vision.deglare.reread_odds``)
+        or is a crisp frame full of tiles (``frame.castle_hidden``); the first whose castle odds
+        reach ``sure_castle_odds`` is taken, else (after ``[frame] max_candidates`` outlines) a
+        kingdom in a 5x5 or 7x7 window (``[frame] square_frames``) before one short of a frame,
+        then the likeliest castle. A sure castle in a window short of a frame, from a count the
+        detector was unsure of (``past_short_count_below``), has up to ``[reader]
+        past_short_castle`` more outlines over it read (new grids only): a 5x5 or 7x7 window
+        there with a sure castle wins when its squares read as crisply (``past_short_margin``).
+        A sure castle in a window read blurred (``recheck_*``) has up to ``recheck_more`` more
+        outlines over it read, and the crispest frame wins. Once a 5x5 or 7x7 window is read, a
+        sure castle in a window short of a frame that reads blurred (``short_sure_crisp``) is
+        ranked by its odds, not taken as sure. A search that ends unconvinced reads the
+        whole-table search's kingdoms too (:meth:`_from_table`)."""
         if not self.cfg["frame"]["enabled"] or self.cfg["grid"]["enabled"]:
             return self._found_board(image, size)
         if size is not None and size not in (5, 7):
@@ -167,8 +166,9 @@ class Reader:
             better = best is None or key > best_key or (recheck and key == best_key and (
                 found.size == best.size and crisp > best_crisp or found.size < best.size
                 and crisp > best_crisp + float(self.cfg["reader"]["recheck_smaller_margin"])))
-            if not too_few_tiles((sq.terrain for row in grid for sq in row), self.cfg) \
-                    and castle >= least and better:
+            terrains = [sq.terrain for row in grid for sq in row]
+            if not too_few_tiles(terrains, self.cfg) and better and (
+                    castle >= least or frame.castle_hidden(terrains, is_frame, crisp, self.cfg)):
                 best, best_key, best_crisp, best_conf = found, key, crisp, float(conf)
                 # a window that reads blurred (cut off the tiles' own grid) has ``recheck_more``
                 # more outlines over it read: a frame wins over no frame, then the crispest;

@@ -242,3 +242,32 @@ def test_a_castle_washed_by_glare_still_makes_the_outline_a_kingdom(monkeypatch)
     assert deglare.reread_odds(off, reader.classifier, "castle") == 0.0
     with pytest.raises(PhotoError):
         reader.find(img)
+
+
+def test_a_crisp_5x5_whose_castle_is_hidden_is_still_the_kingdom(monkeypatch):
+    from vision import reader as reader_module
+    from vision.errors import PhotoError
+
+    # a 5x5 kingdom of lakes on dark cloth (the stand-in network reads grey as the castle);
+    # a hand covers the castle square: no square reads as the castle
+    rng = np.random.default_rng(3)
+    img = np.clip(rng.normal(40, 6, (7 * PX, 7 * PX, 3)), 0, 255).astype(np.uint8)
+    tile = np.empty((PX, PX, 3), np.uint8)
+    tile[:] = LAKE
+    tile[::6, ::6] = 0
+    for i in range(5):
+        for j in range(5):
+            img[(i + 1) * PX:(i + 2) * PX, (j + 1) * PX:(j + 2) * PX] = tile
+    img[3 * PX:4 * PX, 3 * PX:4 * PX] = (130, 160, 210)     # skin
+    corners = np.float32([[PX, PX], [6 * PX, PX], [6 * PX, 6 * PX], [PX, 6 * PX]])
+    reader = _colour_reader(monkeypatch)
+    reader.cfg["reader"]["table_fallback"] = False
+    monkeypatch.setattr(reader_module, "_outlines",
+                        lambda image, cfg, size: iter([(corners, 5, 5, 0.9, [], None)]))
+    kept = reader.find(img)
+    assert (kept.rows, kept.cols) == (5, 5)
+    assert np.abs(np.asarray(kept.corners) - corners).max() < 2
+    # with the rule off, a window without a castle is no kingdom
+    reader.cfg["reader"]["hidden_castle_tiles"] = 0
+    with pytest.raises(PhotoError):
+        reader.find(img)

@@ -530,3 +530,27 @@ def test_table_edge_takes_off_a_line_of_table_read_as_tiles():
 def test_a_windows_squares_are_its_indices_in_the_grid_row_by_row():
     assert Window(1, 2, 2, 3).squares(4, 5).tolist() == [7, 8, 9, 12, 13, 14]
     assert Window(0, 0, 4, 5).squares(4, 5).tolist() == list(range(20))
+
+
+def _hidden_cfg(tiles=12, crisp=-0.06):
+    cfg = config.load()
+    return {**cfg, "reader": {**cfg["reader"], "hidden_castle_tiles": tiles,
+                              "hidden_castle_crisp": crisp}}
+
+
+@pytest.mark.parametrize("tiles, is_frame, crisp, want", [
+    (12, True, -0.03, True),      # a crisp 5x5 full of tiles: a kingdom whose castle is unseen
+    (24, True, -0.06, True),      # at the crispness line
+    (11, True, -0.03, False),     # too few tiles: loose dominoes, a box lid
+    (24, False, -0.03, False),    # no 5x5 / 7x7 window
+    (24, True, -0.07, False),     # read blurred: cut off the tiles' own grid
+])
+def test_a_crisp_frame_full_of_tiles_is_a_kingdom_without_a_castle(tiles, is_frame, crisp, want):
+    terrains = ["lake"] * tiles + ["empty"] * (25 - tiles - 1) + ["castle"]
+    assert frame.castle_hidden(terrains, is_frame, crisp, _hidden_cfg()) is want
+    # the castle square does not count as a tile
+    assert frame.castle_hidden(["castle"] * 25, True, 0.0, _hidden_cfg(tiles=1)) is False
+
+
+def test_a_frame_without_a_castle_is_no_kingdom_when_off():
+    assert frame.castle_hidden(["lake"] * 25, True, 0.0, _hidden_cfg(tiles=0)) is False
