@@ -360,16 +360,13 @@ def too_few_tiles(terrains, cfg: dict) -> bool:
 
 
 def castle_hidden(terrains, is_frame: bool, crisp: float, cfg: dict) -> bool:
-    """Whether a window with no square likely to be the castle is a kingdom all the same: a
-    5x5 or 7x7 window (``is_frame``) whose squares read at least ``[reader] hidden_castle_crisp``
-    crisply (:func:`crispness`: cut on the tiles' own grid) and hold at least
-    ``hidden_castle_tiles`` domino halves. A lamp's reflection can wash the castle white, or a
-    hand or a 3D castle hide it; loose dominoes, a box lid or a score pad make no such window.
-    ``[reader] hidden_castle_tiles`` 0: off."""
-    least = int(cfg["reader"]["hidden_castle_tiles"])
+    """Whether a window with no likely castle is a kingdom all the same: a 5x5 or 7x7 window
+    (``is_frame``) read at least ``[reader] hidden_castle_crisp`` crisply (:func:`crispness`)
+    with at least ``hidden_castle_tiles`` (0: off) domino halves. Glare can wash the castle
+    white, a hand hide it; loose dominoes, a box lid or a score pad make no such window."""
     tiles = sum(t not in ("castle", "empty") for t in terrains)
-    return (least > 0 and is_frame and tiles >= least
-            and crisp >= float(cfg["reader"]["hidden_castle_crisp"]))
+    return bool(is_frame and tiles >= int(cfg["reader"]["hidden_castle_tiles"]) > 0
+                and crisp >= float(cfg["reader"]["hidden_castle_crisp"]))
 
 
 def table_edge(terrains, distance, most: float) -> Window | None:
