@@ -4,8 +4,8 @@
 
 Photos: ``--n`` generated 4000x3000 scenes (``vision.lab.synth``, rendered kingdoms, written as JPEG
 quality 90 like a phone's file) and, when ``../shared`` is present, the dev phone photos at their
-own size, each decoded as the product decodes it (``vision.photo``: a JPEG whose long side is
-at least twice ``[io] read_long_side`` is decoded reduced). Each stage is timed separately on one thread (OpenCV, OpenMP, BLAS and torch all held
+own size, each decoded as the product decodes it (``vision.photo``: with ``[io]
+read_long_side`` set, a JPEG whose long side is at least twice that is decoded reduced). Each stage is timed separately on one thread (OpenCV, OpenMP, BLAS and torch all held
 to 1); the table gives the median and 90th percentile per stage in milliseconds, and ``total_cpu``, the
 photo's CPU time (what it costs one core, steady when other work shares the machine). The
 target is at most 350 ms for a 12 MP photo. Photos the reader cannot read count only up to the failing
