@@ -79,19 +79,19 @@ class Reader:
         points the blob's quadrilateral, the other grid is read too and the crisper kept). A
         window is a kingdom when it holds at least ``[reader] min_tiles`` domino halves and a
         square with castle odds of at least ``[reader] min_castle_odds`` (under
-        ``sure_castle_odds``, read with the glare taken off too: ``vision.deglare.reread_odds``)
-        or is a crisp frame full of tiles (``frame.castle_hidden``); the first whose castle odds
-        reach ``sure_castle_odds`` is taken, else (after ``[frame] max_candidates`` outlines) a
-        kingdom in a 5x5 or 7x7 window (``[frame] square_frames``) before one short of a frame,
-        then the likeliest castle. A sure castle in a window short of a frame, from a count the
-        detector was unsure of (``past_short_count_below``), has up to ``[reader]
-        past_short_castle`` more outlines over it read (new grids only): a 5x5 or 7x7 window
-        there with a sure castle wins when its squares read as crisply (``past_short_margin``).
-        A sure castle in a window read blurred (``recheck_*``) has up to ``recheck_more`` more
-        outlines over it read, and the crispest frame wins. Once a 5x5 or 7x7 window is read, a
-        sure castle in a window short of a frame that reads blurred (``short_sure_crisp``) is
-        ranked by its odds, not taken as sure. A search that ends unconvinced reads the
-        whole-table search's kingdoms too (:meth:`_from_table`)."""
+        ``sure_castle_odds``, read with the glare taken off too, ``vision.deglare.reread_odds``,
+        which makes no sure castle) or is a crisp frame full of tiles (``frame.castle_hidden``);
+        the first whose castle odds reach ``sure_castle_odds`` is taken, else (after ``[frame]
+        max_candidates`` outlines) a kingdom in a 5x5 or 7x7 window (``[frame] square_frames``)
+        before one short of a frame, then the likeliest castle. A sure castle in a window short
+        of a frame, from a count the detector was unsure of (``past_short_count_below``), has up
+        to ``[reader] past_short_castle`` more outlines over it read (new grids only): a 5x5 or
+        7x7 window there with a sure castle wins when its squares read as crisply
+        (``past_short_margin``). A sure castle in a window read blurred (``recheck_*``) has up
+        to ``recheck_more`` more outlines over it read, and the crispest frame wins. Once a 5x5
+        or 7x7 window is read, a sure castle in a window short of a frame that reads blurred
+        (``short_sure_crisp``) is ranked by its odds, not taken as sure. A search that ends
+        unconvinced reads the whole-table search's kingdoms too (:meth:`_from_table`)."""
         if not self.cfg["frame"]["enabled"] or self.cfg["grid"]["enabled"]:
             return self._found_board(image, size)
         if size is not None and size not in (5, 7):
@@ -147,8 +147,9 @@ class Reader:
                 hypotheses = [hypotheses[best_h]]
             found = self.framed(image, *hypotheses[0], size, warnings)
             grid = found.grid
-            castle = frame.terrain_odds(found.logits, "castle", self.classifier.t_terrain).max()
-            if castle < sure:   # a castle washed by glare: read again with it taken off
+            castle = seen = frame.terrain_odds(found.logits, "castle",
+                                               self.classifier.t_terrain).max()
+            if castle < sure:   # glare on the castle? read again with it off (never sure so)
                 found.reread = deglare.reread(image, found.corners, found.rows, found.cols,
                                               found.logits, self.classifier, self.cfg)
                 castle = max(castle, deglare.reread_odds(found.reread, self.classifier, "castle"))
@@ -156,9 +157,8 @@ class Reader:
             is_frame = detect.is_frame(found.rows, found.cols, frames)
             # against a 5x5 / 7x7 window already read, a window short of a frame read blurred
             # (cut off the tiles' own grid) has its castle's odds ranked, not taken as sure: a
-            # castle washed by glare in the kingdom's own crisp frame lost to a piece of it
-            # counted wrong
-            key = self._key(castle, castle >= sure and (
+            # castle washed by glare in its kingdom's crisp frame lost to a piece counted wrong
+            key = self._key(castle, seen >= sure and (
                 is_frame or crisp >= short_sure_crisp or best is None or not best_key[1]),
                 is_frame, crisp)
             if read_on and crisp < best_crisp - float(self.cfg["reader"]["past_short_margin"]):

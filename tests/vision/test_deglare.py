@@ -271,3 +271,21 @@ def test_a_crisp_5x5_whose_castle_is_hidden_is_still_the_kingdom(monkeypatch):
     reader.cfg["reader"]["hidden_castle_tiles"] = 0
     with pytest.raises(PhotoError):
         reader.find(img)
+
+
+def test_a_castle_seen_only_with_the_glare_off_does_not_end_the_search(monkeypatch):
+    from vision import reader as reader_module
+
+    img, corners = _lake_kingdom(glare=(2 * PX - 20, 3 * PX + 20, 2 * PX - 20, 3 * PX + 20))
+    reader = _colour_reader(monkeypatch)
+    reader.cfg["reader"]["table_fallback"] = False
+    cloth = np.float32([[0, 0], [PX - 10, 0], [PX - 10, PX - 10], [0, PX - 10]])   # bare cloth
+    monkeypatch.setattr(reader_module, "_outlines", lambda image, cfg, size: iter(
+        [(corners, 3, 3, 0.9, [], None), (cloth, 1, 1, 0.5, [], None)]))
+    read, framed = [], reader.framed
+    monkeypatch.setattr(reader, "framed", lambda *a, **k: read.append(1) or framed(*a, **k))
+    kept = reader.find(img)
+    # the castle read with the glare off makes the first outline a kingdom, and the one kept,
+    # but not a sure one: the next outline is read too
+    assert (kept.rows, kept.cols) == (3, 3) and np.allclose(kept.corners, corners, atol=2)
+    assert len(read) == 2
