@@ -49,11 +49,14 @@ def load_for_reading(path_or_bytes, cfg=None) -> tuple[np.ndarray, int]:
     """The photo decoded for reading (``vision.io.load_image``: the same checks and messages),
     reduced by :func:`reduction` for ``[io] read_long_side``; ``(image, factor)``."""
     cfg = cfg if cfg is not None else _config.load()
+    long_side = int(cfg["io"]["read_long_side"])
+    if long_side <= 0:      # off, as shipped: decoded whole, the photo checked once
+        return photo_io.load_image(path_or_bytes, cfg), 1
     if isinstance(path_or_bytes, (bytes, bytearray, memoryview)):
         data = bytes(path_or_bytes)
     else:
         data = photo_io.read_photo_file(path_or_bytes, cfg)
-    factor = reduction(photo_io.check_photo(data, cfg), int(cfg["io"]["read_long_side"]))
+    factor = reduction(photo_io.check_photo(data, cfg), long_side)
     return photo_io.load_image(data, cfg, reduce=factor), factor
 
 

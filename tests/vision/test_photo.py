@@ -57,6 +57,19 @@ def test_a_large_jpeg_is_decoded_reduced_and_a_png_whole(tmp_path):
     assert factor == 1 and image.shape == (600, 1200, 3)
 
 
+def test_off_the_photo_is_checked_and_decoded_once_as_load_image_does(tmp_path, monkeypatch):
+    from vision import io as photo_io
+
+    path = tmp_path / "a.jpg"
+    path.write_bytes(_jpeg(_stripes(600, 1200)))
+    checked, real = [], photo_io.check_photo
+    monkeypatch.setattr(photo_io, "check_photo", lambda *a, **k: checked.append(1) or real(*a, **k))
+    image, factor = photo.load_for_reading(path, _cfg(0))
+    assert factor == 1 and image.shape == (600, 1200, 3) and len(checked) == 1
+    photo.load_for_reading(path, _cfg(500))
+    assert len(checked) == 3        # on: the header read for the reduction, then by the decode
+
+
 def test_a_reduced_jpeg_is_upright():
     data = _with_exif_orientation(_jpeg(_stripes(600, 1200)), 6)   # 6: turn 90 degrees clockwise
     image, factor = photo.load_for_reading(data, _cfg(500))
