@@ -97,14 +97,13 @@ class Reader:
         if size is not None and size not in (5, 7):
             raise ValueError(f"size must be 5 or 7, got {size}")
         tries = int(self.cfg["frame"]["max_candidates"])
-        least, sure = (float(self.cfg["reader"]["min_castle_odds"]),
-                       float(self.cfg["reader"]["sure_castle_odds"]))
+        least, sure = (float(self.cfg["reader"][k]) for k in ("min_castle_odds", "sure_castle_odds"))
         best, best_key, best_conf = None, None, 0.0
         frames = [int(n) for n in self.cfg["frame"]["square_frames"]]
         more = int(self.cfg["reader"]["past_short_castle"])
         same, read, best_crisp = float(self.cfg["lattice"]["same_grid"]), [], 0.0
-        blurred = float(self.cfg["reader"]["recheck_crisp_below"])
-        short_sure_crisp = float(self.cfg["reader"]["short_sure_crisp"])
+        blurred, short_sure_crisp = (float(self.cfg["reader"][k])
+                                     for k in ("recheck_crisp_below", "short_sure_crisp"))
         recheck, grow = False, int(self.cfg["frame"]["max_grow"])
 
         def known(c, r, k):     # a grid read already (``read``: corners, rows, cols)
@@ -200,17 +199,18 @@ class Reader:
         """The whole-table search's kingdoms (``vision.table.read_kingdoms``: every tile blob,
         each cut apart where only a thin bridge joins it to clutter) against ``best``, the
         detector's outlines' reading (key and crispness as in :meth:`find`): a kingdom there
-        that reads at least ``[reader] table_fallback_crisp`` wins when its key is higher, or
-        the same and its squares read crisper by ``table_fallback_margin`` (a window padded
-        with table reads crisper for its sure bare squares). The detector
-        keeps only the largest blob, so a kingdom whose blob joins a score board or another
-        kingdom beside it is outlined together with them."""
+        that reads at least ``[reader] table_fallback_crisp``, or crisper than ``best`` by
+        ``table_fallback_margin`` (on camo cloth the kingdom's 5x5 read -0.137 against a 2x6
+        strip's -0.265), wins when its key is higher, or the same and its squares read crisper
+        by that margin (a window padded with table reads crisper for its sure bare squares).
+        The detector keeps only the largest blob, so a kingdom whose blob joins a score board
+        or another kingdom beside it is outlined together with them."""
         frames = [int(n) for n in self.cfg["frame"]["square_frames"]]
         sure = float(self.cfg["reader"]["sure_castle_odds"])
         least = float(self.cfg["reader"]["table_fallback_crisp"])
         margin = float(self.cfg["reader"]["table_fallback_margin"])
         for _, found, _, crisp in table.read_kingdoms(self, image, size):
-            if crisp < least:
+            if crisp < least and (best is None or crisp < best_crisp + margin):
                 continue        # blurred: cut off the tiles' own grid, or a window of cloth
             castle = frame.terrain_odds(found.logits, "castle", self.classifier.t_terrain).max()
             key = self._key(castle, castle >= sure,

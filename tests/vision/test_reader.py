@@ -651,7 +651,8 @@ def test_the_whole_table_search_is_read_when_the_outlines_convince_not(reader, m
     crisp 5x5) are read and the crisper wins. A crisp 5x5 with a sure castle from the
     detector is not searched past, nor a crisp piece of it from a sure count; no outline at
     all is, and a crisp piece from an unsure count; a kingdom of the table search that reads
-    blurred ([reader] table_fallback_crisp) is not taken."""
+    blurred ([reader] table_fallback_crisp) is taken only when crisper than the outlines'
+    best by table_fallback_margin."""
     from vision import PhotoError, detect, table
     from vision.frame import crispness
 
@@ -692,13 +693,18 @@ def test_the_whole_table_search_is_read_when_the_outlines_convince_not(reader, m
         found = reader.find(image)
         assert bool(searched) == search
         assert np.allclose(found.corners, _KINGDOM if search else piece)
-    # a kingdom of the table search that reads blurred is not taken (read here as crisp as
-    # just under [reader] table_fallback_crisp: crisper than the detector's blurred frame)
-    blurred = float(reader.cfg["reader"]["table_fallback_crisp"]) - 0.01
-    monkeypatch.setattr(table, "read_kingdoms", lambda rd, img, size=None: [
-        (None, rd.framed(img, _KINGDOM, 5, 5, size), None, blurred)])
+    # a kingdom of the table search that reads under [reader] table_fallback_crisp is taken
+    # only when crisper than the detector's blurred frame by table_fallback_margin (camo
+    # cloth: the kingdom's 5x5 at -0.137 against a 2x6 strip at -0.265)
     monkeypatch.setattr(detect, "candidates", lambda img, cfg, size=None, **kw: iter([off]))
-    assert np.allclose(reader.find(image).corners, off[0])
+    off_crisp = crispness(reader.framed(image, *off[:3]).logits, reader.classifier.t_terrain)
+    least = float(reader.cfg["reader"]["table_fallback_crisp"])
+    margin = float(reader.cfg["reader"]["table_fallback_margin"])
+    assert off_crisp + 2 * margin < least
+    for read_as, taken in ((off_crisp + margin / 2, False), (off_crisp + 2 * margin, True)):
+        monkeypatch.setattr(table, "read_kingdoms", lambda rd, img, size=None, _c=read_as: [
+            (None, rd.framed(img, _KINGDOM, 5, 5, size), None, _c)])
+        assert np.allclose(reader.find(image).corners, _KINGDOM if taken else off[0])
     monkeypatch.setitem(reader.cfg["reader"], "table_fallback", False)
     monkeypatch.setattr(detect, "candidates", nothing)
     with pytest.raises(PhotoError):
