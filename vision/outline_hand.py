@@ -27,6 +27,7 @@ import cv2
 import numpy as np
 
 from vision import config as _config
+from vision.corner_refine import refine_photo_outline
 from vision.gridcount import line_strengths
 from vision.outline import order_top_first
 
@@ -215,12 +216,20 @@ def decide_size(image: np.ndarray, corners, cfg=None) -> int:
 
 def read_outline(reader, image: np.ndarray, points, size: int | None = None, cfg=None):
     """The reader's ``Reading`` of the kingdom inside ``points`` (upright image pixels, any
-    order): a ``size`` x ``size`` board (``size`` None: ``decide_size``)."""
+    order): a ``size`` x ``size`` board (``size`` None: ``decide_size``), its corners moved
+    onto the tiles' seams first (``[outline] refine``; the reading's ``corners`` are those)."""
     if size is not None and size not in (5, 7):
         raise OutlineError(f"size must be 5 or 7 (squares on a side of the kingdom), got {size!r}")
-    cfg = cfg if cfg is not None else getattr(reader, "cfg", None)
+    cfg = cfg if cfg is not None else getattr(reader, "cfg", None) or _config.load()
     corners = check_outline(points, image.shape, cfg)
     n = size if size is not None else decide_size(image, corners, cfg)
+    if cfg["outline"]["refine"] and cfg["detect"]["refine"]:
+        # a hand (or a mouse) puts a corner a little off the kingdom's: the grid lines are
+        # moved onto the seams as the detector's are, each corner at most [outline]
+        # refine_max_move of a square (a hand is rougher than the detector)
+        reach = float(cfg["outline"]["refine_max_move"])
+        corners = refine_photo_outline(image, corners, n, n,
+                                       dict(cfg["detect"], refine_max_move=reach))
     reading = reader.read(image, size=n, corners=corners, rows=n, cols=n)
     if size is None:
         reading.warnings.append(f"outline given by hand: read as {n}x{n} (give the size to "

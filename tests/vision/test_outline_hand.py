@@ -7,6 +7,7 @@ import numpy as np
 import pytest
 
 from vision import outline_hand as oh
+from vision.geometry import corner_error
 from vision.classify import MODELS_DIR
 
 SAMPLES = Path(__file__).resolve().parent.parent.parent / "samples"
@@ -133,7 +134,56 @@ def test_reads_the_sample_inside_its_true_outline_from_any_corner(reader, sample
     reading, _ = oh.read_photo_outline(reader, data, given)
     assert reading.size == truth["size"]
     assert right_squares(reading, truth) == truth["size"] ** 2
-    assert np.allclose(reading.corners, corners, atol=0.5)  # tl, tr, br, bl as the truth's
+    # tl, tr, br, bl as the truth's, each moved onto the seams by at most [outline]
+    # refine_max_move of a square along x and along y
+    reach = float(reader.cfg["outline"]["refine_max_move"])
+    assert corner_error(np.asarray(reading.corners), corners) * truth["size"] \
+        <= reach * np.sqrt(2) * 1.05
+
+
+def draw_grid(n: int = 5, cell: int = 80, at: int = 100, seam: int = 3):
+    """A photo of an n x n kingdom of flat squares (a colour each) with dark seams between
+    them on a grey table, and its outer corners (tl, tr, br, bl)."""
+    rng = np.random.default_rng(1)
+    image = np.full((2 * at + n * cell, 2 * at + n * cell, 3), 128, np.uint8)
+    for r in range(n):
+        for c in range(n):
+            y, x = at + r * cell, at + c * cell
+            image[y:y + cell, x:x + cell] = rng.integers(60, 250, 3)
+            image[y:y + seam, x:x + cell] = image[y:y + cell, x:x + seam] = 25
+    image[at + n * cell - seam:at + n * cell, at:at + n * cell] = 25
+    image[at:at + n * cell, at + n * cell - seam:at + n * cell] = 25
+    side = at + n * cell
+    return image, np.float64([[at, at], [side, at], [side, side], [at, side]])
+
+
+class _Recorder:
+    """Stands in for the reader: keeps the corners it is asked to read."""
+
+    def __init__(self):
+        from vision import config
+
+        self.cfg, self.asked = config.load(), []
+
+    def read(self, image, size=None, *, corners=None, rows=None, cols=None):
+        self.asked.append(np.asarray(corners, np.float64))
+        return type("Reading", (), {"warnings": []})()
+
+
+def test_a_hand_outline_a_little_off_is_moved_onto_the_seams():
+    """Each corner given 0.15 of a square off the kingdom's, in four directions: the squares
+    are read from an outline on the seams ([outline] refine); with that off, from the
+    outline as given."""
+    image, true = draw_grid()
+    cell = 80.0
+    given = true + 0.15 * cell * np.float64([[1, 0.4], [-0.3, 1], [-1, -0.5], [0.6, -1]])
+    rec = _Recorder()
+    oh.read_outline(rec, image, given, size=5)
+    assert corner_error(given, true) * 5 > 0.15
+    assert corner_error(rec.asked[-1], true) * 5 < 0.05
+    rec.cfg["outline"]["refine"] = False
+    oh.read_outline(rec, image, given, size=5)
+    assert np.allclose(rec.asked[-1], given)
 
 
 @needs_model
