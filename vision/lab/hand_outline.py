@@ -27,6 +27,8 @@ from pathlib import Path
 import cv2
 import numpy as np
 
+from vision.lab.robust import add_photo_options, photos_and_readers
+
 
 def moved(corners, rows: int, cols: int, off: float, name: str) -> np.ndarray:
     """The four corners (x, y) each moved ``off`` of a square (the outline's mean side over
@@ -95,12 +97,8 @@ def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--off", default="0,0.15,0.3",
                     help="comma-separated offsets of each corner, in squares (default 0,0.15,0.3)")
-    ap.add_argument("--photos", help="comma-separated dev photo names (default all)")
     ap.add_argument("--json", type=Path, help="also write the figures as JSON here")
-    ap.add_argument("--fold-models", type=Path, metavar="DIR",
-                    help="read each photo with the network of the cross-validation fold that "
-                         "held it out (`kingdomino evaluate --fold-models DIR`)")
-    ap.add_argument("--datasets", default=None, help="datasets folder (default: ../shared/datasets)")
+    add_photo_options(ap)
     args = ap.parse_args(argv)
     try:
         offs = [float(v) for v in args.off.split(",")]
@@ -108,29 +106,10 @@ def main(argv=None) -> int:
         ap.error(f"--off must be numbers joined by commas (0,0.15,0.3), not {args.off!r}")
     if any(not 0 <= o < 1 for o in offs):
         ap.error("each --off is a share of a square, at least 0 and under 1")
-    from vision.lab.datasets import load_phone
-    from vision.lab.robust import fold_readers
-    from vision.reader import Reader
-
-    try:
-        photos = load_phone(Path(args.datasets) if args.datasets else None)
-    except FileNotFoundError as exc:
-        print(f"hand_outline: {exc}", file=sys.stderr)
+    got = photos_and_readers(ap, args, "hand_outline")
+    if got is None:
         return 2
-    if args.photos:
-        keep = set(args.photos.split(","))
-        photos = [p for p in photos if p.name in keep]
-        if not photos:
-            ap.error("none of --photos is a dev phone photo")
-    if args.fold_models:
-        try:
-            reader_for = fold_readers(args.fold_models, photos)
-        except (OSError, ValueError) as exc:
-            print(f"hand_outline: {exc}", file=sys.stderr)
-            return 2
-    else:
-        shipped = Reader()
-        reader_for = lambda photo: shipped          # noqa: E731
+    photos, reader_for = got
     res = measure(reader_for, photos, offs)
     for name, row in res.items():
         fails = "; ".join(f"{f['photo']} ({f['why']})" for f in row["failures"])

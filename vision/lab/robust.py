@@ -328,44 +328,61 @@ def fold_readers(folder, photos):
     return lambda photo: readers[fold_of[photo.name]]
 
 
-def main(argv=None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--only", help=f"comma-separated perturbations (default all: "
-                                   f"{','.join(PERTURBATIONS)})")
+def add_photo_options(ap: argparse.ArgumentParser) -> None:
+    """``--photos``, ``--fold-models`` and ``--datasets``: which dev phone photos a lab tool
+    reads, and with which network."""
     ap.add_argument("--photos", help="comma-separated dev photo names (default all)")
-    ap.add_argument("--json", type=Path, help="also write the figures as JSON here")
     ap.add_argument("--fold-models", type=Path, metavar="DIR",
-                    help="frame each photo with the network of the cross-validation fold that "
+                    help="read each photo with the network of the cross-validation fold that "
                          "held it out (`kingdomino evaluate --fold-models DIR`), not the shipped "
                          "one, which was trained on these photos")
     ap.add_argument("--datasets", default=None, help="datasets folder (default: ../shared/datasets)")
-    args = ap.parse_args(argv)
-    names = args.only.split(",") if args.only else list(PERTURBATIONS)
-    bad = [step for n in names for step in unknown(n)]
-    if bad:
-        ap.error(f"unknown perturbation(s) {', '.join(bad)}: choose from {', '.join(PERTURBATIONS)}"
-                 f" or farK (0 < K < 1), joined by + (far0.6+cool)")
+
+
+def photos_and_readers(ap: argparse.ArgumentParser, args, tool: str):
+    """The dev phone photos of :func:`add_photo_options`' options and a function giving each
+    its reader (its fold's, else the shipped one): ``(photos, reader_for)``, or None when
+    they cannot be had (why is said on stderr, as ``tool: ...``)."""
     from vision.lab.datasets import load_phone
     from vision.reader import Reader
 
     try:
         photos = load_phone(Path(args.datasets) if args.datasets else None)
     except FileNotFoundError as exc:
-        print(f"robust: {exc}", file=sys.stderr)
-        return 2
+        print(f"{tool}: {exc}", file=sys.stderr)
+        return None
     if args.photos:
         keep = set(args.photos.split(","))
         photos = [p for p in photos if p.name in keep]
         if not photos:
             ap.error("none of --photos is a dev phone photo")
-    reader = Reader()
-    if args.fold_models:
-        try:
-            reader = fold_readers(args.fold_models, photos)
-        except (OSError, ValueError) as exc:
-            print(f"robust: {exc}", file=sys.stderr)
-            return 2
-    res = measure(reader, photos, names)
+    if not args.fold_models:
+        shipped = Reader()
+        return photos, lambda photo: shipped
+    try:
+        return photos, fold_readers(args.fold_models, photos)
+    except (OSError, ValueError) as exc:
+        print(f"{tool}: {exc}", file=sys.stderr)
+        return None
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--only", help=f"comma-separated perturbations (default all: "
+                                   f"{','.join(PERTURBATIONS)})")
+    ap.add_argument("--json", type=Path, help="also write the figures as JSON here")
+    add_photo_options(ap)
+    args = ap.parse_args(argv)
+    names = args.only.split(",") if args.only else list(PERTURBATIONS)
+    bad = [step for n in names for step in unknown(n)]
+    if bad:
+        ap.error(f"unknown perturbation(s) {', '.join(bad)}: choose from {', '.join(PERTURBATIONS)}"
+                 f" or farK (0 < K < 1), joined by + (far0.6+cool)")
+    got = photos_and_readers(ap, args, "robust")
+    if got is None:
+        return 2
+    photos, reader_for = got
+    res = measure(reader_for, photos, names)
     for name, row in res.items():
         fails = ", ".join(f"{f['photo']} ({f['grid'] or 'none'}, {f['error']})"
                           for f in row["failures"])
