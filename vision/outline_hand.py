@@ -214,22 +214,51 @@ def decide_size(image: np.ndarray, corners, cfg=None) -> int:
 # ---------------------------------------------------------------- reading
 
 
+def _on_seams(image, corners, n: int, cfg: dict) -> np.ndarray:
+    """The outline's corners moved so its ``n x n`` grid lines lie on the tiles' seams, as the
+    detector's are (``[outline] refine``; each corner at most ``[outline] refine_max_move`` of
+    a square along x and along y: a hand is rougher than the detector)."""
+    if not (cfg["outline"]["refine"] and cfg["detect"]["refine"]):
+        return corners
+    reach = float(cfg["outline"]["refine_max_move"])
+    return refine_photo_outline(image, corners, n, n, dict(cfg["detect"], refine_max_move=reach))
+
+
+def _size_by_reading(reader, image, given, n: int, corners, cfg: dict):
+    """The seams' count ``n`` (its outline ``corners``) against the other square frame cut in
+    the same given outline: the squares' reading decides when one count reads crisper than
+    the other by ``[outline] size_read_margin`` (``vision.frame.crispness``, the squares as
+    cut: cut on the tiles' own grid they read crisply), else the seams' count stands.
+    Returns ``(n, corners)``."""
+    from vision.frame import crispness, read_grid
+
+    margin = float(cfg["outline"]["size_read_margin"])
+    classifier = reader.classifier
+
+    def crisp(k, q):
+        return crispness(read_grid(image, q, k, k, classifier, cfg, True), classifier.t_terrain)
+
+    other = 12 - n                                  # 5 <-> 7
+    moved = _on_seams(image, given, other, cfg)
+    if crisp(other, moved) > crisp(n, corners) + margin:
+        return other, moved
+    return n, corners
+
+
 def read_outline(reader, image: np.ndarray, points, size: int | None = None, cfg=None):
     """The reader's ``Reading`` of the kingdom inside ``points`` (upright image pixels, any
-    order): a ``size`` x ``size`` board (``size`` None: ``decide_size``), its corners moved
-    onto the tiles' seams first (``[outline] refine``; the reading's ``corners`` are those)."""
+    order): a ``size`` x ``size`` board, its corners moved onto the tiles' seams first
+    (:func:`_on_seams`; the reading's ``corners`` are those). ``size`` None: the seams decide
+    (:func:`decide_size`), overruled by the squares' reading when it is clear
+    (:func:`_size_by_reading`, ``[outline] size_by_reading``)."""
     if size is not None and size not in (5, 7):
         raise OutlineError(f"size must be 5 or 7 (squares on a side of the kingdom), got {size!r}")
     cfg = cfg if cfg is not None else getattr(reader, "cfg", None) or _config.load()
-    corners = check_outline(points, image.shape, cfg)
-    n = size if size is not None else decide_size(image, corners, cfg)
-    if cfg["outline"]["refine"] and cfg["detect"]["refine"]:
-        # a hand (or a mouse) puts a corner a little off the kingdom's: the grid lines are
-        # moved onto the seams as the detector's are, each corner at most [outline]
-        # refine_max_move of a square (a hand is rougher than the detector)
-        reach = float(cfg["outline"]["refine_max_move"])
-        corners = refine_photo_outline(image, corners, n, n,
-                                       dict(cfg["detect"], refine_max_move=reach))
+    given = check_outline(points, image.shape, cfg)
+    n = size if size is not None else decide_size(image, given, cfg)
+    corners = _on_seams(image, given, n, cfg)
+    if size is None and cfg["outline"]["size_by_reading"]:
+        n, corners = _size_by_reading(reader, image, given, n, corners, cfg)
     reading = reader.read(image, size=n, corners=corners, rows=n, cols=n)
     if size is None:
         reading.warnings.append(f"outline given by hand: read as {n}x{n} (give the size to "

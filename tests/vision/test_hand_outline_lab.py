@@ -43,13 +43,14 @@ class _Reader:
         from vision import config
 
         self.cfg, self.true, self.terrain, self.crowns = config.load(), true, terrain, crowns
+        self.cfg["outline"]["size_by_reading"] = False      # no network here: the seams decide
 
     def read(self, image, size=None, *, corners=None, rows=None, cols=None):
         cells = [[{"terrain": t, "crowns": k} for t, k in zip(tr, kr)]
                  for tr, kr in zip(self.terrain, self.crowns)]
         if corner_error(np.asarray(corners, np.float64), self.true) * rows > 0.12:
             cells[0][1] = dict(cells[0][1], crowns=0)
-        return SimpleNamespace(cells=cells, review=[], warnings=[])
+        return SimpleNamespace(cells=cells, review=[], warnings=[], size=rows)
 
 
 def test_a_photo_read_exact_only_from_the_refined_outline(tmp_path):
@@ -70,3 +71,5 @@ def test_a_photo_read_exact_only_from_the_refined_outline(tmp_path):
     assert (as_given["exact"], as_given["squares_wrong"], as_given["unflagged"]) == (0, 1, 1)
     assert "none in review" in as_given["failures"][0]["why"]
     assert res["0 of a square, as given"]["exact"] == 1
+    decided = res["0.15 of a square, size decided"]       # the seams count the drawn 5x5
+    assert (decided["size_right"], decided["exact"]) == (1, 1)

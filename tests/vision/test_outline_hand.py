@@ -167,7 +167,40 @@ class _Recorder:
 
     def read(self, image, size=None, *, corners=None, rows=None, cols=None):
         self.asked.append(np.asarray(corners, np.float64))
+        self.rows = rows
         return type("Reading", (), {"warnings": []})()
+
+
+class _Classifier:
+    """Reads every square surely as a field when the outline is cut ``crisp_at`` a side, and
+    every square as any terrain alike (blurred) otherwise."""
+    t_terrain = 1.0
+
+    def __init__(self, crisp_at):
+        self.crisp_at = crisp_at
+
+    def logits(self, crops, first_turn_only=False):
+        out = np.zeros((len(crops), 12), np.float32)
+        if len(crops) == self.crisp_at ** 2:
+            out[:, 0] = 10.0
+        return out
+
+
+@pytest.mark.parametrize("crisp_at, margin, read_as", [
+    (7, 0.03, 7),       # the squares cut 7x7 read far crisper: the reading overrules the seams
+    (5, 0.03, 5),       # they agree
+    (7, 100.0, 5),      # not crisper by the margin: the seams' count stands
+])
+def test_with_no_size_the_squares_reading_can_overrule_the_seams(crisp_at, margin, read_as):
+    image, true = draw_grid()          # seams every 80 px: the seams count 5
+    rec = _Recorder()
+    rec.classifier = _Classifier(crisp_at)
+    rec.cfg["outline"]["size_read_margin"] = margin
+    oh.read_outline(rec, image, true)
+    assert rec.rows == read_as
+    rec.cfg["outline"]["size_by_reading"] = False
+    oh.read_outline(rec, image, true)
+    assert rec.rows == 5
 
 
 def test_a_hand_outline_a_little_off_is_moved_onto_the_seams():

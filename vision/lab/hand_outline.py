@@ -5,9 +5,11 @@ page's outline); a hand lands a little off. Every dev phone photo of a kingdom i
 frame (5x5 or 7x7, labelled corners) is read by ``vision.outline_hand.read_outline``, as the
 contract's path reads it, from its labelled corners and from them moved ``K`` of a square each
 (``--off``), each corner in its own direction, drawn per photo from its name (the same every
-run): once with the given corners moved onto the seams (``[outline] refine``) and once as
-given. A photo is exact when its total is the labelled one; a wrong total is unflagged when
-none of its wrong squares is in review.
+run), three ways (:data:`MODES`): the size given and the corners moved onto the seams
+(``[outline] refine``), the size given and the corners as given, and the size left to the
+reader (``outline_hand.decide_size`` and the squares' reading) with the corners moved. A
+photo is exact when its total is the labelled one; a wrong total is unflagged when none of its
+wrong squares is in review.
 
     python3 -m vision.lab.hand_outline [--off 0,0.15,0.3] [--fold-models DIR] [--photos N,...]
                                        [--json out.json]
@@ -39,55 +41,71 @@ def moved(corners, rows: int, cols: int, off: float, name: str) -> np.ndarray:
     return c + off * cell * np.stack([np.cos(angle), np.sin(angle)], axis=1)
 
 
-def _key(off: float, refine: bool) -> str:
-    return f"{off:g} of a square, {'refined' if refine else 'as given'}"
+MODES = {"refined": (True, True), "as given": (False, True), "size decided": (True, False)}
+"""How each outline is read: (moved onto the seams, its size given)."""
 
 
-def measure(reader_for, photos, offs, log=None) -> dict:
-    """For each offset in ``offs`` and the refinement on and off: how many of ``photos``
-    (objects with ``path``, ``name``, ``corners``, ``rows``, ``cols``, ``terrain``,
-    ``crowns``; square ones only are read) read with the exact total, squares wrong, wrong
-    totals with none of their wrong squares in review, and the photos not exact. A reading
-    that fails is that photo's failure. ``reader_for(photo)``: the reader for that photo."""
+def _key(off: float, mode: str) -> str:
+    return f"{off:g} of a square, {mode}"
+
+
+def read_one(reader, image, photo, given, refine: bool, size_given: bool) -> dict:
+    """One reading of ``photo`` inside ``given`` through ``outline_hand.read_outline``: its
+    size (``size_given``: the labelled one, else decided), the squares read wrong and whether
+    any is in review, its total and the labelled one."""
     from vision import outline_hand
     from vision.lab.evaluate import score
 
-    out = {_key(o, r): {"n": 0, "exact": 0, "squares_wrong": 0, "unflagged": 0, "failures": []}
-           for o in offs for r in (True, False)}
+    n = photo.rows
+    cfg = dict(reader.cfg, outline=dict(reader.cfg["outline"], refine=refine))
+    reading = outline_hand.read_outline(reader, image, given, size=n if size_given else None,
+                                        cfg=cfg)
+    k = reading.size
+    terrain = [[reading.cells[r][c]["terrain"] for c in range(k)] for r in range(k)]
+    crowns = [[reading.cells[r][c]["crowns"] for c in range(k)] for r in range(k)]
+    wrong = [] if k != n else [
+        [r, c] for r in range(n) for c in range(n)
+        if (terrain[r][c], crowns[r][c]) != (photo.terrain[r][c], int(photo.crowns[r][c]))]
+    return {"size": k, "wrong": wrong, "in_review": any(w in reading.review for w in wrong),
+            "total": score(terrain, crowns), "truth": score(photo.terrain, photo.crowns)}
+
+
+def measure(reader_for, photos, offs, modes=tuple(MODES), log=None) -> dict:
+    """For each offset in ``offs`` and each of ``modes`` (:data:`MODES`): how many of
+    ``photos`` (objects with ``path``, ``name``, ``corners``, ``rows``, ``cols``,
+    ``terrain``, ``crowns``; square ones only are read) read at the labelled size and with the
+    exact total, squares wrong, wrong totals with none of their wrong squares in review, and
+    the photos not exact. A reading that fails is that photo's failure. ``reader_for(photo)``:
+    the reader for that photo."""
+    out = {_key(o, m): {"n": 0, "size_right": 0, "exact": 0, "squares_wrong": 0, "unflagged": 0,
+                        "failures": []} for o in offs for m in modes}
     for photo in photos:
         if photo.rows != photo.cols or photo.rows not in (5, 7):
             continue                    # a half-built kingdom: no frame to give by hand
         image = cv2.imread(str(photo.path), cv2.IMREAD_COLOR)
         if image is None:
             raise ValueError(f"cannot read {photo.path}")
-        reader, n = reader_for(photo), photo.rows
-        truth = score(photo.terrain, photo.crowns)
         for off in offs:
-            given = moved(photo.corners, n, n, off, photo.name)
-            for refine in (True, False):
-                row = out[_key(off, refine)]
+            given = moved(photo.corners, photo.rows, photo.cols, off, photo.name)
+            for mode in modes:
+                row = out[_key(off, mode)]
                 row["n"] += 1
-                cfg = dict(reader.cfg, outline=dict(reader.cfg["outline"], refine=refine))
                 try:
-                    reading = outline_hand.read_outline(reader, image, given, size=n, cfg=cfg)
+                    got = read_one(reader_for(photo), image, photo, given, *MODES[mode])
                 except ValueError as exc:
                     row["failures"].append({"photo": photo.name, "why": str(exc)})
                     continue
-                terrain = [[reading.cells[r][c]["terrain"] for c in range(n)] for r in range(n)]
-                crowns = [[reading.cells[r][c]["crowns"] for c in range(n)] for r in range(n)]
-                wrong = [[r, c] for r in range(n) for c in range(n)
-                         if (terrain[r][c], crowns[r][c]) != (photo.terrain[r][c],
-                                                              int(photo.crowns[r][c]))]
-                row["squares_wrong"] += len(wrong)
-                total = score(terrain, crowns)
-                if total == truth:
+                row["size_right"] += got["size"] == photo.rows
+                row["squares_wrong"] += len(got["wrong"])
+                if got["total"] == got["truth"]:
                     row["exact"] += 1
                     continue
-                flagged = any(w in reading.review for w in wrong)
-                row["unflagged"] += not flagged
-                row["failures"].append({"photo": photo.name, "why": f"total {total} for {truth}, "
-                                        f"{len(wrong)} square(s) wrong"
-                                        + ("" if flagged else ", none in review")})
+                why = (f"read {got['size']}x{got['size']}" if got["size"] != photo.rows else
+                       f"{len(got['wrong'])} square(s) wrong"
+                       + ("" if got["in_review"] else ", none in review"))
+                row["unflagged"] += got["size"] == photo.rows and not got["in_review"]
+                row["failures"].append({"photo": photo.name,
+                                        "why": f"total {got['total']} for {got['truth']}, {why}"})
         if log:
             log(f"{photo.name}: done")
     return out
@@ -113,8 +131,9 @@ def main(argv=None) -> int:
     res = measure(reader_for, photos, offs)
     for name, row in res.items():
         fails = "; ".join(f"{f['photo']} ({f['why']})" for f in row["failures"])
-        print(f"{name:28s} exact {row['exact']}/{row['n']}, squares wrong {row['squares_wrong']}, "
-              f"unflagged {row['unflagged']}" + (f"  not: {fails}" if fails else ""))
+        print(f"{name:32s} size right {row['size_right']}/{row['n']}, exact {row['exact']}, "
+              f"squares wrong {row['squares_wrong']}, unflagged {row['unflagged']}"
+              + (f"  not: {fails}" if fails else ""))
     if args.json:
         args.json.write_text(json.dumps(res, indent=1))
     return 0
