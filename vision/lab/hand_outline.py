@@ -21,7 +21,6 @@ trained on these very photos. Holdout photos are never loaded.
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 import zlib
 from pathlib import Path
@@ -29,7 +28,7 @@ from pathlib import Path
 import cv2
 import numpy as np
 
-from vision.lab.robust import add_photo_options, photos_and_readers
+from vision.lab.robust import add_photo_options, photos_and_readers, report
 
 
 def moved(corners, rows: int, cols: int, off: float, name: str) -> np.ndarray:
@@ -52,7 +51,7 @@ def _key(off: float, mode: str) -> str:
 def read_one(reader, image, photo, given, refine: bool, size_given: bool) -> dict:
     """One reading of ``photo`` inside ``given`` through ``outline_hand.read_outline``: its
     size (``size_given``: the labelled one, else decided), the squares read wrong and whether
-    any is in review, its total and the labelled one."""
+    any is in review, and its total."""
     from vision import outline_hand
     from vision.lab.evaluate import score
 
@@ -67,7 +66,7 @@ def read_one(reader, image, photo, given, refine: bool, size_given: bool) -> dic
         [r, c] for r in range(n) for c in range(n)
         if (terrain[r][c], crowns[r][c]) != (photo.terrain[r][c], int(photo.crowns[r][c]))]
     return {"size": k, "wrong": wrong, "in_review": any(w in reading.review for w in wrong),
-            "total": score(terrain, crowns), "truth": score(photo.terrain, photo.crowns)}
+            "total": score(terrain, crowns)}
 
 
 def measure(reader_for, photos, offs, modes=tuple(MODES), log=None) -> dict:
@@ -77,6 +76,8 @@ def measure(reader_for, photos, offs, modes=tuple(MODES), log=None) -> dict:
     exact total, squares wrong, wrong totals with none of their wrong squares in review, and
     the photos not exact. A reading that fails is that photo's failure. ``reader_for(photo)``:
     the reader for that photo."""
+    from vision.lab.evaluate import score
+
     out = {_key(o, m): {"n": 0, "size_right": 0, "exact": 0, "squares_wrong": 0, "unflagged": 0,
                         "failures": []} for o in offs for m in modes}
     for photo in photos:
@@ -85,6 +86,7 @@ def measure(reader_for, photos, offs, modes=tuple(MODES), log=None) -> dict:
         image = cv2.imread(str(photo.path), cv2.IMREAD_COLOR)
         if image is None:
             raise ValueError(f"cannot read {photo.path}")
+        truth = score(photo.terrain, photo.crowns)
         for off in offs:
             given = moved(photo.corners, photo.rows, photo.cols, off, photo.name)
             for mode in modes:
@@ -97,7 +99,7 @@ def measure(reader_for, photos, offs, modes=tuple(MODES), log=None) -> dict:
                     continue
                 row["size_right"] += got["size"] == photo.rows
                 row["squares_wrong"] += len(got["wrong"])
-                if got["total"] == got["truth"]:
+                if got["total"] == truth:
                     row["exact"] += 1
                     continue
                 why = (f"read {got['size']}x{got['size']}" if got["size"] != photo.rows else
@@ -105,7 +107,7 @@ def measure(reader_for, photos, offs, modes=tuple(MODES), log=None) -> dict:
                        + ("" if got["in_review"] else ", none in review"))
                 row["unflagged"] += got["size"] == photo.rows and not got["in_review"]
                 row["failures"].append({"photo": photo.name,
-                                        "why": f"total {got['total']} for {got['truth']}, {why}"})
+                                        "why": f"total {got['total']} for {truth}, {why}"})
         if log:
             log(f"{photo.name}: done")
     return out
@@ -128,14 +130,14 @@ def main(argv=None) -> int:
     if got is None:
         return 2
     photos, reader_for = got
-    res = measure(reader_for, photos, offs)
-    for name, row in res.items():
+
+    def line(name, row):
         fails = "; ".join(f"{f['photo']} ({f['why']})" for f in row["failures"])
-        print(f"{name:32s} size right {row['size_right']}/{row['n']}, exact {row['exact']}, "
-              f"squares wrong {row['squares_wrong']}, unflagged {row['unflagged']}"
-              + (f"  not: {fails}" if fails else ""))
-    if args.json:
-        args.json.write_text(json.dumps(res, indent=1))
+        return (f"{name:32s} size right {row['size_right']}/{row['n']}, exact {row['exact']}, "
+                f"squares wrong {row['squares_wrong']}, unflagged {row['unflagged']}"
+                + (f"  not: {fails}" if fails else ""))
+
+    report(measure(reader_for, photos, offs), line, args.json)
     return 0
 
 

@@ -366,6 +366,15 @@ def photos_and_readers(ap: argparse.ArgumentParser, args, tool: str):
         return None
 
 
+def report(res: dict, line, path: Path | None) -> None:
+    """A lab tool's figures: one printed line a row of ``res`` (``line(name, row)``), and all
+    of them as JSON in ``path`` when given."""
+    for name, row in res.items():
+        print(line(name, row))
+    if path:
+        path.write_text(json.dumps(res, indent=1))
+
+
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--only", help=f"comma-separated perturbations (default all: "
@@ -382,13 +391,13 @@ def main(argv=None) -> int:
     if got is None:
         return 2
     photos, reader_for = got
-    res = measure(reader_for, photos, names)
-    for name, row in res.items():
+
+    def line(name, row):
         fails = ", ".join(f"{f['photo']} ({f['grid'] or 'none'}, {f['error']})"
                           for f in row["failures"])
-        print(f"{name:9s} framed {row['framed']}/{row['n']}" + (f"  not: {fails}" if fails else ""))
-    if args.json:
-        args.json.write_text(json.dumps(res, indent=1))
+        return f"{name:9s} framed {row['framed']}/{row['n']}" + (f"  not: {fails}" if fails else "")
+
+    report(measure(reader_for, photos, names), line, args.json)
     return 0
 
 
