@@ -7,6 +7,7 @@ from types import SimpleNamespace
 
 import cv2
 import numpy as np
+import pytest
 
 from vision.geometry import corner_error
 from vision.lab import hand_outline
@@ -73,3 +74,14 @@ def test_a_photo_read_exact_only_from_the_refined_outline(tmp_path):
     assert res["0 of a square, as given"]["exact"] == 1
     decided = res["0.15 of a square, size decided"]       # the seams count the drawn 5x5
     assert (decided["size_right"], decided["exact"]) == (1, 1)
+
+
+def test_bad_offsets_and_a_missing_dataset_say_so_and_exit_2(tmp_path, capsys):
+    for off, says in (("0.1,x", "numbers joined by commas"), ("1.5", "under 1"),
+                      ("-0.1", "at least 0")):
+        with pytest.raises(SystemExit) as done:
+            hand_outline.main(["--off", off])
+        assert done.value.code == 2 and says in capsys.readouterr().err
+    assert hand_outline.main(["--datasets", str(tmp_path)]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("hand_outline: ") and "Traceback" not in err
