@@ -89,9 +89,8 @@ def score_outline(path_or_bytes, corners, rules: str | None = None, bonuses=(),
     from vision import io as photo_io
     from vision import outline_hand
 
-    data = path_or_bytes if isinstance(path_or_bytes, (bytes, bytearray)) else \
-        photo_io.read_photo_file(path_or_bytes)
-    reading, upright = outline_hand.read_photo_outline(reader(), bytes(data), corners, size=size)
+    data = photo_io.photo_bytes(path_or_bytes)
+    reading, upright = outline_hand.read_photo_outline(reader(), data, corners, size=size)
     obj = score_reading(reading, rules=rules, bonuses=bonuses)
     stored = [[round(float(x), 2), round(float(y), 2)]
               for x, y in _stored_order(corners, upright, reading.corners)]

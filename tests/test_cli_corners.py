@@ -83,3 +83,16 @@ def test_outline_outside_the_photo_is_that_photos_error_line(capsys):
     assert code == 1
     obj = json.loads(out)
     assert set(obj) == {"source", "error"} and "outside the photo" in obj["error"]
+
+
+@needs_model
+def test_the_service_reads_an_outline_from_the_photos_bytes_of_any_kind(truth_5x5):
+    from kingdomino import service
+
+    truth, corners = truth_5x5
+    data = SAMPLE.read_bytes()
+    from_path = service.score_photo(str(SAMPLE), corners=corners.tolist())
+    for given in (data, bytearray(data), memoryview(data)):
+        got = service.score_photo(given, corners=corners.tolist())
+        assert got["score"] == from_path["score"] and got["cells"] == from_path["cells"]
+        assert got["outline"]["corners"] == from_path["outline"]["corners"]

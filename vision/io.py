@@ -7,6 +7,7 @@ refused or read the same way everywhere. The limits come from ``config.toml`` ``
   header, and every limit checked, without decoding a pixel (cheap: run it before anything else).
 - ``read_photo_file(path) -> bytes``: a regular file's bytes, within the byte limit; a folder, a
   named pipe, a device or a symbolic link loop is named as what it is (and never read from).
+- ``photo_bytes(path_or_bytes) -> bytes``: the bytes given, or ``read_photo_file``'s.
 - ``load_image(path_or_bytes) -> BGR uint8 array``: ``check_photo`` then decode, EXIF orientation
   honoured (OpenCV applies it), at most ``[io] max_decodes`` decodes at once in one process.
 - ``shrink_photo(data, max_side) -> (JPEG bytes, (width, height))``: a small upright copy.
@@ -31,6 +32,7 @@ from . import config as _config
 from .errors import PhotoError
 
 SUPPORTED = "JPEG, PNG, WebP or BMP"
+REDUCTIONS = (2, 4, 8)      # how many times smaller a side libjpeg can decode (IMREAD_REDUCED_COLOR_*)
 
 _JPEG_SOF = (0xC0, 0xC1, 0xC2, 0xC3, 0xC5, 0xC6, 0xC7, 0xC9, 0xCA, 0xCB, 0xCD, 0xCE, 0xCF)
 _PNG_CHANNELS = {0: 1, 2: 3, 3: 3, 4: 2, 6: 4}  # colour type -> samples per pixel (palette: RGB)
@@ -83,10 +85,8 @@ def sniff_format(data: bytes) -> str | None:
 
 
 def _jpeg_scan(data: bytes):
-    """Walk the JPEG marker segments: ``(frame header offset, start of scan data offset)``.
-
-    Either may be None when the file ends before it (a truncated or damaged file).
-    """
+    """Walk the JPEG marker segments: ``(frame header offset, start of scan data offset)``,
+    either None when the file ends before it (a truncated or damaged file)."""
     pos, n = 2, len(data)
     sof = None
     while pos + 4 <= n:
@@ -223,11 +223,8 @@ def is_truncated(data: bytes, fmt: str) -> bool:
 
 def check_photo(data: bytes, cfg=None, max_pixels: int | None = None) -> PhotoInfo:
     """Every check that needs no decoding: a supported format, a readable header, the byte,
-    pixel and decoded-memory limits of ``[io]``, and a file that is not cut short.
-
-    ``max_pixels`` may only tighten the configured pixel limit (a server's own setting).
-    Returns the header's ``PhotoInfo``; raises ``PhotoError`` saying what is wrong.
-    """
+    pixel and decoded-memory limits of ``[io]`` (``max_pixels`` may only tighten the pixel limit:
+    a server's own) and a file not cut short. The header's ``PhotoInfo``, or ``PhotoError``."""
     io = _io_settings(cfg)
     max_bytes = int(io["max_bytes"])
     limit = int(io["max_pixels"]) if max_pixels is None else min(int(max_pixels), int(io["max_pixels"]))
@@ -319,6 +316,13 @@ def read_photo_file(path, cfg=None) -> bytes:
     return data
 
 
+def photo_bytes(path_or_bytes, cfg=None) -> bytes:
+    """A photo file's bytes: those given, or those :func:`read_photo_file` reads from a path."""
+    if isinstance(path_or_bytes, (bytes, bytearray, memoryview)):
+        return bytes(path_or_bytes)
+    return read_photo_file(path_or_bytes, cfg)
+
+
 # ---------------------------------------------------------------- decoding
 
 _TURNS: dict[int, threading.BoundedSemaphore] = {}
@@ -337,10 +341,8 @@ if hasattr(os, "register_at_fork"):
 
 @contextmanager
 def decode_turn(cfg=None):
-    """Hold one of the ``[io] max_decodes`` decoding turns of this process while decoding.
-
-    Waits at most ``[io] decode_wait_s`` seconds for a turn, then raises ``PhotoBusy``.
-    """
+    """Hold one of the ``[io] max_decodes`` decoding turns of this process while decoding;
+    ``PhotoBusy`` when none comes free within ``[io] decode_wait_s`` seconds."""
     io = _io_settings(cfg)
     slots = max(1, int(io["max_decodes"]))
     with _TURNS_LOCK:
@@ -357,13 +359,11 @@ def load_image(path_or_bytes, cfg=None, reduce: int = 1) -> np.ndarray:
     """Decode a photo (a path or the file's bytes) into a BGR uint8 array, EXIF-oriented.
 
     ``check_photo`` runs first, so an oversized or damaged file is refused before any pixel
-    is decoded. ``reduce`` (2, 4 or 8, JPEG only): that many times smaller a side, as libjpeg
-    decodes it (``vision.photo``). Raises ``PhotoError`` (``PhotoBusy``: no decoding turn free).
-    """
-    data = bytes(path_or_bytes) if isinstance(path_or_bytes, (bytes, bytearray, memoryview)) \
-        else read_photo_file(path_or_bytes, cfg)
+    is decoded. ``reduce`` (one of ``REDUCTIONS``, JPEG only): that many times smaller a side, as
+    libjpeg decodes it (``vision.photo``). Raises ``PhotoError`` (``PhotoBusy``: no turn free)."""
+    data = photo_bytes(path_or_bytes, cfg)
     info = check_photo(data, cfg)
-    if reduce != 1 and (info.format != "jpeg" or reduce not in (2, 4, 8)):
+    if reduce != 1 and (info.format != "jpeg" or reduce not in REDUCTIONS):
         raise ValueError(f"reduce must be 1, or 2, 4 or 8 for a JPEG, not {reduce!r} ({info.format})")
     flag = cv2.IMREAD_COLOR if reduce == 1 else getattr(cv2, f"IMREAD_REDUCED_COLOR_{reduce}")
     with decode_turn(cfg):

@@ -18,7 +18,8 @@ It is for a slow machine, or for after the classifier has been trained on photos
 - ``load_for_reading(path_or_bytes, cfg=None) -> (image, factor)``: the decoded image and how
   much smaller a side it is than the upright photo.
 - ``to_photo_pixels(reading, factor)``: a ``vision.Reading`` of the reduced image with its
-  ``corners`` and ``homography`` in the upright photo's pixels.
+  ``corners`` and ``homography`` in the upright photo's pixels; ``to_reduced_pixels(points,
+  factor)`` the other way, for points (``reduced_map`` is the map itself).
 """
 from __future__ import annotations
 
@@ -29,7 +30,7 @@ import numpy as np
 from . import config as _config
 from . import io as photo_io
 
-FACTORS = (1, 2, 4, 8)      # the reductions libjpeg decodes (IMREAD_REDUCED_COLOR_*)
+FACTORS = (1,) + photo_io.REDUCTIONS      # a photo decoded whole, or reduced by libjpeg
 
 
 def reduction(info: photo_io.PhotoInfo, long_side: int) -> int:
@@ -52,26 +53,37 @@ def load_for_reading(path_or_bytes, cfg=None) -> tuple[np.ndarray, int]:
     long_side = int(cfg["io"]["read_long_side"])
     if long_side <= 0:      # off, as shipped: decoded whole, the photo checked once
         return photo_io.load_image(path_or_bytes, cfg), 1
-    if isinstance(path_or_bytes, (bytes, bytearray, memoryview)):
-        data = bytes(path_or_bytes)
-    else:
-        data = photo_io.read_photo_file(path_or_bytes, cfg)
+    data = photo_io.photo_bytes(path_or_bytes, cfg)
     factor = reduction(photo_io.check_photo(data, cfg), long_side)
     return photo_io.load_image(data, cfg, reduce=factor), factor
 
 
+def reduced_map(factor: int) -> np.ndarray:
+    """The 3 x 3 map from the upright photo's pixels to those of the image decoded ``factor``
+    times smaller a side. Pixel centres are at whole coordinates: the reduced image's pixel
+    ``x`` covers the photo's pixels ``factor * x`` to ``factor * x + factor - 1``, so its centre
+    is the photo's ``factor * x + (factor - 1) / 2``."""
+    f = float(factor)
+    off = (f - 1.0) / 2.0
+    return np.array([[1.0 / f, 0.0, -off / f], [0.0, 1.0 / f, -off / f], [0.0, 0.0, 1.0]])
+
+
+def to_reduced_pixels(points, factor: int) -> np.ndarray:
+    """Points ``(N, 2)`` in the upright photo's pixels -> the reduced image's pixels."""
+    m = reduced_map(factor)
+    return np.asarray(points, np.float64).reshape(-1, 2) * m[0, 0] + m[0, 2]
+
+
 def to_photo_pixels(reading, factor: int):
     """``reading`` (of an image ``factor`` times smaller a side than the upright photo) with its
-    corners and homography (image px -> rectified board px) in the photo's own pixels.
-
-    Pixel centres are at whole coordinates: the reduced image's pixel ``x`` covers the photo's
-    pixels ``factor * x`` to ``factor * x + factor - 1``, so its centre is ``factor * x +
-    (factor - 1) / 2``."""
+    corners and homography (image px -> rectified board px) in the photo's own pixels (the
+    inverse of :func:`reduced_map`)."""
     if factor == 1:
         return reading
-    f, off = float(factor), (float(factor) - 1.0) / 2.0
-    corners = [[float(x) * f + off, float(y) * f + off] for x, y in reading.corners]
-    to_reduced = np.array([[1.0 / f, 0.0, -off / f], [0.0, 1.0 / f, -off / f], [0.0, 0.0, 1.0]])
+    to_reduced = reduced_map(factor)
+    back = np.linalg.inv(to_reduced)
+    corners = [[float(x) * back[0, 0] + back[0, 2], float(y) * back[1, 1] + back[1, 2]]
+               for x, y in reading.corners]
     h = np.asarray(reading.homography, np.float64) @ to_reduced
     h = h / h[2, 2]
     return dataclasses.replace(reading, corners=corners,

@@ -263,6 +263,19 @@ def test_windows_bmp_header_is_read_right():
 # ---------------------------------------------------------------- what a path is (issue 15 #13)
 
 
+def test_photo_bytes_takes_every_bytes_kind_and_paths_through_the_file_checks(tmp_path):
+    data = _jpeg(_sample())
+    for given in (data, bytearray(data), memoryview(data)):
+        got = photo_io.photo_bytes(given)
+        assert type(got) is bytes and got == data
+    path = tmp_path / "a.jpg"
+    path.write_bytes(data)
+    assert photo_io.photo_bytes(path) == data and photo_io.photo_bytes(str(path)) == data
+    with pytest.raises(PhotoError, match="is a folder, not a photo"):
+        photo_io.photo_bytes(tmp_path)
+    assert load_image(memoryview(data)).shape == (40, 80, 3)
+
+
 def test_a_folder_is_named(tmp_path):
     with pytest.raises(PhotoError, match="is a folder, not a photo"):
         load_image(tmp_path)
