@@ -108,6 +108,16 @@ def test_a_reading_is_put_back_in_the_photos_pixels(factor):
     assert out.rows == 5 and out.cols == 5
 
 
+@pytest.mark.parametrize("factor", [1, 2, 4, 8])
+def test_photo_points_go_to_the_reduced_pixels_and_back(factor):
+    reduced = [[100.0, 50.0], [400.0, 80.0], [380.0, 360.0], [90.0, 330.0]]
+    in_photo = photo.to_photo_pixels(_reading(reduced), factor).corners
+    assert np.allclose(photo.to_reduced_pixels(in_photo, factor), reduced)
+    # the reduced image's pixel 0 covers the photo's pixels 0 .. factor - 1
+    assert np.allclose(photo.to_reduced_pixels([[0.0, factor - 1.0]], factor),
+                       [[-(factor - 1) / 2 / factor, (factor - 1) / 2 / factor]])
+
+
 def test_a_reading_of_the_whole_photo_is_unchanged():
     reading = _reading([[0, 0], [10, 0], [10, 10], [0, 10]])
     assert photo.to_photo_pixels(reading, 1) is reading

@@ -384,8 +384,7 @@ def detected_cases(photos, indices, cfg: dict, log, reader=None, with_detect: bo
             # decoded as the product decodes it (vision.photo: a 12 MP JPEG at 3 MP), the
             # labelled corners put in that image's pixels
             image, factor = photo.load_for_reading(p.path, cfg)
-            truth = None if p.corners is None else \
-                (np.asarray(p.corners, np.float64) - (factor - 1) / 2) / factor
+            truth = None if p.corners is None else photo.to_reduced_pixels(p.corners, factor)
             cases.append(_detected_case("phone-detected", i, p.name, image, p.terrain, p.crowns,
                                         cfg, truth, log, reader))
         if p.dataset == "aau" and with_synth:
