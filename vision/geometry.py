@@ -110,3 +110,12 @@ def same_grid(a, rows_a: int, cols_a: int, b, rows_b: int, cols_b: int, squares:
     ``squares`` of a square of each other (:func:`corner_error` is in sides)."""
     return (rows_a, cols_a) == (rows_b, cols_b) and corner_error(
         np.asarray(a, np.float64), np.asarray(b, np.float64)) <= squares / max(rows_a, cols_a)
+
+
+def overlaps(corners, other) -> bool:
+    """Whether two outlines (4 x 2 px) lie over each other: either one's centre lies inside
+    the other."""
+    a = np.asarray(corners, np.float32).reshape(4, 2)
+    b = np.asarray(other, np.float32).reshape(4, 2)
+    return any(cv2.pointPolygonTest(p, (float(q.mean(0)[0]), float(q.mean(0)[1])), False) >= 0
+               for p, q in ((a, b), (b, a)))

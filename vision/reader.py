@@ -7,7 +7,6 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-import cv2
 import numpy as np
 
 from vision import config as _config
@@ -15,7 +14,7 @@ from vision import deglare, detect, frame, holes, table
 from vision.classify import SquareClassifier
 from vision.errors import NO_KINGDOM, PhotoError
 from vision.frame import too_few_tiles
-from vision.geometry import board_homography, window_corners
+from vision.geometry import board_homography, overlaps, window_corners
 from vision.review import outside_cells, review_distances, review_reasons
 from vision.squares import cell_crops, rectify
 
@@ -203,18 +202,22 @@ class Reader:
         ``table_fallback_margin`` (on camo cloth the kingdom's 5x5 read -0.137 against a 2x6
         strip's -0.265), wins when its key is higher, or the same and its squares read crisper
         by that margin (a window padded with table reads crisper for its sure bare squares).
+        Against a ``best`` read blurred (under ``table_fallback_crisp``), a 5x5 / 7x7 kingdom
+        read at least that crisply ranks as a sure castle (``[reader] table_crisp_frame``).
         The detector keeps only the largest blob, so a kingdom whose blob joins a score board
         or another kingdom beside it is outlined together with them."""
         frames = [int(n) for n in self.cfg["frame"]["square_frames"]]
-        sure = float(self.cfg["reader"]["sure_castle_odds"])
-        least = float(self.cfg["reader"]["table_fallback_crisp"])
-        margin = float(self.cfg["reader"]["table_fallback_margin"])
+        rcfg = self.cfg["reader"]
+        sure, least, margin = (float(rcfg[k]) for k in (
+            "sure_castle_odds", "table_fallback_crisp", "table_fallback_margin"))
+        crisp_frame = rcfg["table_crisp_frame"] and best is not None and best_crisp < least
         for _, found, _, crisp in table.read_kingdoms(self, image, size):
             if crisp < least and (best is None or crisp < best_crisp + margin):
                 continue        # blurred: cut off the tiles' own grid, or a window of cloth
             castle = frame.terrain_odds(found.logits, "castle", self.classifier.t_terrain).max()
-            key = self._key(castle, castle >= sure,
-                            detect.is_frame(found.rows, found.cols, frames), crisp)
+            is_frame = detect.is_frame(found.rows, found.cols, frames)
+            key = self._key(castle, castle >= sure or crisp_frame and is_frame and crisp >= least,
+                            is_frame, crisp)
             if best is None or key > best_key or (key == best_key and crisp > best_crisp + margin):
                 best, best_key, best_crisp = found, key, crisp
         return best
@@ -389,12 +392,3 @@ def _outlines(image, cfg, size):
         yield from detect.candidates(image, cfg, size, alternatives=True)
     except PhotoError:
         return
-
-
-def overlaps(corners, other) -> bool:
-    """Whether two outlines (4 x 2 photo px) lie over each other: either one's centre lies
-    inside the other."""
-    a = np.asarray(corners, np.float32).reshape(4, 2)
-    b = np.asarray(other, np.float32).reshape(4, 2)
-    return any(cv2.pointPolygonTest(p, (float(q.mean(0)[0]), float(q.mean(0)[1])), False) >= 0
-               for p, q in ((a, b), (b, a)))

@@ -711,6 +711,48 @@ def test_the_whole_table_search_is_read_when_the_outlines_convince_not(reader, m
         reader.find(image)
 
 
+def test_against_a_blurred_window_a_crisp_frame_of_the_table_search_ranks_as_sure(
+        reader, monkeypatch):
+    """The detector's only outline is a 5x5 half a square off the kingdom (blurred, castle
+    sure); the whole-table search's kingdom is the kingdom's own crisp 5x5 with its castle
+    read unsure (a meeple for a castle, dev 135938 taken from farther away). With [reader]
+    table_crisp_frame it ranks as a sure castle and wins on its crispness; without, the sure
+    castle in the blurred window wins, as it does against the same 5x5 read blurred."""
+    from vision import detect, table
+    from vision.frame import crispness, terrain_odds
+    from vision.labels import TERRAINS
+
+    image, logits, _ = _tiles_and_lid()
+    off = (_KINGDOM + np.float32([30, 0]), 5, 5, 0.5, [], None)
+    monkeypatch.setattr(reader.classifier, "logits", logits)
+    monkeypatch.setitem(reader.cfg["reader"], "recheck_more", 0)
+    monkeypatch.setattr(detect, "candidates", lambda img, cfg, size=None, **kw: iter([off]))
+    t = reader.classifier.t_terrain
+    least = float(reader.cfg["reader"]["table_fallback_crisp"])
+    off_crisp = crispness(reader.framed(image, *off[:3]).logits, t)
+    margin = float(reader.cfg["reader"]["table_fallback_margin"])
+    assert off_crisp < least
+
+    def kingdoms(rd, img, size=None, blur=0.0):
+        framed = rd.framed(img, _KINGDOM, 5, 5, size)
+        framed.logits = framed.logits.copy()
+        framed.logits[0, TERRAINS.index("castle")] = framed.logits[0].max() - 2.0
+        framed.logits[:, TERRAINS.index("forest")] += blur
+        return [(None, framed, None, crispness(framed.logits, rd.classifier.t_terrain))]
+
+    assert crispness(kingdoms(reader, image)[0][1].logits, t) >= least
+    assert terrain_odds(kingdoms(reader, image)[0][1].logits, "castle", t).max() < \
+        float(reader.cfg["reader"]["sure_castle_odds"])
+    for on, blur, wins in ((True, 0.0, True), (False, 0.0, False), (True, 7.5, False)):
+        monkeypatch.setitem(reader.cfg["reader"], "table_crisp_frame", on)
+        monkeypatch.setattr(table, "read_kingdoms",
+                            lambda rd, img, size=None, _b=blur: kingdoms(rd, img, size, _b))
+        if blur:
+            assert off_crisp + 2 * margin < kingdoms(reader, image, blur=blur)[0][3] < least
+        found = reader.find(image)
+        assert np.allclose(found.corners, _KINGDOM if wins else off[0]), (on, blur)
+
+
 def test_the_table_searchs_kingdom_wins_a_tie_only_by_a_margin(reader, monkeypatch):
     """The detector's only outline is a 2x3 piece of the kingdom from an unsure count (castle
     sure: the search is unconvinced), and the whole-table search's kingdom is another piece
