@@ -34,6 +34,7 @@ import numpy as np
 from vision import holes
 from vision.corner_refine import refine_photo_outline
 from vision.geometry import Window, centres_off_photo, window_corners
+from vision.gridcount import far_from_square
 from vision.labels import N_CROWNS, TERRAINS, terrain_probabilities
 
 
@@ -58,17 +59,15 @@ def best_window(gain: np.ndarray, max_rows: int, max_cols: int, keep: Window | N
                 walls=None, wall_penalty: float = 0.0, edge_gain: float = 0.0,
                 bonus_within: Window | None = None) -> Window:
     """The rectangle with the largest summed ``gain`` (a rows x cols array) of at most
-    ``max_rows`` x ``max_cols`` squares (either way round); ``keep`` gets ``keep_bonus``, a
-    square window of ``n x n`` squares for ``n`` in ``frames`` gets ``frame_bonus`` when
-    each of its four edge lines holds a square read as a tile (gain above ``edge_gain``): a
-    kingdom's frame, finished or not, has a tile on every side; with ``bonus_within``, only
-    a window inside that one (the grid as counted: a window grown past it must be carried by
-    its own squares).
-    ``walls`` (rows x cols booleans, squares surely table): a window loses ``wall_penalty``
-    for each whole row or column of walls inside it (not on its edge): its tiles on either
-    side could not be joined, though every domino is laid touching the kingdom; only tiles
-    beyond it surer than the penalty (a line of glare-washed tiles read as table) keep them.
-    Ties go to ``keep``, then to the larger window, then to the first found."""
+    ``max_rows`` x ``max_cols`` squares (either way round); ``keep`` gets ``keep_bonus``, an
+    ``n x n`` window (``n`` in ``frames``) ``frame_bonus`` when each of its four edge lines
+    holds a tile (gain above ``edge_gain``: a kingdom's frame, finished or not, has a tile on
+    every side), with ``bonus_within`` only inside that window (the grid as counted: a window
+    grown past it must be carried by its own squares). ``walls`` (booleans, squares surely
+    table): a window loses ``wall_penalty`` for each whole row or column of walls inside it
+    (not on its edge): its tiles on either side could not be joined, though every domino is
+    laid touching the kingdom; only tiles beyond it surer than the penalty (a line of
+    glare-washed tiles read as table) keep them. Ties: ``keep``, the larger, the first."""
     gain = np.asarray(gain, np.float64)
     R, C = gain.shape
     if max_rows < 1 or max_cols < 1:
@@ -158,11 +157,14 @@ def recount(image, corners, rows: int, cols: int, classifier, cfg: dict, size: i
     ``first_turn_only``: a quick reading judges the grid as found); a grid recounted so has
     its corners refined for the new count (``[frame] refine_recount``,
     ``vision.corner_refine.refine_photo_outline``). Returns ``(corners, rows, cols,
-    logits)``. A half-built kingdom's strip is not recounted."""
+    logits)``. A half-built kingdom's strip is not recounted, nor an outline farther from
+    square on the table than ``recount_max_aspect`` (its squares would be stretched)."""
     fcfg = cfg["frame"]
     cuts = [n for n in recount_cuts(rows, cols, [int(k) for k in fcfg["square_frames"]],
                                     int(fcfg["max_short"]), int(fcfg["max_over"]))
             if size is None or n <= size]
+    if cuts and far_from_square(corners, image.shape, float(fcfg["recount_max_aspect"])):
+        cuts = []     # an outline this long on the table holds no n x n grid of squares
     if fcfg["recount_short"] and cuts and not first_turn_only:
         # one side counted short of a square frame (an outline round the whole kingdom with a
         # side miscounted, or one that missed a row: vision.frame.completion then reads
@@ -214,9 +216,7 @@ def choose(image: np.ndarray, corners, rows: int, cols: int, classifier, cfg: di
 
     Returns ``(corners, rows, cols, logits)``: the window's corners, its size and its squares'
     logits (row by row) for ``classifier.read_logits``. ``size`` (5 or 7, given by the
-    caller) caps the window; otherwise ``[detect] max_cells``. ``first_turn_only``: the
-    squares read as cut only (``SquareClassifier.logits``).
-    """
+    caller) caps the window, else ``[detect] max_cells``; ``first_turn_only``: as cut only."""
     corners, rows, cols, logits = recount(image, corners, rows, cols, classifier, cfg, size,
                                           first_turn_only)
     fcfg = cfg["frame"]

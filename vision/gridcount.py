@@ -22,6 +22,16 @@ def focal_aspect(quad: np.ndarray, shape) -> float | None:
     return float(n1 / n2)
 
 
+def far_from_square(quad: np.ndarray, shape, most: float) -> bool:
+    """Whether the world rectangle seen as ``quad`` (:func:`focal_aspect`) is longer than
+    ``most`` times its width either way: cut n x n, its squares would be that far from square
+    (a half-built 2x5 kingdom's outline, 2.5 : 1). ``most`` 0 or less, or no estimate: False."""
+    if most <= 0:
+        return False
+    aspect = focal_aspect(np.asarray(quad, np.float64).reshape(4, 2), shape)
+    return bool(aspect) and max(aspect, 1.0 / aspect) > most
+
+
 def channel_sum(img: np.ndarray) -> np.ndarray:
     """``img.sum(2)`` of an H x W x 3 image, as numpy adds the channels in order (the same
     values, bit for bit), without its slow reduction over a short axis."""

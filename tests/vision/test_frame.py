@@ -554,3 +554,37 @@ def test_a_crisp_frame_full_of_tiles_is_a_kingdom_without_a_castle(tiles, is_fra
 
 def test_a_frame_without_a_castle_is_no_kingdom_when_off():
     assert frame.castle_hidden(["lake"] * 25, True, 0.0, _hidden_cfg(tiles=0)) is False
+
+
+class _FirstBlurredClassifier(_MiddleClassifier):
+    """Reads the first grid it is shown unsure and every later one as sure tiles: whatever
+    cut is tried against the count as found reads crisper."""
+
+    def __init__(self):
+        self.calls = 0
+
+    def logits(self, crops, first_turn_only=False):
+        self.calls += 1
+        out = np.zeros((len(crops), 12))
+        out[:, 0] = 1.0 if self.calls == 1 else 8.0
+        return out
+
+
+def test_an_outline_far_from_square_on_the_table_is_not_recut_n_by_n():
+    """A half-built 2x5 kingdom's outline (2.5 times as wide as tall on the table) is never cut
+    5x5, however crisply the cut reads ([frame] recount_max_aspect): its squares would be
+    2.5 times as wide as tall. With the gate off (0) the crisper cut wins, as a 4x5 outline
+    (1.25) is still cut 5x5 with it on (2.0)."""
+    from vision.gridcount import far_from_square
+
+    image = np.full((400, 600, 3), 128, np.uint8)
+    strip = _square_corners(100, 100, 450, 240)                  # 350 x 140 px: 2x5 squares
+    assert far_from_square(strip, image.shape, 2.0)
+    assert not far_from_square(strip, image.shape, 2.6) and not far_from_square(strip, image.shape, 0)
+    assert frame.recount(image, strip, 2, 5, _FirstBlurredClassifier(), _cfg(0))[1:3] == (2, 5)
+    cfg = _cfg(0)
+    cfg["frame"]["recount_max_aspect"] = 0
+    assert frame.recount(image, strip, 2, 5, _FirstBlurredClassifier(), cfg)[1:3] == (5, 5)
+    four = _square_corners(100, 100, 450, 380)                   # 350 x 280 px: 4x5 squares
+    assert not far_from_square(four, image.shape, 2.0)
+    assert frame.recount(image, four, 4, 5, _FirstBlurredClassifier(), _cfg(0))[1:3] == (5, 5)
