@@ -207,10 +207,11 @@ class Reader:
         The detector keeps only the largest blob, so a kingdom whose blob joins a score board
         or another kingdom beside it is outlined together with them."""
         frames = [int(n) for n in self.cfg["frame"]["square_frames"]]
-        rcfg = self.cfg["reader"]
-        sure, least, margin = (float(rcfg[k]) for k in (
-            "sure_castle_odds", "table_fallback_crisp", "table_fallback_margin"))
-        crisp_frame = rcfg["table_crisp_frame"] and best is not None and best_crisp < least
+        sure = float(self.cfg["reader"]["sure_castle_odds"])
+        least = float(self.cfg["reader"]["table_fallback_crisp"])
+        margin = float(self.cfg["reader"]["table_fallback_margin"])
+        crisp_frame = (self.cfg["reader"]["table_crisp_frame"] and best is not None
+                       and best_crisp < least)
         for _, found, _, crisp in table.read_kingdoms(self, image, size):
             if crisp < least and (best is None or crisp < best_crisp + margin):
                 continue        # blurred: cut off the tiles' own grid, or a window of cloth
