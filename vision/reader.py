@@ -96,13 +96,14 @@ class Reader:
         if size is not None and size not in (5, 7):
             raise ValueError(f"size must be 5 or 7, got {size}")
         tries = int(self.cfg["frame"]["max_candidates"])
-        least, sure = (float(self.cfg["reader"][k]) for k in ("min_castle_odds", "sure_castle_odds"))
+        least = float(self.cfg["reader"]["min_castle_odds"])
+        sure = float(self.cfg["reader"]["sure_castle_odds"])
         best, best_key, best_conf = None, None, 0.0
         frames = [int(n) for n in self.cfg["frame"]["square_frames"]]
         more = int(self.cfg["reader"]["past_short_castle"])
         same, read, best_crisp = float(self.cfg["lattice"]["same_grid"]), [], 0.0
-        blurred, short_sure_crisp = (float(self.cfg["reader"][k])
-                                     for k in ("recheck_crisp_below", "short_sure_crisp"))
+        blurred = float(self.cfg["reader"]["recheck_crisp_below"])
+        short_sure_crisp = float(self.cfg["reader"]["short_sure_crisp"])
         recheck, grow = False, int(self.cfg["frame"]["max_grow"])
 
         def known(c, r, k):     # a grid read already (``read``: corners, rows, cols)
