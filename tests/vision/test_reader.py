@@ -633,6 +633,7 @@ def test_past_a_blurred_frame_the_crispest_outline_over_it_wins(reader, monkeypa
     small = (np.float32([[510, 110], [570, 110], [570, 170], [510, 170]]), 1, 1, 0.9, [], None)
     kingdom = (_KINGDOM, 5, 5, 0.9, [], None)
     monkeypatch.setitem(reader.cfg["reader"], "table_fallback", False)  # the outlines alone
+    monkeypatch.setitem(reader.cfg["reader"], "other_frame_below", float("-inf"))  # ... as cut
     monkeypatch.setattr(reader.classifier, "logits", logits)
     monkeypatch.setattr(detect, "candidates", lambda img, cfg, size=None, **kw: iter(
         [off, _LID, small, kingdom]))
@@ -786,6 +787,7 @@ def test_past_a_blurred_7x7_a_crisp_5x5_wins_only_by_a_wider_margin(reader, monk
 
     image, logits, reads = _tiles_and_lid()
     monkeypatch.setitem(reader.cfg["reader"], "table_fallback", False)  # the outlines alone
+    monkeypatch.setitem(reader.cfg["reader"], "other_frame_below", float("-inf"))  # ... as cut
     monkeypatch.setattr(reader.classifier, "logits", logits)
     monkeypatch.setattr(detect, "candidates", lambda img, cfg, size=None, **kw: iter(
         [(_KINGDOM, 7, 7, 0.5, [], None), (_KINGDOM, 5, 5, 0.9, [], None)]))
@@ -807,6 +809,7 @@ def test_past_a_blurred_window_a_crisp_frame_wins(reader, monkeypatch):
 
     image, logits, reads = _tiles_and_lid()
     monkeypatch.setitem(reader.cfg["reader"], "table_fallback", False)  # the outlines alone
+    monkeypatch.setitem(reader.cfg["reader"], "other_frame_below", float("-inf"))  # ... as cut
     monkeypatch.setattr(reader.classifier, "logits", logits)
     for n in (7, 6):
         monkeypatch.setattr(detect, "candidates", lambda img, cfg, size=None, _n=n, **kw: iter(
