@@ -8,7 +8,7 @@ frames of ``[frame] square_frames`` and keeps the crispest when it reads clearly
 """
 from __future__ import annotations
 
-from vision import frame
+from vision import detect, frame
 
 
 def other_frame(reader, image, found, size: int | None = None):
@@ -22,8 +22,8 @@ def other_frame(reader, image, found, size: int | None = None):
     cfg = reader.cfg
     frames = [int(n) for n in cfg["frame"]["square_frames"]]
     t = reader.classifier.t_terrain
-    if found is None or found.logits is None or found.rows != found.cols \
-            or found.rows not in frames:
+    if found is None or found.logits is None or not detect.is_frame(found.rows, found.cols,
+                                                                      frames):
         return found
     crisp = frame.crispness(found.logits, t)
     if crisp >= float(cfg["reader"]["other_frame_below"]):
