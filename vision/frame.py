@@ -34,7 +34,7 @@ import numpy as np
 from vision import holes
 from vision.corner_refine import refine_photo_outline
 from vision.geometry import Window, centres_off_photo, window_corners
-from vision.gridcount import far_from_square
+from vision.gridcount import far_from_square, recount_cuts, seams_refute
 from vision.labels import N_CROWNS, TERRAINS, terrain_probabilities
 
 
@@ -153,7 +153,8 @@ def recount(image, corners, rows: int, cols: int, classifier, cfg: dict, size: i
     the detector's own by ``[frame] recount_margin``. A grid one side short of a square frame
     (``[frame] square_frames``, ``recount_short``), or a side over one (``max_over``), is
     compared with the outline cut n x n (:func:`recount_cuts`) on the squares as cut (one
-    quarter turn each), the crispest winning, and the winner read in full (not when
+    quarter turn each), the crispest winning unless the seams refute its lines
+    (``vision.gridcount.seams_refute``), and the winner read in full (not when
     ``first_turn_only``: a quick reading judges the grid as found); a grid recounted so has
     its corners refined for the new count (``[frame] refine_recount``,
     ``vision.corner_refine.refine_photo_outline``). Returns ``(corners, rows, cols,
@@ -180,7 +181,7 @@ def recount(image, corners, rows: int, cols: int, classifier, cfg: dict, size: i
             c = round(crispness(square, classifier.t_terrain), 9)
             if c > best_crisp:
                 best, best_crisp = n, c
-        if best is not None:
+        if best is not None and not seams_refute(image, corners, rows, cols, best, fcfg):
             rows = cols = best
             if fcfg["refine_recount"] and cfg["detect"]["refine"]:
                 # the detector put the lines of its own count on the seams: put the new
@@ -310,24 +311,6 @@ def grown_logits(image, corners, rows: int, cols: int, logits: np.ndarray, top: 
 # a square known to be bare table without reading it: sure "empty", sure no crowns
 TABLE_LOGITS = np.zeros(len(TERRAINS) + N_CROWNS, np.float32)
 TABLE_LOGITS[TERRAINS.index("empty")] = TABLE_LOGITS[len(TERRAINS)] = 30.0
-
-
-def recount_cuts(rows: int, cols: int, frames, max_short: int, max_over: int) -> list:
-    """The n x n cuts (n in ``frames``) to compare with a ``rows x cols`` grid found on the
-    same outline: the longer side's frame when the shorter is at most ``max_short`` short of
-    it (5x4, 7x5: a side counted short, or a row missed), and the shorter side's when the
-    longer is at most ``max_over`` over it (5x6, 5x7: a seam in a tile's art or a stripe of
-    the table counted as a column). A half-built kingdom can be either shape: the cut that
-    reads crisper decides (:func:`recount`). A square grid, or a strip (1x5), has none."""
-    if rows == cols:
-        return []
-    lo, hi = min(rows, cols), max(rows, cols)
-    out = []
-    if lo in frames and hi - lo <= max_over:
-        out.append(lo)
-    if hi in frames and hi - lo <= max_short:
-        out.append(hi)
-    return out
 
 
 def can_frame(rows: int, cols: int, n: int, max_grow: int) -> bool:

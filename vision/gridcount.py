@@ -106,3 +106,45 @@ def count_cells(gray, tiles, aspect, det) -> tuple[int, int, float]:
     (best, r, c), second = pairs[0], pairs[1][0]
     conf = 1.0 - np.exp(-max(0.0, best - second))
     return r, c, float(np.clip(conf, 0.0, 1.0))
+
+
+def recount_cuts(rows: int, cols: int, frames, max_short: int, max_over: int) -> list:
+    """The n x n cuts (n in ``frames``) to compare with a ``rows x cols`` grid found on the
+    same outline: the longer side's frame when the shorter is at most ``max_short`` short of
+    it (5x4, 7x5: a side counted short, or a row missed), and the shorter side's when the
+    longer is at most ``max_over`` over it (5x6, 5x7: a seam in a tile's art or a stripe of
+    the table counted as a column). A half-built kingdom can be either shape: the cut that
+    reads crisper decides (`vision.frame.recount`). A square grid, or a strip (1x5), has none."""
+    if rows == cols:
+        return []
+    lo, hi = min(rows, cols), max(rows, cols)
+    out = []
+    if lo in frames and hi - lo <= max_over:
+        out.append(lo)
+    if hi in frames and hi - lo <= max_short:
+        out.append(hi)
+    return out
+
+
+def seam_strength(profile: np.ndarray, n: int) -> float:
+    """Mean log edge strength (over the profile's median) at the n-1 interior boundaries of n
+    cells along ``profile`` (:func:`line_strengths`); 0 for one cell."""
+    return float(np.mean(np.log(np.maximum(line_strengths(profile, n), 1e-3)))) if n > 1 else 0.0
+
+
+def seams_refute(image: np.ndarray, corners, rows: int, cols: int, n: int, fcfg: dict) -> bool:
+    """Whether the seams inside an outline counted ``rows x cols`` refute cutting it n x n:
+    along a side whose count changes, the lines of n cells are weaker (:func:`seam_strength`,
+    the outline rectified to ``[frame] seam_side`` px square) than the count's own by more
+    than ``[frame] recount_seam_veto`` (0: never). Tiles meet in seams a square apart; a cut
+    across them (a half-built 4x5 cut 5x5) puts its lines on tile art."""
+    veto = float(fcfg["recount_seam_veto"])
+    if veto <= 0:
+        return False
+    side = int(fcfg["seam_side"])
+    square = np.float32([[0, 0], [side, 0], [side, side], [0, side]])
+    H = cv2.getPerspectiveTransform(np.asarray(corners, np.float32).reshape(4, 2), square)
+    rect = cv2.warpPerspective(image, H, (side, side))
+    across, down = _edge_profiles(rect, np.ones((side, side), np.uint8))
+    return any(seam_strength(p, n) < seam_strength(p, k) - veto
+               for p, k in ((down, rows), (across, cols)) if k != n)

@@ -413,6 +413,28 @@ def test_a_side_counted_one_over_a_frame_is_recounted_on_the_same_outline():
     assert frame.recount(image, whole, 5, 6, _CutClassifier(), cfg)[1:3] == (5, 6)
 
 
+class _FooledClassifier(_MiddleClassifier):
+    """A network fooled by the tiles' art: sure where a tile edge runs through the crop,
+    unsure on one colour."""
+
+    cut = 4
+
+    def read(self, middle, row, terrains):
+        row[0] = 1.0 if np.ptp(middle, axis=0).max() < 10 else 8.0
+
+
+def test_the_seams_keep_a_half_built_kingdoms_count_against_a_crisper_cut():
+    """A half-built 4x5 kingdom counted 4x5: cut 5x5 its squares read crisper to a fooled
+    network, but the 5-row cut's lines miss the tiles' seams (vision.gridcount.seams_refute):
+    the count stays; with ``[frame] recount_seam_veto`` 0 the crisper cut wins."""
+    image = _photo_with_kingdom(5, square=70, pad=0)[:280]       # the kingdom's first 4 rows
+    whole = _square_corners(0, 0, 350, 280)
+    assert frame.recount(image, whole, 4, 5, _FooledClassifier(), _cfg(0))[1:3] == (4, 5)
+    cfg = _cfg(0)
+    cfg["frame"]["recount_seam_veto"] = 0
+    assert frame.recount(image, whole, 4, 5, _FooledClassifier(), cfg)[1:3] == (5, 5)
+
+
 def test_a_recounted_grid_has_its_corners_refined_for_the_new_count():
     """Recounted 5x6 -> 5x5 on an outline a tenth of a square off: the corners move onto the
     kingdom's edges for the 5x5 count; with refine_recount off they stay as found."""

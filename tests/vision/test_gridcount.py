@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 
 from vision import config
-from vision.gridcount import channel_sum, count_cells, line_strengths
+from vision.gridcount import channel_sum, count_cells, line_strengths, seam_strength, seams_refute
 from vision.lattice import edge_profiles
 
 
@@ -55,3 +55,42 @@ def test_a_drawn_board_counts_its_squares(rows, cols):
         img[y - 1:y + 1, :] = 20
     r, c, conf = count_cells(img, np.ones((side, side), bool), cols / rows, det)
     assert (r, c) == (rows, cols) and conf > 0.5
+
+
+def _tiles(rows: int, cols: int, square: int = 70, seed: int = 3) -> np.ndarray:
+    """``rows x cols`` squares of random colours filling the image: colour edges as seams."""
+    rng = np.random.default_rng(seed)
+    colours = rng.integers(0, 256, (rows, cols, 3)).astype(np.uint8)
+    return np.repeat(np.repeat(colours, square, 0), square, 1)
+
+
+def _whole(image):
+    h, w = image.shape[:2]
+    return np.float32([[0, 0], [w, 0], [w, h], [0, h]])
+
+
+@pytest.mark.parametrize("rows, cols, n", [(4, 5, 5), (5, 4, 5), (5, 6, 5), (5, 7, 7)])
+def test_the_seams_refute_a_cut_across_the_tiles(rows, cols, n):
+    """An outline holding ``rows x cols`` tiles, counted so: cut n x n, the lines of the side
+    whose count changes fall on tile art (a half-built 4x5 cut 5x5); with the veto 0, never."""
+    image = _tiles(rows, cols)
+    fcfg = dict(config.load()["frame"])
+    assert seams_refute(image, _whole(image), rows, cols, n, fcfg)
+    fcfg["recount_seam_veto"] = 0
+    assert not seams_refute(image, _whole(image), rows, cols, n, fcfg)
+
+
+@pytest.mark.parametrize("n, rows, cols", [(5, 4, 5), (5, 5, 3), (7, 5, 7), (5, 6, 5)])
+def test_the_seams_uphold_a_miscounted_side(n, rows, cols):
+    """An n x n kingdom's outline with a side miscounted: the n x n cut's lines are the seams."""
+    image = _tiles(n, n)
+    fcfg = config.load()["frame"]
+    assert not seams_refute(image, _whole(image), rows, cols, n, fcfg)
+
+
+def test_seam_strength_is_the_mean_log_strength_of_the_lines():
+    profile = np.ones(100)
+    profile[[25, 50, 75]] = np.e ** 2
+    assert seam_strength(profile, 4) == pytest.approx(2.0, abs=1e-5)
+    assert seam_strength(profile, 5) == pytest.approx(0.0, abs=1e-5)
+    assert seam_strength(profile, 1) == 0.0
