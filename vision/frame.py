@@ -153,8 +153,9 @@ def recount(image, corners, rows: int, cols: int, classifier, cfg: dict, size: i
     the detector's own by ``[frame] recount_margin``. A grid one side short of a square frame
     (``[frame] square_frames``, ``recount_short``), or a side over one (``max_over``), is
     compared with the outline cut n x n (:func:`recount_cuts`) on the squares as cut (one
-    quarter turn each), the crispest winning unless the seams refute its lines
-    (``vision.gridcount.seams_refute``), and the winner read in full (not when
+    quarter turn each), the crispest winning unless it is crisper by less than ``[frame]
+    seam_veto_within`` and the seams refute its lines (``vision.gridcount.seams_refute``),
+    and the winner read in full (not when
     ``first_turn_only``: a quick reading judges the grid as found); a grid recounted so has
     its corners refined for the new count (``[frame] refine_recount``,
     ``vision.corner_refine.refine_photo_outline``). Returns ``(corners, rows, cols,
@@ -174,14 +175,17 @@ def recount(image, corners, rows: int, cols: int, classifier, cfg: dict, size: i
         # grids read alike (the same mean over 25 and 30 squares) are a tie, and a tie keeps
         # the detector's count
         quick = read_grid(image, corners, rows, cols, classifier, cfg, True)
-        best, best_crisp = None, round(crispness(quick, classifier.t_terrain)
-                                       + float(fcfg["recount_short_margin"]), 9)
+        own = round(crispness(quick, classifier.t_terrain), 9)
+        best, best_crisp = None, round(own + float(fcfg["recount_short_margin"]), 9)
         for n in cuts:
             square = read_grid(image, corners, n, n, classifier, cfg, True)
             c = round(crispness(square, classifier.t_terrain), 9)
             if c > best_crisp:
                 best, best_crisp = n, c
-        if best is not None and not seams_refute(image, corners, rows, cols, best, fcfg):
+        if best is not None and best_crisp - own < float(fcfg["seam_veto_within"]) \
+                and seams_refute(image, corners, rows, cols, best, fcfg):
+            best = None    # a cut barely crisper whose lines miss the seams: the count stays
+        if best is not None:
             rows = cols = best
             if fcfg["refine_recount"] and cfg["detect"]["refine"]:
                 # the detector put the lines of its own count on the seams: put the new
