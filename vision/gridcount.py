@@ -5,6 +5,8 @@ from __future__ import annotations
 import cv2
 import numpy as np
 
+from .geometry import warp_board
+
 
 def focal_aspect(quad: np.ndarray, shape) -> float | None:
     """Width/height of the world rectangle seen as ``quad`` (tl,tr,br,bl), with a phone-like
@@ -135,16 +137,15 @@ def seam_strength(profile: np.ndarray, n: int) -> float:
 def seams_refute(image: np.ndarray, corners, rows: int, cols: int, n: int, fcfg: dict) -> bool:
     """Whether the seams inside an outline counted ``rows x cols`` refute cutting it n x n:
     along a side whose count changes, the lines of n cells are weaker (:func:`seam_strength`,
-    the outline rectified to ``[frame] seam_side`` px square) than the count's own by more
+    the outline rectified to ``[frame] seam_side`` px square by the boards' own warp,
+    ``vision.geometry.warp_board``) than the count's own by more
     than ``[frame] recount_seam_veto`` (0: never). Tiles meet in seams a square apart; a cut
     across them (a half-built 4x5 cut 5x5) puts its lines on tile art."""
     veto = float(fcfg["recount_seam_veto"])
     if veto <= 0:
         return False
     side = int(fcfg["seam_side"])
-    square = np.float32([[0, 0], [side, 0], [side, side], [0, side]])
-    H = cv2.getPerspectiveTransform(np.asarray(corners, np.float32).reshape(4, 2), square)
-    rect = cv2.warpPerspective(image, H, (side, side))
+    rect, _ = warp_board(image, corners, 1, 1, side)
     across, down = _edge_profiles(rect, np.ones((side, side), np.uint8))
     return any(seam_strength(p, n) < seam_strength(p, k) - veto
                for p, k in ((down, rows), (across, cols)) if k != n)
