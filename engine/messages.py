@@ -93,3 +93,4 @@ GAP = N_("read as bare table between two tiles (glare can wash a tile out)")
 BARE_UNLIKE = N_("read as bare table beside a tile, but it looks unlike the table around the "
                  "kingdom (glare can wash a tile out)")
 LIKE_TABLE = N_("read as a tile, but it looks like the table around the kingdom")
+GLARE = N_("under glare (it can wash a crown or a tile out), confidence %(confidence)s")

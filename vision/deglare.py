@@ -79,25 +79,41 @@ def square_glare(field: np.ndarray, rows: int, cols: int, cell: int, board_margi
     return out
 
 
+def board_glare(board: np.ndarray, rows: int, cols: int, cfg: dict) -> np.ndarray:
+    """Each square's mean glare share (:func:`square_glare`), ``(rows, cols)``, on a board
+    rectified with the ``[classify]`` cell and margin (``cfg``: the whole config)."""
+    cell, bm = int(cfg["classify"]["cell"]), int(cfg["classify"]["board_margin"])
+    return square_glare(glare_field(board, cell, cfg["deglare"]), rows, cols, cell, bm)
+
+
+def photo_glare(image: np.ndarray, corners, rows: int, cols: int, cfg: dict) -> np.ndarray:
+    """:func:`board_glare` of the kingdom inside ``corners`` of a BGR photo."""
+    ccfg = cfg["classify"]
+    board, _ = rectify(image, corners, rows, cols, int(ccfg["cell"]), int(ccfg["board_margin"]))
+    return board_glare(board, rows, cols, cfg)
+
+
 def washed_crops(board: np.ndarray, rows: int, cols: int, cfg: dict,
-                 offsets=None) -> tuple[np.ndarray, np.ndarray]:
+                 offsets=None) -> tuple[np.ndarray, np.ndarray, np.ndarray | None]:
     """The squares of a rectified board (``[classify]`` cell and margins) under glare, as flat
     indices (row by row), and their crops cut from the board with the glare taken off (empty
-    when there are none or ``[deglare] enabled`` is off)."""
+    when there are none or ``[deglare] enabled`` is off); third, every square's glare share
+    (:func:`square_glare`, (rows, cols); None when off)."""
     dcfg, ccfg = cfg["deglare"], cfg["classify"]
     cell, bm, cm = int(ccfg["cell"]), int(ccfg["board_margin"]), int(ccfg["crop_margin"])
     side = crop_size(cell, cm)
     none = np.zeros(0, np.int64), np.zeros((0, side, side, 3), np.uint8)
     if not dcfg["enabled"]:
-        return none
+        return (*none, None)
     field = glare_field(board, cell, dcfg)
-    washed = np.argwhere(square_glare(field, rows, cols, cell, bm) >= float(dcfg["min_glare"]))
+    shares = square_glare(field, rows, cols, cell, bm)
+    washed = np.argwhere(shares >= float(dcfg["min_glare"]))
     if len(washed) == 0:
-        return none
+        return (*none, shares)
     crops = cell_crops(remove_glare(board, field, dcfg), rows, cols, cell, board_margin=bm,
                        crop_margin=cm, offsets=offsets)
     idx = washed[:, 0] * cols + washed[:, 1]
-    return idx, crops[idx]
+    return idx, crops[idx], shares
 
 
 def with_washed(logits: np.ndarray, washed, classifier,
@@ -107,7 +123,7 @@ def with_washed(logits: np.ndarray, washed, classifier,
     surely as a tile (terrain and crowns at ``[deglare] keep_sure`` or more, calibrated, and
     not table): glare that left a tile readable is no reason to read it again. Returns the
     outputs and the flat indices of the squares read again."""
-    idx, crops = washed
+    idx, crops = washed[0], washed[1]
     out = np.array(logits, copy=True)
     again = np.zeros(len(idx), bool)
     if len(idx):
@@ -121,27 +137,28 @@ def with_washed(logits: np.ndarray, washed, classifier,
 
 
 def reread(image: np.ndarray, corners, rows: int, cols: int, logits: np.ndarray, classifier,
-           cfg: dict, offsets=None) -> tuple[np.ndarray, list[tuple[int, int]]]:
+           cfg: dict, offsets=None) -> tuple[np.ndarray, list[tuple[int, int]], np.ndarray | None]:
     """The network outputs with the squares under glare read again, glare taken off.
 
     ``logits``: the squares as read (``(rows * cols, 12)``, row by row); ``cfg``: the whole
     config (``[classify]`` for the crops, ``[deglare]`` for the glare). Returns the new
-    outputs and the squares read again, ``(row, col)``."""
+    outputs, the squares read again, ``(row, col)``, and every square's glare share
+    (``(rows, cols)``, the review's glare flag; None when ``[deglare] enabled`` is off)."""
     logits = np.asarray(logits)
     if not cfg["deglare"]["enabled"] or len(logits) != rows * cols:
-        return logits, []
+        return logits, [], None
     ccfg = cfg["classify"]
     board, _ = rectify(image, corners, rows, cols, int(ccfg["cell"]), int(ccfg["board_margin"]))
-    out, again = with_washed(logits, washed_crops(board, rows, cols, cfg, offsets), classifier,
-                             cfg)
-    return out, [(int(k) // cols, int(k) % cols) for k in again]
+    washed = washed_crops(board, rows, cols, cfg, offsets)
+    out, again = with_washed(logits, washed, classifier, cfg)
+    return out, [(int(k) // cols, int(k) % cols) for k in again], washed[2]
 
 
 def reread_odds(reread_result, classifier, terrain: str) -> float:
     """The likeliest square of ``terrain`` (calibrated probability) among the squares
     :func:`reread` read again (its ``(outputs, squares)``); 0 when it read none. The reader
     judges a window's castle so: a castle under a lamp's reflection reads as table."""
-    raw, again = reread_result
+    raw, again = reread_result[0], reread_result[1]
     if not again:
         return 0.0
     probs = terrain_probabilities(raw, classifier.t_terrain)

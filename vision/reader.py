@@ -15,7 +15,7 @@ from vision.classify import SquareClassifier
 from vision.errors import NO_KINGDOM, PhotoError
 from vision.frame import too_few_tiles
 from vision.geometry import board_homography, overlaps, window_corners
-from vision.review import outside_cells, review_distances, review_reasons
+from vision.review import glare_squares, outside_cells, review_distances, review_reasons
 from vision.squares import cell_crops, rectify
 
 
@@ -329,6 +329,7 @@ class Reader:
         rows, cols = found.rows, found.cols
         grid, hcfg = found.grid, self.cfg["holes"]
         table = found.table        # the window's ring features, measured once per reading
+        shares = None              # each square's glare share (vision.deglare), when measured
         if grid is None:  # not read yet (vision.frame reads its window while choosing it)
             board, _ = rectify(image, found.corners, rows, cols, cell, bm)
             crops = cell_crops(board, rows, cols, cell, board_margin=bm, crop_margin=cm,
@@ -336,10 +337,10 @@ class Reader:
             if hcfg["enabled"]:
                 table = holes.ring_features(image, found.corners, rows, cols, hcfg)
             # squares under glare read again with it taken off (vision.deglare), this board's
-            raw, _ = deglare.with_washed(
-                self.classifier.logits(crops),
-                deglare.washed_crops(board, rows, cols, self.cfg, found.offsets),
-                self.classifier, self.cfg)
+            washed = deglare.washed_crops(board, rows, cols, self.cfg, found.offsets)
+            raw, _ = deglare.with_washed(self.classifier.logits(crops), washed, self.classifier,
+                                         self.cfg)
+            shares = washed[2]
             logits = holes.with_holes(image, found.corners, rows, cols, raw, self.cfg,
                                       self.classifier.t_terrain, self.classifier.t_crowns, table,
                                       far=True)
@@ -347,8 +348,8 @@ class Reader:
         elif found.logits is not None:
             # the window was chosen, and judged, on the squares as seen; read, those under
             # glare are read again with it taken off (vision.deglare; once, when find has) ...
-            raw, again = found.reread or deglare.reread(image, found.corners, rows, cols,
-                                                        found.logits, self.classifier, self.cfg)
+            raw, again, shares = found.reread or deglare.reread(
+                image, found.corners, rows, cols, found.logits, self.classifier, self.cfg)
             # ... and on table odds that leave squares unlike the table alone (clutter is
             # unlike it too); read, such a square is a washed-out tile more likely than table
             # (vision.holes.far_penalty)
@@ -362,9 +363,11 @@ class Reader:
         gaps, bare, like_table = review_distances(
             grid, self.rcfg, lambda: table if table is not None else holes.ring_features(
                 image, found.corners, rows, cols, hcfg), hcfg)
+        glare = glare_squares(grid, self.rcfg, lambda: shares if shares is not None else
+                              deglare.photo_glare(image, found.corners, rows, cols, self.cfg))
         reasons = review_reasons(grid, self.rcfg, outside_cells(image.shape, found.corners,
                                                                 rows, cols, self.rcfg),
-                                 gaps, like_table, bare)
+                                 gaps, like_table, bare, glare)
         frame = _frame(rows, cols, size if size is not None else found.size)
         warnings = list(found.warnings)
         if size is not None and frame != size:

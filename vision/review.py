@@ -11,7 +11,8 @@ from __future__ import annotations
 import cv2
 import numpy as np
 
-from engine.messages import BARE_UNLIKE, GAP, LIKE_TABLE, LOW_CONFIDENCE, NEAR_CASTLE, OUTSIDE, RICH, Message
+from engine.messages import (BARE_UNLIKE, GAP, GLARE, LIKE_TABLE, LOW_CONFIDENCE, NEAR_CASTLE,
+                             OUTSIDE, RICH, Message)
 from vision.classify import SquareReading
 from vision.geometry import board_homography
 from vision.holes import pale_squares, table_distances
@@ -34,13 +35,15 @@ def outside_cells(shape, corners, rows: int, cols: int, rcfg: dict) -> set:
 
 
 def review_reasons(grid: list[list[SquareReading]], rcfg: dict, outside=frozenset(),
-                   gaps=frozenset(), like_table=frozenset(), bare=frozenset()) -> dict:
+                   gaps=frozenset(), like_table=frozenset(), bare=frozenset(),
+                   glare=frozenset()) -> dict:
     """(row, col) -> list of reasons a person should check that square. ``outside``: squares
     centred off the photo; ``gaps``: squares read as table in a short gap between tiles that
     look unlike the table (:func:`gaps_unlike_table`); ``like_table``: squares read as tiles
     that look like the table (:func:`tiles_like_table`); ``bare``: squares read as table
     beside a tile that look unlike the table, as the kingdom's other bare squares do not
-    (:func:`bare_unlike_table`)."""
+    (:func:`bare_unlike_table`); ``glare``: squares under glare read less than surely
+    (:func:`glare_squares`), flagged when no confidence reason already is."""
     low = float(rcfg["min_confidence"])
     near_castle = float(rcfg["flag_castle_neighbours_below"])
     rich_from = int(rcfg["rich_crowns"])
@@ -59,6 +62,8 @@ def review_reasons(grid: list[list[SquareReading]], rcfg: dict, outside=frozense
                 why.append(Message(NEAR_CASTLE, confidence=f"{sq.confidence:.2f}"))
             elif sq.crowns >= rich_from and sq.confidence < rich_low:
                 why.append(Message(RICH, "n", n=sq.crowns, confidence=f"{sq.confidence:.2f}"))
+            elif (r, c) in glare:
+                why.append(Message(GLARE, confidence=f"{sq.confidence:.2f}"))
             if (r, c) in outside:
                 why.append(Message(OUTSIDE))
             if (r, c) in gaps:
@@ -70,6 +75,21 @@ def review_reasons(grid: list[list[SquareReading]], rcfg: dict, outside=frozense
             if why:
                 reasons[(r, c)] = why
     return reasons
+
+
+def glare_squares(grid, rcfg: dict, shares_of) -> set:
+    """Squares read with a confidence under ``[review] flag_glare_below`` whose glare share
+    (``vision.deglare.square_glare``, (rows, cols) from ``shares_of()``, called only when some
+    square is that unsure) is at least ``[review] flag_glare`` (0: none). Glare over part of
+    a square can take a crown's colour off and leave the square read, a little less surely,
+    without it (a lake's crown at the edge of a lamp's reflection, seed 17013: 0.98)."""
+    least, below = float(rcfg["flag_glare"]), float(rcfg["flag_glare_below"])
+    unsure = [(r, c) for r, row in enumerate(grid) for c, sq in enumerate(row)
+              if sq.confidence < below]
+    if least <= 0 or not unsure:
+        return set()
+    shares = np.asarray(shares_of(), np.float64)
+    return {(r, c) for r, c in unsure if shares[r, c] >= least}
 
 
 def gap_squares(grid, longest: int) -> set:

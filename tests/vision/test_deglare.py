@@ -115,7 +115,7 @@ def test_only_the_squares_under_glare_are_read_again():
     image, corners = _photo_with_board(seen)
     logits = np.zeros((6, 12), np.float32)
     net = _CountingNet()
-    out, again = deglare.reread(image, corners, 2, 3, logits, net, cfg)
+    out, again, _ = deglare.reread(image, corners, 2, 3, logits, net, cfg)
     assert again == [(1, 2)]
     assert net.read == 1
     assert np.all(out[:5] == 0)                          # the others as read
@@ -128,11 +128,29 @@ def test_nothing_is_read_again_when_off_or_without_glare():
     image, corners = _photo_with_board(_board(2, 3))
     logits = np.ones((6, 12), np.float32)
     net = _CountingNet()
-    out, again = deglare.reread(image, corners, 2, 3, logits, net, _cfg())
+    out, again, _ = deglare.reread(image, corners, 2, 3, logits, net, _cfg())
     assert again == [] and net.read == 0 and np.array_equal(out, logits)
     washed, corners = _photo_with_board(_wash(_board(2, 3), 0.7))
-    out, again = deglare.reread(washed, corners, 2, 3, logits, net, _cfg(enabled=False))
+    out, again, _ = deglare.reread(washed, corners, 2, 3, logits, net, _cfg(enabled=False))
     assert again == [] and net.read == 0 and np.array_equal(out, logits)
+
+
+def test_board_and_photo_glare_give_each_squares_share():
+    """The review's glare share per square (vision.deglare.board_glare, photo_glare): a wash of
+    0.6, put down at 0.95 to glare, is 0.57 over a whole board worked by hand; over one square
+    of six, the field's smoothing leaves a little less there and a little on its neighbours."""
+    cfg = _cfg(strength=0.95)
+    tile = _board(2, 3)
+    assert np.allclose(deglare.board_glare(_wash(tile, 0.6), 2, 3, cfg), 0.57, atol=0.01)
+    y0, x0 = MARGIN, MARGIN + CELL                    # the top middle square washed
+    seen = _wash(tile, 0.6, where=(y0 - 16, y0 + CELL + 16, x0 - 16, x0 + CELL + 16))
+    shares = deglare.board_glare(seen, 2, 3, cfg)
+    assert shares.shape == (2, 3)
+    assert 0.4 < shares[0, 1] < 0.58
+    assert np.delete(shares.ravel(), 1).max() < 0.05
+    image, corners = _photo_with_board(seen)
+    assert np.allclose(deglare.photo_glare(image, corners, 2, 3, cfg), shares, atol=0.02)
+    assert deglare.board_glare(tile, 2, 3, cfg).max() < 0.01
 
 
 # --------------------------------------------------------------------- the reader
@@ -206,7 +224,7 @@ def test_a_square_read_surely_as_a_tile_is_not_read_again(terrain, read_again):
     logits[:, TERRAINS.index(terrain)] = 50.0
     logits[:, -1] = 200.0                               # sure, by the stub's measure
     net = _CountingNet()
-    out, again = deglare.reread(image, corners, 1, 2, logits, net, _cfg(min_glare=0.3))
+    out, again, _ = deglare.reread(image, corners, 1, 2, logits, net, _cfg(min_glare=0.3))
     assert (again == [(0, 0), (0, 1)]) == read_again
     assert net.read == (2 if read_again else 0)
     assert np.array_equal(out, logits) != read_again
@@ -289,3 +307,27 @@ def test_a_castle_seen_only_with_the_glare_off_does_not_end_the_search(monkeypat
     # but not a sure one: the next outline is read too
     assert (kept.rows, kept.cols) == (3, 3) and np.allclose(kept.corners, corners, atol=2)
     assert len(read) == 2
+
+
+def test_a_square_under_glare_read_less_than_surely_goes_to_review(monkeypatch):
+    """Every square read a little unsure (0.975): of the two corner lakes, only the one under
+    the glare is flagged, with the glare as the reason; with ``[review] flag_glare`` 0, neither
+    is."""
+    img, corners = _lake_kingdom()
+    reader = _colour_reader(monkeypatch)
+    read = reader.classifier.read_logits
+
+    def a_little_unsure(logits, rows, cols):
+        grid = read(logits, rows, cols)
+        for row in grid:
+            for sq in row:
+                sq.confidence = 0.975
+        return grid
+
+    monkeypatch.setattr(reader.classifier, "read_logits", a_little_unsure)
+    reading = reader.read(img, corners=corners, rows=3, cols=3)
+    assert _terrains(reading)[0] == ["lake"] * 3
+    assert [0, 2] in reading.review and [0, 0] not in reading.review
+    assert "glare" in str(reading.reasons["0,2"][0])
+    reader.cfg["review"]["flag_glare"] = 0
+    assert [0, 2] not in reader.read(img, corners=corners, rows=3, cols=3).review

@@ -102,6 +102,35 @@ def test_review_is_stricter_for_squares_with_many_crowns():
     assert sorted(review_reasons(grid, dict(rcfg, flag_rich_below=0.9))) == [(0, 3)]
 
 
+def test_squares_under_glare_read_less_than_surely_are_flagged():
+    """Hand-made readings and glare shares ([review] flag_glare 0.15, flag_glare_below 0.99 here):
+    a square is flagged for glare when both hold; the shares are not measured when no square is
+    unsure; a square already flagged for its confidence keeps that one reason."""
+    from vision import config
+    from vision.classify import SquareReading
+    from vision.review import glare_squares, review_reasons
+
+    rcfg = dict(config.load()["review"], flag_glare=0.15, flag_glare_below=0.99,
+                min_confidence=0.9)
+    grid = [[SquareReading("lake", 1, 0.98), SquareReading("lake", 0, 0.98),
+             SquareReading("field", 0, 0.995), SquareReading("field", 0, 0.5)]]
+    shares = np.array([[0.2, 0.1, 0.6, 0.3]])
+    assert glare_squares(grid, rcfg, lambda: shares) == {(0, 0), (0, 3)}
+    assert glare_squares(grid, dict(rcfg, flag_glare=0), lambda: shares) == set()
+    assert glare_squares(grid, dict(rcfg, flag_glare=0.05), lambda: shares) == {(0, 0), (0, 1),
+                                                                                 (0, 3)}
+
+    def not_measured():
+        raise AssertionError("the shares were measured for a board read surely")
+
+    sure = [[SquareReading("lake", 0, 0.995)] * 4]
+    assert glare_squares(sure, rcfg, not_measured) == set()
+    reasons = review_reasons(grid, rcfg, glare={(0, 0), (0, 3)})
+    assert sorted(reasons) == [(0, 0), (0, 3)]
+    assert "glare" in str(reasons[(0, 0)][0]) and "0.98" in str(reasons[(0, 0)][0])
+    assert [str(m) for m in reasons[(0, 3)]] == ["low confidence (0.50)"]
+
+
 def test_table_in_a_short_gap_between_tiles_unlike_the_table_is_flagged():
     """Glare-washed tiles read as table: squares read as table in a gap of one or two squares
     between tiles (in a row or a column, [review] flag_gaps) that look unlike the table around
@@ -297,8 +326,10 @@ def test_a_tile_read_where_the_square_looks_like_the_table_is_flagged(reader, mo
 
     monkeypatch.setattr(reader.classifier, "logits", logits)
     # the stub reads by a square's place in the batch: no second reading of the grey (pale,
-    # glare-like) bare square by itself (vision.deglare, tested on its own)
+    # glare-like) bare square by itself (vision.deglare, tested on its own); the flat
+    # squares hold no dark pixel, so their glare share is their darkest channel: no glare flag
     monkeypatch.setitem(reader.cfg["deglare"], "enabled", False)
+    monkeypatch.setitem(reader.cfg["review"], "flag_glare", 0)
     rng = np.random.default_rng(4)
     image = np.clip(rng.normal(128, 4, (700, 900, 3)), 0, 255).astype(np.uint8)
     image[200:500, 300:600] = (40, 170, 60)

@@ -47,7 +47,7 @@ from vision import deglare, photo
 from vision.classify import MODELS_DIR, N_CROWNS, TERRAINS, SquareClassifier
 from vision.frame import too_few_tiles
 from vision.holes import boost_logits, ring_features
-from vision.review import outside_cells, review_distances, review_reasons
+from vision.review import glare_squares, outside_cells, review_distances, review_reasons
 from vision.squares import cell_crops, crop_size, image_corners, rectify
 
 SETS = ("aau", "phone", "phone-detected", "synth")
@@ -330,7 +330,7 @@ class Case:
 
     def __init__(self, kind, photo_index, name, crops, rows, cols, terrain, crowns,
                  outside=frozenset(), detected_ok=True, occluded=frozenset(), frame=None,
-                 table=None, washed=None):
+                 table=None, washed=None, glare=None):
         self.kind, self.photo_index, self.name = kind, photo_index, name
         self.crops, self.rows, self.cols = crops, rows, cols
         self.terrain, self.crowns = terrain, crowns
@@ -341,6 +341,8 @@ class Case:
         self.table = table
         # the squares under glare and their glare-free crops (vision.deglare.washed_crops)
         self.washed = washed
+        # each square's glare share (vision.deglare.board_glare), for the review's glare flag
+        self.glare = glare
 
     def logits(self, clf, cfg: dict) -> np.ndarray:
         """The network's outputs for the board's squares, as the reader reads them: those
@@ -365,7 +367,8 @@ def build_cases(photos, cfg: dict, log) -> list:
                           outside_cells(image.shape, corners, p.rows, p.cols, rcfg),
                           occluded=p.occluded,
                           table=ring_features(image, corners, p.rows, p.cols, cfg["holes"]),
-                          washed=deglare.washed_crops(board, p.rows, p.cols, cfg)))
+                          washed=deglare.washed_crops(board, p.rows, p.cols, cfg),
+                          glare=deglare.board_glare(board, p.rows, p.cols, cfg)))
     return cases
 
 
@@ -426,7 +429,8 @@ def _detected_case(kind, i, name, image, terrain, crowns, cfg, truth_corners=Non
                 outside_cells(image.shape, found, frows, fcols, rcfg),
                 detected_ok=frame.grid_right, frame=frame,
                 table=ring_features(image, found, frows, fcols, cfg["holes"]),
-                washed=deglare.washed_crops(board, frows, fcols, cfg, offsets))
+                washed=deglare.washed_crops(board, frows, fcols, cfg, offsets),
+                glare=deglare.board_glare(board, frows, fcols, cfg))
 
 
 # ----------------------------------------------------------------------------- metrics
@@ -892,7 +896,10 @@ def _summarise_outputs(cases, logits, temps, quick, folds, seconds, cfg) -> dict
         gaps, bare, like_table = set(), set(), set()
         if table is not None:
             gaps, bare, like_table = review_distances(grid, rcfg, lambda: table, cfg["holes"])
-        readings.append((grid, review_reasons(grid, rcfg, cs.outside, gaps, like_table, bare)))
+        shares = getattr(cs, "glare", None)    # outputs saved before the glare flag have none
+        glare = set() if shares is None else glare_squares(grid, rcfg, lambda: shares)
+        readings.append((grid, review_reasons(grid, rcfg, cs.outside, gaps, like_table, bare,
+                                              glare)))
     result = {"cross_validated": not quick, "folds": None if quick else folds,
               "temperatures": {"t_terrain": temps[0], "t_crowns": temps[1]},
               "seconds": seconds}
