@@ -367,8 +367,7 @@ def build_cases(photos, cfg: dict, log) -> list:
                           outside_cells(image.shape, corners, p.rows, p.cols, rcfg),
                           occluded=p.occluded,
                           table=ring_features(image, corners, p.rows, p.cols, cfg["holes"]),
-                          washed=deglare.washed_crops(board, p.rows, p.cols, cfg),
-                          glare=deglare.board_glare(board, p.rows, p.cols, cfg)))
+                          **_glare_inputs(board, p.rows, p.cols, cfg)))
     return cases
 
 
@@ -429,8 +428,16 @@ def _detected_case(kind, i, name, image, terrain, crowns, cfg, truth_corners=Non
                 outside_cells(image.shape, found, frows, fcols, rcfg),
                 detected_ok=frame.grid_right, frame=frame,
                 table=ring_features(image, found, frows, fcols, cfg["holes"]),
-                washed=deglare.washed_crops(board, frows, fcols, cfg, offsets),
-                glare=deglare.board_glare(board, frows, fcols, cfg))
+                **_glare_inputs(board, frows, fcols, cfg, offsets))
+
+
+def _glare_inputs(board, rows: int, cols: int, cfg: dict, offsets=None) -> dict:
+    """A case's ``washed`` (``vision.deglare.washed_crops``) and ``glare`` (each square's glare
+    share), the field measured once as the reader measures it: apart only when ``[deglare]``
+    is off and ``washed_crops`` measures none."""
+    washed = deglare.washed_crops(board, rows, cols, cfg, offsets)
+    shares = washed[2] if washed[2] is not None else deglare.board_glare(board, rows, cols, cfg)
+    return {"washed": washed, "glare": shares}
 
 
 # ----------------------------------------------------------------------------- metrics
