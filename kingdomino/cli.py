@@ -221,12 +221,14 @@ def cmd_train(args) -> int:
         from vision.lab import tilenet
 
         out = Path(args.out) if args.out else MODELS_DIR
-        argv = ["--out", str(out / "tiles.onnx")]
+        common = []
         if args.datasets:
-            argv += ["--datasets", args.datasets]
+            common += ["--datasets", args.datasets]
         if args.limit:  # smoke test: a few scenes, a few steps
-            argv += ["--scenes", str(args.limit), "--steps", str(10 * args.limit)]
-        return tilenet.main(argv)
+            common += ["--scenes", str(args.limit), "--steps", str(10 * args.limit)]
+        # the detector's network, then the reader's second one (vision.second_net)
+        rc = tilenet.main(["--out", str(out / "tiles.onnx")] + common)
+        return rc or tilenet.main(["--out", str(out / "tiles_lit.onnx"), "--lit"] + common)
     from vision.lab import train
 
     return train.main(args)
@@ -365,7 +367,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--epochs", type=int, default=None)
     p.add_argument("--limit", type=int, default=None, help="use only the first N boards (smoke test)")
     p.add_argument("--tiles", action="store_true",
-                   help="rebuild the detector's tile network (models/tiles.onnx) instead")
+                   help="rebuild the detector's tile networks (models/tiles.onnx and the "
+                        "second, models/tiles_lit.onnx) instead")
     p.set_defaults(func=cmd_train)
     return parser
 

@@ -38,6 +38,39 @@ def test_augment_keeps_image_and_labels_aligned():
         assert (b == -1).sum() == training.CROP ** 2 - 120 * 90  # padding is undecided
 
 
+def test_shrink_keeps_image_and_labels_aligned_and_marks_mixed_pixels_undecided():
+    rng = np.random.default_rng(2)
+    img = np.zeros((200, 160, 3), np.uint8)
+    y = np.zeros((200, 160), np.int8)
+    img[40:140, 60:120] = 255
+    y[40:140, 60:120] = 1
+    y[:10] = -1
+    for _ in range(5):
+        a, b = training._shrink(img, y, rng)
+        f = a.shape[0] / 200
+        assert 0.44 <= f <= 0.86 and a.shape[:2] == b.shape
+        # the tile keeps its place and area (mixed pixels along its outline undecided)
+        ys, xs = np.nonzero(b == 1)
+        assert abs(ys.min() - 40 * f) <= 2 and abs(xs.max() - 119 * f) <= 2
+        assert 0.8 * 6000 * f * f <= (b == 1).sum() <= 6000 * f * f
+        assert a[b == 1].min() == 255 and a[b == 0].max() == 0
+        assert (b[: int(10 * f)] == -1).all()  # the undecided band stays undecided
+        assert (b == -1).sum() < 0.2 * b.size
+
+
+def test_lighting_only_washes_towards_white_or_darkens():
+    rng = np.random.default_rng(3)
+    img = np.full((176, 176, 3), 100, np.uint8)
+    assert (training._lighting(img, rng, False, False) == img).all()
+    for _ in range(5):
+        g = training._lighting(img, rng, True, False).astype(int)
+        assert g.min() >= 99 and g.max() > 160  # a patch washed pale (99: truncation), nothing darkened
+        assert (g == 100).mean() > 0.3           # and only a patch
+        d = training._lighting(img, rng, False, True).astype(int)
+        assert d.max() <= 100 and d.min() < 70   # a shadow, nothing brightened
+        assert (d >= 99).mean() > 0.01           # and it has a lit side
+
+
 def test_training_a_few_steps_exports_a_network_opencv_runs_alike(tmp_path):
     pytest.importorskip("torch", reason="training needs torch (pip install '.[train]')")
     pytest.importorskip("onnx", reason="exporting needs onnx (pip install '.[train]')")
@@ -52,17 +85,19 @@ def test_training_a_few_steps_exports_a_network_opencv_runs_alike(tmp_path):
     assert 0.0 <= p.min() and p.max() <= 1.0
 
 
-def test_shipped_network_tells_the_kingdom_from_the_table():
-    """On a generated scene of a drawn kingdom the shipped network marks the tiles, not the
-    table: most tile pixels above 0.5, most table pixels below."""
+@pytest.mark.parametrize("section,key", [("detect", "tile_net"), ("reader", "second_tile_net")])
+def test_shipped_networks_tell_the_kingdom_from_the_table(section, key):
+    """On a generated scene of a drawn kingdom each shipped network (the detector's and the
+    reader's second) marks the tiles, not the table: most tile pixels above 0.5, most table
+    pixels below."""
     from models import model_path
     from vision import config
 
-    det = config.load()["detect"]
-    if not det.get("tile_net"):
-        pytest.skip("the config uses the per-pixel model only")
+    name = config.load()[section].get(key)
+    if not name:
+        pytest.skip(f"[{section}] {key} is off")
     small, y = synth_training_scenes(1, seed=9077, long_side=400)[0]
-    p = tilenet.TileNet(model_path(det["tile_net"])).probability(small)
+    p = tilenet.TileNet(model_path(name)).probability(small)
     assert (p[y == 1] > 0.5).mean() > 0.9
     assert (p[y == 0] < 0.5).mean() > 0.9
 
@@ -87,6 +122,14 @@ def test_train_tiles_command_rebuilds_the_network_from_the_dev_photos(tmp_path):
     assert names == {p.name for p in load_phone(datasets)}  # dev photos only
     p = tilenet.TileNet(tmp_path / "tiles.onnx").probability(np.zeros((64, 80, 3), np.uint8))
     assert p.shape == (64, 80)
+    assert meta["glare_share"] == meta["shadow_share"] == meta["shrink_share"] == 0.0
+    # the reader's second network: the same recipe with lighting drawn over the crops
+    lit = json.loads((tmp_path / "tiles_lit.json").read_text())
+    assert {k: lit[k] for k in ("glare_share", "shadow_share", "shrink_share")} == {
+        f"{k}_share": v for k, v in training.LIT_SHARES.items()} and min(training.LIT_SHARES.values()) > 0
+    assert {k: v for k, v in lit.items() if not k.endswith("_share") and k != "onnx_vs_torch_max_abs_diff"} \
+        == {k: v for k, v in meta.items() if not k.endswith("_share") and k != "onnx_vs_torch_max_abs_diff"}
+    assert (tmp_path / "tiles_lit.onnx").exists()
 
 
 def test_train_tiles_without_the_datasets_says_so(tmp_path, capsys):

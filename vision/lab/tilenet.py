@@ -5,7 +5,9 @@
 ``vision.lab.tile_scenes`` among ``KINDS``, printed cloth held out and motif prints drawn for
 training only, ``REAL_SHARE`` of those with a photographed AAU dev board instead of a drawn
 kingdom) and the dev phone photos' labelled squares;
-``python3 -m vision.lab.tilenet --out models/tiles.onnx`` rebuilds the shipped file.
+``python3 -m vision.lab.tilenet --out models/tiles.onnx`` rebuilds the shipped file, and with
+``--lit`` (glare, shadows and far-away kingdoms drawn over the crops) ``models/tiles_lit.onnx``,
+the reader's second network (``vision.second_net``).
 """
 from __future__ import annotations
 
@@ -34,6 +36,13 @@ REAL_SHARE = 0.0    # share of the hard-table scenes with a photographed AAU dev
 # table kinds of the hard-table scenes: the usual ones (printed cloth held out) and the motif
 # prints drawn for training only (2026-12-04: the unseen kinds framed better, see docs/detection.md)
 KINDS = tile_scenes.TRAINABLE_KINDS
+# models/tiles_lit.onnx, the reader's second network (vision.second_net): the same recipe with
+# lighting and distance drawn over the training crops (--lit). A lamp's reflection over part of
+# a small kingdom and a hard shadow left the first network nearly blind (2026-12-05).
+LIT_SHARES = {"glare": 0.3,    # share of crops with a soft whitish patch (most of a small kingdom at most)
+              "shadow": 0.25,  # share of crops with a straight-edged shadow across them
+              "shrink": 0.2}   # share of crops cut from the photo shrunk 0.45-0.85 (a kingdom far away)
+NO_LIGHTING = {"glare": 0.0, "shadow": 0.0, "shrink": 0.0}   # models/tiles.onnx
 
 
 def build_model():
@@ -103,6 +112,46 @@ def _augment(img: np.ndarray, y: np.ndarray, rng: np.random.Generator):
     return np.clip(x, 0, 255).astype(np.uint8), np.ascontiguousarray(y)
 
 
+def _shrink(img: np.ndarray, y: np.ndarray, rng: np.random.Generator):
+    """The photo and its labels shrunk by a random 0.45-0.85 (a kingdom farther away); a
+    label pixel shrunk from mixed ones is undecided (-1)."""
+    f = float(rng.uniform(0.45, 0.85))
+    h, w = y.shape
+    size = (max(1, round(w * f)), max(1, round(h * f)))
+    small = cv2.resize(img, size, interpolation=cv2.INTER_AREA)
+    lab = y.astype(np.float32)
+    tile = cv2.resize((lab == 1).astype(np.float32), size, interpolation=cv2.INTER_AREA)
+    table = cv2.resize((lab == 0).astype(np.float32), size, interpolation=cv2.INTER_AREA)
+    out = np.full(small.shape[:2], -1, np.int8)
+    out[tile > 0.99] = 1
+    out[table > 0.99] = 0
+    return small, out
+
+
+def _lighting(img: np.ndarray, rng: np.random.Generator, glare: bool, shadow: bool) -> np.ndarray:
+    """``img`` (a training crop) under a soft whitish patch of a lamp's reflection (``glare``)
+    and a straight-edged shadow across it (``shadow``); the labels do not change."""
+    h, w = img.shape[:2]
+    x = img.astype(np.float32)
+    if shadow:
+        ang = rng.uniform(0, 2 * np.pi)
+        n = np.array([np.cos(ang), np.sin(ang)])
+        yy, xx = np.mgrid[0:h, 0:w].astype(np.float32)
+        d = (xx - rng.uniform(0, w)) * n[0] + (yy - rng.uniform(0, h)) * n[1]
+        m = 1 / (1 + np.exp(-d / rng.uniform(0.5, 4.0)))
+        x *= (1 - rng.uniform(0.3, 0.65) * m)[..., None]
+    if glare:
+        g = np.zeros((h, w), np.float32)
+        axes = (int(rng.uniform(0.06, 0.3) * w), int(rng.uniform(0.04, 0.2) * w))
+        cv2.ellipse(g, (int(rng.uniform(0, w)), int(rng.uniform(0, h))), (max(1, axes[0]), max(1, axes[1])),
+                    rng.uniform(0, 180), 0, 360, 1.0, -1)
+        g = cv2.GaussianBlur(g, (0, 0), max(0.7, rng.uniform(0.02, 0.12) * max(axes)))[..., None]
+        peak = rng.uniform(0.4, 0.9)
+        colour = rng.uniform(225, 255) * rng.uniform(0.94, 1.0, 3)
+        x = x * (1 - peak * g) + peak * g * colour[None, None, :]
+    return np.clip(x, 0, 255).astype(np.uint8)
+
+
 def _pixel_weights(y: np.ndarray, edge_weight: float) -> np.ndarray:
     """Loss weight of each pixel: 0 where undecided, ``edge_weight`` near a tile outline (the
     outline is what the quadrilateral is fitted to), 1 elsewhere."""
@@ -114,11 +163,14 @@ def _pixel_weights(y: np.ndarray, edge_weight: float) -> np.ndarray:
 
 
 def fit(pairs, phone, *, steps: int = STEPS, batch: int = BATCH, phone_share: float = PHONE_SHARE,
-        edge_weight: float = EDGE_WEIGHT, seed: int = 0, log=None):
-    """Train the network; returns the torch model in eval mode."""
+        edge_weight: float = EDGE_WEIGHT, seed: int = 0, log=None, shares: dict | None = None):
+    """Train the network; returns the torch model in eval mode. ``shares``: of the crops drawn
+    with glare, shadow and shrunk (``LIT_SHARES``; none by default, and then no random number
+    is drawn for them, so the recipe of ``models/tiles.onnx`` is unchanged)."""
     import torch
     import torch.nn.functional as F
 
+    shares = {**NO_LIGHTING, **(shares or {})}
     torch.set_num_threads(2)
     torch.manual_seed(seed)
     rng = np.random.default_rng(seed)
@@ -132,7 +184,13 @@ def fit(pairs, phone, *, steps: int = STEPS, batch: int = BATCH, phone_share: fl
         for _ in range(batch):
             src = phone if phone and rng.random() < phone_share else pairs
             img, y = src[int(rng.integers(len(src)))]
+            if shares["shrink"] > 0 and rng.random() < shares["shrink"]:
+                img, y = _shrink(img, y, rng)
             a, b = _augment(img, y, rng)
+            if shares["glare"] > 0 or shares["shadow"] > 0:
+                glare, shadow = rng.random() < shares["glare"], rng.random() < shares["shadow"]
+                if glare or shadow:
+                    a = _lighting(a, rng, glare, shadow)
             xs.append(a)
             ys.append(b)
         x = torch.from_numpy(preprocess(np.stack(xs)))
@@ -189,6 +247,9 @@ def main(argv=None) -> int:
                     help="table kinds of the hard-table scenes, comma-separated (default "
                          f"{','.join(KINDS)}; never {','.join(tile_scenes.HELD_OUT_KINDS)} "
                          "or the kinds kept unseen)")
+    ap.add_argument("--lit", action="store_true",
+                    help="draw glare, shadows and far-away kingdoms over the training crops "
+                         "(the recipe of models/tiles_lit.onnx, the reader's second network)")
     args = ap.parse_args(argv)
     from .datasets import load_aau, load_phone
     from .synth import aau_boards
@@ -215,12 +276,14 @@ def main(argv=None) -> int:
                                   real_share=args.real_share, kinds=kinds)
     print(f"{len(pairs)} scenes ({len(boards)} AAU boards), {len(phone)} phone photos "
           f"({time.time() - t0:.0f} s)", flush=True)
-    model = fit(pairs, phone, steps=args.steps, seed=args.seed,
+    shares = LIT_SHARES if args.lit else NO_LIGHTING
+    model = fit(pairs, phone, steps=args.steps, seed=args.seed, shares=shares,
                 log=lambda m: print(m, flush=True))
     diff = export(model, args.out)
     meta = {"scenes": args.scenes, "scene_seed": args.seed, "steps": args.steps,
             "batch": BATCH, "crop": CROP, "phone_share": PHONE_SHARE, "edge_weight": EDGE_WEIGHT,
-            "edge_band": EDGE_BAND, "hard_share": HARD_SHARE,
+            "edge_band": EDGE_BAND, "hard_share": HARD_SHARE, "glare_share": shares["glare"],
+            "shadow_share": shares["shadow"], "shrink_share": shares["shrink"],
             "hard_seeds_from": tile_scenes.hard_seeds_from(args.scenes, args.seed, HARD_SHARE),
             "hard_kinds": list(kinds), "real_share": args.real_share,
             "aau_boards": sorted(b["name"] for b in boards),
