@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from vision import config as _config
-from vision import deglare, detect, frame, holes, reframe, table
+from vision import deglare, detect, frame, holes, reframe, second_net, table
 from vision.classify import SquareClassifier
 from vision.errors import NO_KINGDOM, PhotoError
 from vision.frame import too_few_tiles
@@ -192,8 +192,8 @@ class Reader:
                 and (best_key[1] or self._sure_count(best_conf, best.rows, best.cols))):
             best = self._from_table(image, size, best, best_key, best_crisp)
         if best is not None:   # a blurred 5x5 / 7x7: the other square frames on its outline
-            return reframe.other_frame(self, image, best, size)
-        raise PhotoError(NO_KINGDOM)
+            best = reframe.other_frame(self, image, best, size)
+        return second_net.second_opinion(self, image, size, best, best_conf)   # none: PhotoError
 
     def _from_table(self, image, size, best, best_key, best_crisp):
         """The whole-table search's kingdoms (``vision.table.read_kingdoms``: every tile blob,
