@@ -37,8 +37,8 @@ def second_opinion(reader, image, size, best, count_conf: float = 0.0):
         for section in other.cfg.values():
             if isinstance(section, dict) and section.get("tile_net"):
                 section["tile_net"] = name
-        try:
-            found = other.find(image, size)
+        try:    # the class's own find: a method set on the reader itself is bound to it
+            found = type(reader).find(other, image, size)
         except PhotoError:
             found = None
         if found is not None and detect.is_frame(found.rows, found.cols, frames):

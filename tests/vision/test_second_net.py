@@ -100,3 +100,13 @@ def test_a_short_window_the_detector_counted_surely_is_kept_without_asking():
     assert second_net.second_opinion(rd, None, None, half_built, sure - 0.1).rows == 5
     # a 5x6 is never a sure count (more often a 5x5 with a line of table read as tiles)
     assert second_net.second_opinion(rd, None, None, _found(5, 6, 20.0), 1.0).rows == 5
+
+
+def test_the_second_search_uses_the_second_network_when_find_was_set_on_the_reader():
+    """monkeypatch.setattr(reader, "find", ...) leaves, once undone, a ``find`` bound to that
+    reader in its own attributes: a copy of the reader would search with the first network
+    (the full test run recursed so, once)."""
+    rd = FakeReader("b.onnx", {"b.onnx": _found(5, 5, 20.0)})
+    rd.find = rd.find
+    assert second_net.second_opinion(rd, None, None, None).rows == 5
+    assert rd.asked == [("b.onnx", "", None)]
