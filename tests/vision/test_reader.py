@@ -444,6 +444,8 @@ def test_find_reads_on_past_an_unsure_castle_and_keeps_the_likeliest(reader, mon
     """Two places that each hold tiles: the detector's first (a box lid, say) reads a castle
     at odds under [reader] sure_castle_odds, so the next outline is read too and the one with
     the likelier castle is the kingdom; a sure castle first ends the search there."""
+    # the search itself: no second tile network's search after it (test_second_net.py)
+    monkeypatch.setitem(reader.cfg["reader"], "second_tile_net", "")
     from vision import detect
     from vision.labels import TERRAINS
 
@@ -563,6 +565,8 @@ def test_past_a_sure_castle_short_of_a_frame_outlines_over_it_are_read(reader, m
     past_short_castle) and the 5x5 frame wins, unless its squares read more blurred than the
     piece's; an outline elsewhere (a box lid) is not read; with the piece's count sure, or
     past_short_castle 0, the piece ends the search."""
+    # the search itself: no second tile network's search after it (test_second_net.py)
+    monkeypatch.setitem(reader.cfg["reader"], "second_tile_net", "")
     from vision import detect
     from vision.labels import TERRAINS
 
@@ -862,6 +866,8 @@ def test_a_blurred_piece_with_a_sure_castle_does_not_beat_a_crisp_frame(reader, 
     castle. Against the 5x5 frame already read, the blurred piece's castle is not taken as
     sure ([reader] short_sure_crisp) and the 5x5 is the kingdom; with the rule off, the piece
     wins on its sure castle."""
+    # the search itself: no second tile network's search after it (test_second_net.py)
+    monkeypatch.setitem(reader.cfg["reader"], "second_tile_net", "")
     from vision import detect
     from vision.labels import TERRAINS
 
