@@ -34,9 +34,8 @@ def second_opinion(reader, image, size, best, count_conf: float = 0.0):
         other = copy.copy(reader)
         other.cfg = copy.deepcopy(cfg)
         other.cfg["reader"]["second_tile_net"] = ""     # one second opinion, not a chain
-        for section in other.cfg.values():
-            if isinstance(section, dict) and section.get("tile_net"):
-                section["tile_net"] = name
+        if other.cfg["detect"]["tile_net"]:    # every tile map is made from [detect]'s
+            other.cfg["detect"]["tile_net"] = name
         try:    # the class's own find: a method set on the reader itself is bound to it
             found = type(reader).find(other, image, size)
         except PhotoError:
