@@ -119,9 +119,8 @@ def _shrink(img: np.ndarray, y: np.ndarray, rng: np.random.Generator):
     h, w = y.shape
     size = (max(1, round(w * f)), max(1, round(h * f)))
     small = cv2.resize(img, size, interpolation=cv2.INTER_AREA)
-    lab = y.astype(np.float32)
-    tile = cv2.resize((lab == 1).astype(np.float32), size, interpolation=cv2.INTER_AREA)
-    table = cv2.resize((lab == 0).astype(np.float32), size, interpolation=cv2.INTER_AREA)
+    tile = cv2.resize((y == 1).astype(np.float32), size, interpolation=cv2.INTER_AREA)
+    table = cv2.resize((y == 0).astype(np.float32), size, interpolation=cv2.INTER_AREA)
     out = np.full(small.shape[:2], -1, np.int8)
     out[tile > 0.99] = 1
     out[table > 0.99] = 0
