@@ -747,6 +747,42 @@ def test_the_whole_table_search_is_read_when_the_outlines_convince_not(reader, m
         reader.find(image)
 
 
+def test_a_kingdom_of_the_table_search_comes_with_no_count_of_the_detectors(reader, monkeypatch):
+    """The detector's count confidence goes with its own window to the second tile network's
+    turn (``vision.second_net``: a window short of a frame from a sure count is a half-built
+    kingdom, the second network is not asked about it). A kingdom of the whole-table search
+    that replaces that window was never counted by the detector: it goes with 0, whatever the
+    count of the window it replaced."""
+    from vision import detect, second_net, table
+    from vision.frame import crispness
+
+    image, logits, _ = _tiles_and_lid()
+    piece = np.float32([[450, 50], [630, 50], [630, 170], [450, 170]])
+    shifted = (piece + np.float32([30, 0]), 2, 3, 0.95, [], None)   # blurred, from a sure count
+    told = []
+
+    def second_opinion(rd, img, size, best, conf):
+        told.append(conf)
+        return best
+
+    monkeypatch.setattr(second_net, "second_opinion", second_opinion)
+    monkeypatch.setattr(reader.classifier, "logits", logits)
+    monkeypatch.setitem(reader.cfg["reader"], "recheck_more", 0)
+    monkeypatch.setattr(detect, "candidates", lambda img, cfg, size=None, **kw: iter([shifted]))
+    for search_finds in (False, True):
+        def kingdoms(rd, img, size=None, _finds=search_finds):
+            if not _finds:
+                return []
+            framed = rd.framed(img, piece, 2, 3, size)
+            return [(None, framed, None, crispness(framed.logits, rd.classifier.t_terrain))]
+
+        monkeypatch.setattr(table, "read_kingdoms", kingdoms)
+        told.clear()
+        found = reader.find(image)
+        assert np.allclose(found.corners, piece) == search_finds
+        assert told == [0.0 if search_finds else 0.95]
+
+
 def test_against_a_blurred_window_a_crisp_frame_of_the_table_search_ranks_as_sure(
         reader, monkeypatch):
     """The detector's only outline is a 5x5 half a square off the kingdom (blurred, castle
