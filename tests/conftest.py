@@ -29,6 +29,18 @@ def english_messages(monkeypatch):
 
 
 @pytest.fixture
+def fresh_jobs(monkeypatch):
+    """An empty table of the web app's batches (``webapp.batch._JOBS`` is one per process, so
+    the batches other tests left waiting would count against this test's limits)."""
+    from collections import OrderedDict
+
+    from webapp import batch as web_batch
+
+    monkeypatch.setattr(web_batch, "_JOBS", OrderedDict())
+    return web_batch
+
+
+@pytest.fixture
 def shared_dir() -> Path:
     return shared_path()
 

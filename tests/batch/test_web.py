@@ -245,17 +245,6 @@ def test_a_manifest_that_matches_two_photos_is_reported_and_kept(client):
 # ---------------------------------------------------------------- one client, bounded memory (issue 15 #2)
 
 
-@pytest.fixture
-def fresh_jobs(monkeypatch):
-    """An empty job table (jobs of other tests live in the same process)."""
-    from collections import OrderedDict
-
-    from webapp import batch as web_batch
-
-    monkeypatch.setattr(web_batch, "_JOBS", OrderedDict())
-    return web_batch
-
-
 def limited_app(tmp_path, **config):
     from webapp import create_app
 
