@@ -190,12 +190,13 @@ class Reader:
                 best is not None and best_key[0]
                 and best_crisp >= float(self.cfg["reader"]["table_fallback_crisp"])
                 and (best_key[1] or self._sure_count(best_conf, best.rows, best.cols))):
-            best, best_conf = self._from_table(image, size, best, best_key, best_crisp, best_conf)
+            found = self._from_table(image, size, best, best_key, best_crisp)
+            best, best_conf = found, best_conf if found is best else 0.0   # 0: never counted
         if best is not None:   # a blurred 5x5 / 7x7: the other square frames on its outline
             best = reframe.other_frame(self, image, best, size)
         return second_net.second_opinion(self, image, size, best, best_conf)   # none: PhotoError
 
-    def _from_table(self, image, size, best, best_key, best_crisp, conf=0.0):
+    def _from_table(self, image, size, best, best_key, best_crisp):
         """The whole-table search's kingdoms (``vision.table.read_kingdoms``: every tile blob,
         each cut apart where only a thin bridge joins it to clutter) against ``best``, the
         detector's outlines' reading (key and crispness as in :meth:`find`): a kingdom there
@@ -206,8 +207,7 @@ class Reader:
         Against a ``best`` read blurred (under ``table_fallback_crisp``), a 5x5 / 7x7 kingdom
         read at least that crisply ranks as a sure castle (``[reader] table_crisp_frame``).
         The detector keeps only the largest blob, so a kingdom whose blob joins a score board
-        or another kingdom beside it is outlined together with them. Returns ``(best, conf)``,
-        ``conf`` the detector's count confidence of ``best`` (0 for a table-search kingdom)."""
+        or another kingdom beside it is outlined together with them."""
         frames = [int(n) for n in self.cfg["frame"]["square_frames"]]
         sure = float(self.cfg["reader"]["sure_castle_odds"])
         least = float(self.cfg["reader"]["table_fallback_crisp"])
@@ -222,8 +222,8 @@ class Reader:
             key = self._key(castle, castle >= sure or crisp_frame and is_frame and crisp >= least,
                             is_frame, crisp)
             if best is None or key > best_key or (key == best_key and crisp > best_crisp + margin):
-                best, best_key, best_crisp, conf = found, key, crisp, 0.0
-        return best, conf
+                best, best_key, best_crisp = found, key, crisp
+        return best
 
     def _sure_count(self, conf: float, rows: int, cols: int) -> bool:
         """Whether a window the detector counted with confidence ``conf`` is a half-built
