@@ -24,6 +24,11 @@ from . import get_store
 
 bp = Blueprint("outline", __name__)
 
+OUTLINE_JSON = 'JSON {"corners": [[x, y], [x, y], [x, y], [x, y]], "size": 5}'
+# a corner further than this from the photo is refused anyway (check_outline): bigger numbers
+# are refused as numbers, before any arithmetic (a 400-digit integer overflows a float)
+MAX_COORDINATE = 1e9
+
 
 def parse_size(value) -> int | None:
     """``size`` of a form or JSON body: None (absent: decided from the photo), 5 or 7."""
@@ -55,6 +60,10 @@ def parse_outline(value):
                 isinstance(v, (int, float)) and not isinstance(v, bool) for v in flat):
             raise BadRequest("corners must be four [x, y] pairs of numbers (the kingdom's outer "
                              "corners in the photo's pixels)")
+        for v in flat:  # compared as they are: int and float compare exactly, at any size
+            if not -MAX_COORDINATE <= v <= MAX_COORDINATE:
+                raise BadRequest(f"corners: {str(v)[:20]}... is not a number of pixels: each "
+                                 "corner is a finite number of pixels inside the photo")
         value = ",".join(repr(float(v)) for v in flat)
     if not isinstance(value, str):
         raise BadRequest("corners must be the text X1,Y1,X2,Y2,X3,Y3,X4,Y4 or four [x, y] pairs")
@@ -110,10 +119,8 @@ def reread(rid):
     from . import service
 
     rec = service.load(rid)
-    data = request.get_json(silent=True)
-    if not isinstance(data, dict):
-        raise BadRequest("send JSON {\"corners\": [[x, y], [x, y], [x, y], [x, y]], \"size\": 5} "
-                         "(Content-Type: application/json)")
+    # the app's JSON guard: 400 for a body nested too deeply (not a RecursionError), or no object
+    data = service.json_body(OUTLINE_JSON)
     corners = parse_outline(data.get("corners"))
     if corners is None:
         raise BadRequest("corners are missing: give the kingdom's four outer corners")

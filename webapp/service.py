@@ -218,18 +218,19 @@ def score_kingdom(kingdom: dict, rules: str | None = None, bonuses=()) -> dict:
         raise BadRequest(f"this kingdom is not valid Kingdom JSON ({type(exc).__name__}: {exc})")
 
 
-def json_body() -> dict:
-    """The request's JSON object; ``BadRequest`` saying what is wrong with it."""
+def json_body(what: str = "Kingdom JSON") -> dict:
+    """The request's JSON object; ``BadRequest`` saying what is wrong with it (``what``: the
+    object the endpoint expects, named in the messages)."""
     try:
         data = request.get_json(silent=True)
     except RecursionError:
         raise BadRequest("the request body is not valid JSON here: it is nested too deeply")
     if data is None:
         if not request.get_data(cache=True):
-            raise BadRequest("send Kingdom JSON in the request body (Content-Type: application/json)")
+            raise BadRequest(f"send {what} in the request body (Content-Type: application/json)")
         raise BadRequest("the request body is not valid JSON: check quotes, commas and brackets")
     if not isinstance(data, dict):
-        raise BadRequest("the request body must be a JSON object (Kingdom JSON)")
+        raise BadRequest(f"the request body must be a JSON object: send {what}")
     return data
 
 
