@@ -23,14 +23,16 @@ def parse_players(text) -> list[str]:
     name or a name given twice."""
     if text is None:
         return []
-    names = [name.strip() for name in str(text).split(",")]
+    text = str(text)
+    names = [name.strip() for name in text.split(",")]
     if not any(names):
         return []
+    shown = repr(text if len(text) <= 60 else text[:60] + "...")  # never echo a whole page
     if any(not name for name in names):
-        raise PlayersError(f"an empty name in the players {text!r}: give one name per kingdom, "
+        raise PlayersError(f"an empty name in the players {shown}: give one name per kingdom, "
                            "separated by commas, e.g. \"Ann,Bob,Cat\"")
     if len(set(names)) != len(names):
-        raise PlayersError(f"a name is given twice in the players {text!r}: give each player once")
+        raise PlayersError(f"a name is given twice in the players {shown}: give each player once")
     if any(len(name) > 80 for name in names):
         raise PlayersError("a player's name is longer than 80 characters: shorten it")
     return names

@@ -250,13 +250,20 @@ def parse_claimed(value) -> int | None:
     return value
 
 
+def clean_name(text: str) -> str:
+    """A name as it may be stored and shown: printable characters only (no NUL, no control or
+    format characters such as U+202E, which reverses the text after it), without outer spaces.
+    The one cleaning of players' names: ``player=`` and each name of ``players=``."""
+    return "".join(ch for ch in text if ch.isprintable()).strip()
+
+
 def parse_player(value) -> str | None:
     """A player's name: text of at most 80 characters, or nothing."""
     if value is None:
         return None
     if not isinstance(value, str):
         raise BadRequest("the player must be a name (text), e.g. \"Ada\"")
-    value = "".join(ch for ch in value if ch.isprintable()).strip()
+    value = clean_name(value)
     if len(value) > MAX_NAME:
         raise BadRequest(f"the player's name is {len(value)} characters long; at most {MAX_NAME}")
     return value or None

@@ -3,7 +3,10 @@
 stored as its own reading (its own permalink ``/r/<id>``, corrected as any other); the game's
 permalink ``/game/<id>.<id>...`` lists them in kingdom order and shows the photo with every
 outline and its number, a name field per kingdom (the names travel in the link: ``?name=Ann&
-name=Bob``) and the game's standings from the current (corrected) scores.
+name=Bob``) and the game's standings from the current (corrected) scores: one standings list
+per rule set when the kingdoms were scored under several (the engine ranks one rule set at a
+time). ``players=`` (names in kingdom order) is cleaned as ``player=`` is (``service.
+clean_name``); ``size=`` (5 or 7) goes to the reader, any other value is a 400.
 """
 from __future__ import annotations
 
@@ -15,13 +18,14 @@ from werkzeug.exceptions import BadRequest, NotFound, ServiceUnavailable, Unproc
 import engine
 from vision.io import PhotoBusy
 
-from . import get_store, service
+from . import get_store, outline, service
 from .reading import READ_LOCK, copy_scale
 
 bp = Blueprint("table", __name__)
 
 MAX_KINGDOMS = 8                     # ids in one game link (a table holds at most 4 players)
 _ID = re.compile(r"^[A-Za-z0-9_-]{4,40}$")
+MAX_PLAYERS_TEXT = MAX_KINGDOMS * (service.MAX_NAME + 1)  # the players field, in characters
 
 
 def default_table_reader(photo: bytes, rules: str, bonuses=(), size=None) -> list[dict]:
@@ -38,23 +42,37 @@ def wants_all(form) -> bool:
 
 
 def _players(form) -> list[str]:
+    """``players=``: the names in kingdom order, each cleaned as ``player=`` is
+    (``service.clean_name``) before the checks; 400 when too long, empty or given twice."""
     from kingdomino.table import PlayersError, parse_players
 
+    text = form.get("players")
+    if text is None:
+        return []
+    if len(text) > MAX_PLAYERS_TEXT:
+        raise BadRequest(f"the players field is {len(text)} characters long; at most "
+                         f"{MAX_PLAYERS_TEXT}: at most {MAX_KINGDOMS} names of at most "
+                         f"{service.MAX_NAME} characters, separated by commas")
     try:
-        return parse_players(form.get("players"))
+        names = parse_players(",".join(service.clean_name(n) for n in text.split(",")))
     except PlayersError as exc:
         raise BadRequest(str(exc))
+    if len(names) > MAX_KINGDOMS:
+        raise BadRequest(f"{len(names)} players: a game has at most {MAX_KINGDOMS} kingdoms")
+    return names
 
 
-def read_table_photo(upload, rules: str, bonuses, players=()) -> list[tuple[str, str, dict]]:
+def read_table_photo(upload, rules: str, bonuses, players=(), size=None
+                     ) -> list[tuple[str, str, dict]]:
     """Check, read, score and store every kingdom of an uploaded table photo: ``[(id, source as
     stored, scored object with "kingdom" and "corners"), ...]`` in kingdom order. 400 for a bad file, 422 when
-    the photo holds no kingdom (nothing is stored then), 503 when the server is busy."""
+    the photo holds no kingdom (nothing is stored then), 503 when the server is busy. ``size``
+    (5 or 7, every kingdom's; None: the reader decides) goes to the reader only when given."""
     data, small, (width, height) = service.decode_upload(upload)
     name = service.upload_name(upload, 180)
     reader = current_app.config.get("TABLE_READER") or default_table_reader
     try:
-        objs = reader(data, rules, bonuses)
+        objs = reader(data, rules, bonuses, **({} if size is None else {"size": size}))
     except PhotoBusy as exc:
         raise ServiceUnavailable(str(exc))
     except Exception as exc:
@@ -92,7 +110,8 @@ def api_score_all():
         raise BadRequest("corners give one kingdom's outline and all=1 reads every kingdom: "
                          "send one or the other")
     players = _players(request.form)
-    stored = read_table_photo(request.files.get("photo"), rules, bonuses, players)
+    size = outline.parse_size(request.form.get("size"))  # 400 for 9: never silently ignored
+    stored = read_table_photo(request.files.get("photo"), rules, bonuses, players, size)
     kingdoms = [{"source": source, **obj, "id": rid,
                  "permalink": url_for("pages.result", rid=rid, _external=True)}
                 for rid, source, obj in stored]
@@ -104,10 +123,11 @@ def upload_table():
     """The upload page's "whole table" choice: read, store, then show the game page."""
     rules, bonuses = service.form_choice(request.form)
     players = _players(request.form)
+    size = outline.parse_size(request.form.get("size"))
     upload = request.files.get("photo")
     if upload is None or not upload.filename:
         raise BadRequest("choose a photo of the table first")
-    stored = read_table_photo(upload, rules, bonuses, players)
+    stored = read_table_photo(upload, rules, bonuses, players, size)
     return redirect(game_link([rid for rid, _source, _obj in stored], players), code=303)
 
 
@@ -141,34 +161,59 @@ def game_view(ids: list[str], names: list[str]) -> dict:
         except (TypeError, ValueError, KeyError, IndexError, ZeroDivisionError):
             outline = centre = None
         kingdoms.append({"kingdom": number, "id": rid, "name": name, "outline": outline, "centre": centre,
+                         "rules": data.get("rules") or rec.get("rules"),
                          "score": data.get("score"), "cut": bool(machine.get("cut")),
                          "review": len(data.get("review") or []), "error": data.get("error"),
                          "photo": data.get("photo"), "corrected": data.get("corrections", 0) > 0})
-    scored = [k for k in kingdoms if k["score"]]
-    standings = []
-    if scored:
-        try:
-            standings = engine.rank([(k["name"], k["score"]) for k in scored])
-        except ValueError:
-            standings = []
-        by_name = {k["name"]: k for k in scored}
-        for row in standings:
-            row["kingdom"] = by_name[row["player"]]["kingdom"]
-            row["cut"] = by_name[row["player"]]["cut"]
+    _distinct_names(kingdoms)
+    groups = _standings_by_rules(kingdoms)
     photo = next((k["photo"] for k in kingdoms if k["photo"]), None)
-    return {"kingdoms": kingdoms, "standings": standings, "photo": photo,
+    # one rule set: "standings" is the game's; several: each rule set is ranked on its own
+    # ("groups"), as the engine cannot rank scores of different rule sets together
+    return {"kingdoms": kingdoms, "standings": groups[0]["rows"] if len(groups) == 1 else [],
+            "groups": groups, "mixed_rules": len(groups) > 1, "photo": photo,
             "photo_size": photo_size, "ids": ids}
+
+
+def _distinct_names(kingdoms: list[dict]) -> None:
+    """Give every kingdom its own label: a name already used (from the link, a stored player or
+    "kingdom N") gets its place in the game added, "Ann (1)"."""
+    used: set[str] = set()
+    for i, k in enumerate(kingdoms):
+        name, extra = k["name"], i
+        while name in used:
+            name, extra = f"{k['name']} ({extra})", extra + 1
+        k["name"] = name
+        used.add(name)
+
+
+def _standings_by_rules(kingdoms: list[dict]) -> list[dict]:
+    """``[{"rules": name, "rows": standings}, ...]``, one per rule set of the scored kingdoms
+    (in kingdom order of their first kingdom). Kingdoms are ranked by their place in the game,
+    never by their label, so two kingdoms never share a row."""
+    members: dict[str, list[int]] = {}
+    for i, k in enumerate(kingdoms):
+        if k["score"]:
+            members.setdefault(str(k["score"].get("rules") or k["rules"]), []).append(i)
+    groups = []
+    for rules, idx in members.items():
+        try:
+            rows = engine.rank([(str(i), kingdoms[i]["score"]) for i in idx])
+        except ValueError:  # a stored score the engine no longer ranks: totals still shown
+            rows = []
+        for row in rows:
+            k = kingdoms[int(row["player"])]
+            row.update(player=k["name"], kingdom=k["kingdom"], cut=k["cut"])
+        groups.append({"rules": rules, "rows": rows})
+    return groups
 
 
 @bp.get("/game/<ids>")
 def game(ids):
     id_list = _ids(ids)
-    names = [n.strip()[:80] for n in request.args.getlist("name")][:len(id_list)]
-    seen = set()
-    for i, n in enumerate(names):  # two players cannot share a name in the standings
-        if n and n in seen:
-            names[i] = f"{n} ({i})"
-        seen.add(names[i])
+    # cleaned as any player's name; two kingdoms never share one (game_view)
+    names = [service.clean_name(n)[:service.MAX_NAME]
+             for n in request.args.getlist("name")[:len(id_list)]]
     data = game_view(id_list, names)
     return render_template("game.html", game=data,
                            link=game_link(id_list, [k["name"] for k in data["kingdoms"]],

@@ -4,6 +4,7 @@ game page's standings (14) and players' names (15)."""
 from __future__ import annotations
 
 import io
+import re
 
 import pytest
 from webapp_helpers import FakeReader, page_token, png_bytes
@@ -59,3 +60,101 @@ def test_outline_with_deeply_nested_json_is_400_saying_so(outline_app):
                        headers={"X-CSRF-Token": token, "Content-Type": "application/json"})
     assert resp.status_code == 400, resp.get_data(as_text=True)[:300]
     assert "nested too deeply" in resp.get_json()["error"] and again.calls == 0
+
+
+# ---------------------------------------------------------------- 14: the game page's standings
+
+
+def _read_one(client, token, **fields):
+    data = {"photo": (io.BytesIO(png_bytes()), "k.png"), "csrf_token": token, **fields}
+    resp = client.post("/api/score", data=data, content_type="multipart/form-data")
+    assert resp.status_code == 200, resp.get_data(as_text=True)
+    return resp.get_json()["id"]
+
+
+def _standings(html: str) -> list[tuple[str, str, str]]:
+    """``(place, label, kingdom number)`` of each standings row of a game page."""
+    import re
+
+    return re.findall(r'<li value="(\d+)">(.+?) \(kingdom (\d+)\): \d+', html)
+
+
+def test_a_name_in_the_link_equal_to_a_stored_player_keeps_two_kingdoms_apart(client):
+    token = page_token(client)
+    first = _read_one(client, token)
+    second = _read_one(client, token, player="kingdom 0")
+    html = client.get(f"/game/{first}.{second}?name=kingdom+0").get_data(as_text=True)
+    rows = _standings(html)
+    assert len(rows) == 2, html
+    assert sorted(number for _, _, number in rows) == ["0", "1"]
+    assert len({label for _, label, _ in rows}) == 2  # distinct kingdoms, distinct labels
+    names = re.findall(r'name="name" maxlength="80" value="([^"]*)"', html)
+    assert len(set(names)) == 2 and "kingdom 0" in names
+
+
+def test_kingdoms_under_different_rule_sets_are_ranked_each_with_its_own(client):
+    token = page_token(client)
+    first = _read_one(client, token, rules="kingdomino")
+    second = _read_one(client, token, rules="age-of-giants")
+    resp = client.get(f"/game/{first}.{second}")
+    html = resp.get_data(as_text=True)
+    assert resp.status_code == 200
+    assert "No kingdom could be scored" not in html
+    assert "different rule sets" in html
+    rows = _standings(html)
+    assert sorted(number for _, _, number in rows) == ["0", "1"]
+    assert [place for place, _, _ in rows] == ["1", "1"]  # each first under its own rules
+
+
+# ---------------------------------------------------------------- 15: players' names
+
+
+@pytest.fixture
+def table_client(make_app):
+    from test_table_api import FakeTableReader
+
+    reader = FakeTableReader()
+    sizes = []
+
+    def read(photo, rules, bonuses=(), size=None):
+        sizes.append(size)
+        return reader(photo, rules, bonuses)
+
+    client = make_app(TABLE_READER=read).test_client()
+    return client, sizes
+
+
+def _post_table(client, **fields):
+    data = {"photo": (io.BytesIO(png_bytes(1600, 600)), "table.png"), "all": "1", **fields}
+    return client.post("/api/score", data=data, content_type="multipart/form-data")
+
+
+def test_players_are_cleaned_as_a_single_player_is(table_client, client):
+    tclient, _ = table_client
+    resp = _post_table(tclient, players="A\x00nn,\u202eBob\u200b")
+    assert resp.status_code == 200, resp.get_data(as_text=True)
+    stored = [tclient.get(f"/api/readings/{k['id']}").get_json()["player"]
+              for k in resp.get_json()["kingdoms"]]
+    one = _read_one(client, page_token(client), player="\u202eBob\u200b")
+    assert stored == ["Ann", "Bob"]
+    assert client.get(f"/api/readings/{one}").get_json()["player"] == "Bob"
+    # cleaning happens before the checks: two names that clean to one name are one name twice
+    resp = _post_table(tclient, players="Ann,A\x00nn")
+    assert resp.status_code == 400 and "twice" in resp.get_json()["error"]
+
+
+@pytest.mark.parametrize("players", ["x" * 10_000, "Ann," * 2_500 + "Ann", "a," * 5_000 + ","],
+                         ids=["one long name", "a name 2,501 times", "an empty name"])
+def test_a_bad_players_field_is_400_without_echoing_it_all(table_client, players):
+    tclient, sizes = table_client
+    resp = _post_table(tclient, players=players)
+    assert resp.status_code == 400
+    assert len(resp.get_json()["error"]) < 300 and sizes == []
+
+
+def test_all_refuses_an_invalid_size_and_uses_a_valid_one(table_client):
+    tclient, sizes = table_client
+    resp = _post_table(tclient, size="9")
+    assert resp.status_code == 400 and "5 or 7" in resp.get_json()["error"] and sizes == []
+    assert _post_table(tclient, size="5").status_code == 200 and sizes == [5]
+    assert _post_table(tclient).status_code == 200 and sizes == [5, None]
