@@ -76,6 +76,26 @@ def read_manifest(text: str, kingdoms: bool = False) -> list[dict]:
     A row without a kingdom number keeps its meaning: the photo shows that player's kingdom.
     Without ``kingdoms`` a kingdom number is refused (``ManifestError``)."""
     reader = csv.DictReader(io.StringIO(text.lstrip("\ufeff")))
+    try:
+        return _manifest_rows(reader, kingdoms)
+    except csv.Error as exc:  # what the csv module cannot split into fields at all
+        line = max(reader.reader.line_num, 1)  # the DictReader's own count lags a row behind
+        raise ManifestError(f"manifest line {line}: {_csv_problem(exc)}") from None
+
+
+def _csv_problem(exc: csv.Error) -> str:
+    """The csv module's complaint as a sentence for the person who wrote the manifest."""
+    text = str(exc)
+    if "field limit" in text:
+        return (f"a field is longer than {csv.field_size_limit() // 1024} KB; a manifest holds "
+                "photo names and players: is it the right file?")
+    if "new-line" in text:
+        return ("a line break inside a field that is not in double quotes (a lone carriage "
+                "return?); put that field in double quotes, or save the file again as CSV")
+    return f"not a CSV line this program can read ({text[:200]})"
+
+
+def _manifest_rows(reader: csv.DictReader, kingdoms: bool) -> list[dict]:
     if not reader.fieldnames:
         raise ManifestError("the manifest is empty: give a CSV with the header photo,player,table,round")
     names = {(name or "").strip().lower(): name for name in reader.fieldnames}
@@ -83,7 +103,7 @@ def read_manifest(text: str, kingdoms: bool = False) -> list[dict]:
     if missing:
         raise ManifestError(
             f"the manifest has no {' or '.join(missing)} column; its first line must be a header "
-            f"such as photo,player,table,round (found: {','.join(reader.fieldnames)})"
+            f"such as photo,player,table,round (found: {','.join(reader.fieldnames)[:200]})"
         )
     rows, seen, games = [], {}, {}
     for line, raw in enumerate(reader, start=2):
