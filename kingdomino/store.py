@@ -21,11 +21,34 @@ import socket
 import sqlite3
 import sys
 import time
+from contextlib import contextmanager
 from pathlib import Path
 
 PHOTO_COPY_SIDE = 1600  # the stored copy of a photo is at most this many pixels on its long side
 
-SCHEMA = """
+# The schema is built by numbered steps (``MIGRATIONS``), each applied once, in order, inside
+# one ``BEGIN IMMEDIATE`` transaction that also reads and sets ``PRAGMA user_version``: processes
+# opening one store at once wait for each other and never apply a step twice. A store made before
+# the steps were numbered (user_version 0) may hold any part of them, so every step checks what
+# is there first (``CREATE ... IF NOT EXISTS``, ``_add_column``). A later table or column is one
+# more step at the end of the list.
+
+def _add_column(db: sqlite3.Connection, table: str, name: str, kind: str) -> None:
+    """Add a column unless the table has it (names come from this module only)."""
+    if name not in {r[1] for r in db.execute(f"PRAGMA table_info({table})")}:
+        db.execute(f"ALTER TABLE {table} ADD COLUMN {name} {kind}")
+
+
+def _run(db: sqlite3.Connection, script: str) -> None:
+    """Run ``;``-separated statements inside the caller's transaction (``executescript``
+    would commit it first)."""
+    for statement in script.split(";"):
+        if statement.strip():
+            db.execute(statement)
+
+
+def _v1_readings_and_corrections(db: sqlite3.Connection) -> None:
+    _run(db, """
 CREATE TABLE IF NOT EXISTS readings (
     id TEXT PRIMARY KEY,
     created REAL NOT NULL,
@@ -55,7 +78,20 @@ CREATE TABLE IF NOT EXISTS claims (
     owner TEXT NOT NULL,
     created REAL NOT NULL,
     PRIMARY KEY (content_hash, rules, bonuses)
-);
+)""")
+
+
+def _v2_derived_and_table_readings(db: sqlite3.Connection) -> None:
+    """Readings re-scored for other bonuses (``derived_from``) and whole-table photos."""
+    _add_column(db, "readings", "derived_from", "TEXT")
+    _add_column(db, "readings", "kingdom", "INTEGER")
+    _add_column(db, "readings", "table_read", "TEXT")
+    db.execute("CREATE INDEX IF NOT EXISTS readings_table ON readings (table_read)")
+
+
+def _v3_rereadings(db: sqlite3.Connection) -> None:
+    """A result read again inside an outline given by hand keeps its previous reading."""
+    _run(db, """
 CREATE TABLE IF NOT EXISTS rereadings (
     reading_id TEXT NOT NULL REFERENCES readings (id),
     created REAL NOT NULL,
@@ -63,8 +99,16 @@ CREATE TABLE IF NOT EXISTS rereadings (
     previous_error TEXT,
     corrections_upto INTEGER NOT NULL
 );
-CREATE INDEX IF NOT EXISTS rereadings_reading ON rereadings (reading_id);
-"""
+CREATE INDEX IF NOT EXISTS rereadings_reading ON rereadings (reading_id)""")
+
+
+MIGRATIONS = [  # (user_version after the step, the step): append, never edit or reorder
+    (1, _v1_readings_and_corrections),
+    (2, _v2_derived_and_table_readings),
+    (3, _v3_rereadings),
+]
+SCHEMA_VERSION = MIGRATIONS[-1][0]
+BUSY_TIMEOUT_S = 30  # how long a connection waits for another one's write before giving up
 
 # corrections made on a machine reading that was since replaced (a new outline puts the squares
 # elsewhere): kept in the table, never applied to the new reading
@@ -102,12 +146,20 @@ STORE_HELP = ("SQLite store of readings and corrections (default: $KINGDOMINO_ST
               "macOS, %%LOCALAPPDATA%%\\kingdomino on Windows)")
 
 
-def _private_file(path: str) -> None:
-    """Create the store's folder (0700, when it is new) and file (0600); tighten an old file."""
-    folder = os.path.dirname(os.path.abspath(path))
+def private_folder(folder: str | os.PathLike) -> None:
+    """Create ``folder`` readable by its owner only (0700, whatever the umask) when it is new;
+    a folder that exists is left as it is (it may be one the user chose). Whatever puts files
+    beside the store (the web app's ``web/``) calls this first, so the folder is never created
+    with the default mode."""
+    folder = os.path.abspath(folder)
     if not os.path.isdir(folder):
         os.makedirs(folder, mode=0o700, exist_ok=True)
         os.chmod(folder, 0o700)  # makedirs' mode is cut by the umask
+
+
+def _private_file(path: str) -> None:
+    """Create the store's folder (0700, when it is new) and file (0600); tighten an old file."""
+    private_folder(os.path.dirname(os.path.abspath(path)))
     fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o600)
     try:
         if hasattr(os, "fchmod"):
@@ -140,19 +192,62 @@ class Store:
         self.path = str(path or default_store_path())
         if self.path != ":memory:":
             _private_file(self.path)
-        self._db = sqlite3.connect(self.path, timeout=30)
+        self._db = sqlite3.connect(self.path, timeout=BUSY_TIMEOUT_S)
         self._db.row_factory = sqlite3.Row
-        self._db.execute("PRAGMA journal_mode=WAL")
-        self._db.executescript(SCHEMA)
-        columns = {r[1] for r in self._db.execute("PRAGMA table_info(readings)")}
-        # columns added after the first stores were made: an older store gains them when opened
-        for name, kind in (("derived_from", "TEXT"), ("kingdom", "INTEGER"),
-                           ("table_read", "TEXT")):
-            if name not in columns:
-                with self._db:
-                    self._db.execute(f"ALTER TABLE readings ADD COLUMN {name} {kind}")
-        with self._db:
-            self._db.execute("CREATE INDEX IF NOT EXISTS readings_table ON readings (table_read)")
+        try:
+            self._db.execute(f"PRAGMA busy_timeout = {int(BUSY_TIMEOUT_S * 1000)}")
+            self._use_wal()
+            self._migrate()
+        except BaseException:
+            self._db.close()
+            raise
+
+    def _use_wal(self) -> None:
+        """Write-ahead logging (readers never wait for the writer), set once and kept in the
+        file. Switching needs the file to itself and SQLite refuses at once, without waiting,
+        when another process has it open at that moment: try again until ``BUSY_TIMEOUT_S``."""
+        deadline = time.monotonic() + BUSY_TIMEOUT_S
+        pause = 0.002
+        while self._db.execute("PRAGMA journal_mode").fetchone()[0].lower() not in ("wal",
+                                                                                  "memory"):
+            try:
+                self._db.execute("PRAGMA journal_mode=WAL").fetchone()
+                return  # switched, or a file system without WAL: it stays as it was
+            except sqlite3.OperationalError as exc:
+                if "locked" not in str(exc) and "busy" not in str(exc) \
+                        or time.monotonic() > deadline:
+                    raise
+            time.sleep(pause)
+            pause = min(pause * 2, 0.1)
+
+    def _version(self) -> int:
+        return int(self._db.execute("PRAGMA user_version").fetchone()[0])
+
+    def _migrate(self) -> None:
+        """Bring the schema to ``SCHEMA_VERSION``: the steps not yet applied, in one immediate
+        transaction (a second process waits, then finds the work done)."""
+        if self._version() >= SCHEMA_VERSION:
+            return
+        with self._immediate():
+            done = self._version()  # read again: another process may have just done it
+            for version, step in MIGRATIONS:
+                if version > done:
+                    step(self._db)
+            if done < SCHEMA_VERSION:
+                self._db.execute(f"PRAGMA user_version = {int(SCHEMA_VERSION)}")
+
+    @contextmanager
+    def _immediate(self):
+        """A write transaction taken at its start (``BEGIN IMMEDIATE``): what it reads cannot
+        change before it writes; others wait up to ``BUSY_TIMEOUT_S``. Commits, or rolls back
+        on any error."""
+        self._db.execute("BEGIN IMMEDIATE")
+        try:
+            yield self._db
+        except BaseException:
+            self._db.rollback()
+            raise
+        self._db.commit()
 
     def close(self) -> None:
         self._db.close()

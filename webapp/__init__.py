@@ -27,7 +27,7 @@ from flask_babel import Babel, Domain, get_locale, gettext
 from werkzeug.exceptions import HTTPException
 
 from kingdomino import i18n
-from kingdomino.store import Store, default_store_path
+from kingdomino.store import Store, default_store_path, private_folder
 
 from . import security, terms
 from .reading import default_reader
@@ -58,7 +58,7 @@ def _secret_key(instance: Path) -> str:
         return path.read_text().strip()
     except FileNotFoundError:
         pass
-    instance.mkdir(parents=True, exist_ok=True)
+    private_folder(instance)  # it holds the key and the web batches' uploads: 0700
     key = secrets.token_hex(32)
     fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
     with os.fdopen(fd, "w") as fh:
@@ -137,7 +137,7 @@ def create_app(test_config: dict | None = None) -> Flask:
     if not app.config.get("SECRET_KEY"):
         app.config["SECRET_KEY"] = _secret_key(instance)
     if not app.config.get("DATABASE"):
-        instance.mkdir(parents=True, exist_ok=True)
+        private_folder(instance)
         app.config["DATABASE"] = str(instance / "kingdomino.sqlite3")
     Store(app.config["DATABASE"]).close()  # create the tables now: fail early on a bad path
 
@@ -259,6 +259,7 @@ def serve(host: str = "127.0.0.1", port: int = 5000, db: str | None = None,
     import waitress
 
     database = os.path.abspath(db or default_store_path())
+    private_folder(os.path.dirname(database))  # before web/ is made in it: 0700, as the batch
     # the secret key and the web batches' uploads live beside the store (private to its user),
     # not in whatever folder the command was started from
     config = {"DEBUG": False, "DATABASE": database,
