@@ -9,8 +9,11 @@ Two batches on one store share the work: a photo is *claimed* in the store befor
 photo another running batch holds is left for the end and then taken from the store once that
 batch has read it (or read here, if that batch is gone).
 
-Workers die with their parent: each watches its parent process and exits when it is gone (after
-``kill -9`` of ``kingdomino batch`` no worker is left behind). Any exception while reading one
+Workers die with the process that started the pool: each watches it and exits when it is gone
+(after ``kill -9`` of ``kingdomino batch`` or ``kingdomino serve`` no worker is left behind).
+Under the forkserver start method (the web app) a worker's parent is the fork server, which lives
+as long as any worker holds its pipe, so a worker watches the pool's owner itself; once the
+workers are gone the fork server and the resource tracker see their pipes close and end too. Any exception while reading one
 photo becomes that photo's error, a sentence for a person; the traceback goes to the log
 (``--verbose``).
 """
@@ -73,20 +76,64 @@ def _needs_look(payload) -> bool:
     return bool(payload.get("review"))
 
 
-def _watch_parent(parent: int) -> None:
+def _running(pid: int) -> bool:
+    """Whether process ``pid`` still runs (a zombie nobody has reaped yet has ended)."""
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:  # another user's process: ours has ended and the number is reused
+        return False
+    try:
+        with open(f"/proc/{pid}/stat") as fh:
+            return fh.read().rpartition(")")[2].split()[0] != "Z"
+    except (OSError, IndexError):
+        return True
+
+
+def _owner_handle(owner: int):
+    """A poll object that wakes up the moment process ``owner`` ends (Linux pidfd), or None
+    where there is none (then the owner is looked at every ``PARENT_POLL_SECONDS``)."""
+    if not hasattr(os, "pidfd_open"):
+        return None
+    try:
+        fd = os.pidfd_open(owner)
+    except ProcessLookupError:
+        os._exit(1)  # the owner has already ended
+    except OSError:  # an older kernel
+        return None
+    import select
+
+    poller = select.poll()
+    poller.register(fd, select.POLLIN)
+    return poller
+
+
+def _watch_parent(parent: int, owner: int) -> None:
+    """Exit this worker as soon as the pool's owner ends, or this process's parent does."""
+    poller = _owner_handle(owner) if owner != parent else None
     while True:
-        time.sleep(PARENT_POLL_SECONDS)
+        if poller is not None:
+            if poller.poll(PARENT_POLL_SECONDS * 1000):
+                os._exit(1)
+        else:
+            time.sleep(PARENT_POLL_SECONDS)
+            if owner != parent and not _running(owner):
+                os._exit(1)
         if os.getppid() != parent:  # the parent died: this process was handed to another
             os._exit(1)
 
 
-def _worker_init(pids=None, parent: int | None = None) -> None:
+def _worker_init(pids=None, parent: int | None = None, owner: int | None = None) -> None:
+    """Set up a worker: ``parent`` is the process that should be its parent (None: the one it
+    has now, such as the fork server) and ``owner`` the process that made the pool."""
     # Ctrl-C goes to the whole process group: only the parent reacts (it stops the workers).
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     parent = parent or os.getppid()
-    if os.getppid() != parent:
+    owner = owner or parent
+    if os.getppid() != parent or (owner != parent and not _running(owner)):
         os._exit(1)
-    threading.Thread(target=_watch_parent, args=(parent,), daemon=True,
+    threading.Thread(target=_watch_parent, args=(parent, owner), daemon=True,
                      name="kingdomino-parent-watch").start()
     if pids is not None:
         pids.put(os.getpid())
@@ -455,11 +502,12 @@ class _Pool:
         self._pids = ctx.SimpleQueue()
         self._known: set[int] = set()
         # started by fork or spawn, a worker's parent is this process; under forkserver it is
-        # the fork server, which itself ends when this process does
+        # the fork server, which outlives this process while a worker holds its pipe: there
+        # the worker watches this process, its owner, itself
         parent = os.getpid() if ctx.get_start_method() in ("fork", "spawn") else None
         self.executor = ProcessPoolExecutor(max_workers=jobs, mp_context=self._starting,
                                             initializer=_worker_init,
-                                            initargs=(self._pids, parent))
+                                            initargs=(self._pids, parent, os.getpid()))
 
     def submit(self, *args, **kwargs):
         return self.executor.submit(*args, **kwargs)
