@@ -36,15 +36,22 @@ MAX_UPLOAD_BYTES = 25 * 1024 * 1024
 MAX_PIXELS = None  # vision/config.toml [io] decides; a server may tighten it
 
 # waitress settings of `kingdomino serve` (docs/webapp.md, "Public deployment"): a connection
-# that sends nothing for CHANNEL_TIMEOUT seconds is closed (checked every CLEANUP_INTERVAL), so
-# clients that never finish their headers cannot hold every connection for long.
+# that sends nothing for channel_timeout seconds is closed (checked every cleanup_interval), so
+# clients that never finish their headers cannot hold every connection for long; and there are
+# enough connections that a few hundred idle ones leave room for ordinary requests (issue 48).
+# Memory bound: a connection holds at most its headers (16 KB), 64 KB of body (the rest of an
+# upload waits in a temporary file) and 256 KB of answer (likewise) in memory: 500 connections
+# are 170 MB at the very worst, an idle one a few KB. Slow clients that keep sending a byte now
+# and then are a reverse proxy's job (docs/webapp.md gives its settings).
 SERVE_LIMITS = {
     "threads": 4,                        # requests handled at once (reading is one at a time)
-    "connection_limit": 200,             # open connections; more wait in the listen backlog
+    "connection_limit": 500,             # open connections; more wait in the listen backlog
     "backlog": 256,
-    "channel_timeout": 20,               # seconds of silence before a connection is closed
-    "cleanup_interval": 5,
-    "max_request_header_size": 64 * 1024,
+    "channel_timeout": 10,               # seconds of silence before a connection is closed
+    "cleanup_interval": 2,
+    "max_request_header_size": 16 * 1024,
+    "inbuf_overflow": 64 * 1024,         # a body beyond this is buffered on disk
+    "outbuf_overflow": 256 * 1024,       # an answer beyond this is buffered on disk
     "asyncore_use_poll": True,           # select() fails past 1024 open descriptors
 }
 LOCAL_HOSTS = ("localhost", "127.0.0.1", "::1", "[::1]")
