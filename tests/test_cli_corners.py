@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from kingdomino.cli import main
-from vision.classify import MODELS_DIR
+from vision.read.classify import MODELS_DIR
 
 ROOT = Path(__file__).resolve().parent.parent
 SAMPLE = ROOT / "samples" / "kingdom-5x5.jpg"

@@ -12,7 +12,7 @@ from kingdomino import cli, service
 from kingdomino import table as ktable
 from vision import config as vconfig
 from vision.errors import NO_KINGDOM, PhotoError
-from vision.table import is_kingdom, number_order
+from vision.find.whole_table import is_kingdom, number_order
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -202,14 +202,14 @@ def test_usage_errors_exit_2(stub, argv, capsys):
 def _outline(x, rows=5, conf=0.9, shift=0.0):
     import numpy as np
 
-    from vision.table import Outline
+    from vision.find.whole_table import Outline
 
     c = np.float32([[x, 0], [x + 500, 0], [x + 500, 500], [x, 500]]) + shift
     return Outline(c, rows, rows, conf, False)
 
 
 def test_two_maps_give_one_outline_per_place():
-    from vision.table import _merge
+    from vision.find.whole_table import _merge
 
     net, pixel = _outline(0), _outline(0, shift=5.0)
     other = _outline(2000)

@@ -1,4 +1,4 @@
-"""The reader: photo -> board (``vision.detect``) -> crops (``vision.squares``) -> squares.
+"""The reader: photo -> board (``vision.find.detect``) -> crops (``vision.read.crops``) -> squares.
 
 ``Reader`` loads the models once; ``Reader.read(image, size=None)`` returns a :class:`Reading`
 whose ``to_json()`` gives the contract's kingdom fields plus where the board was found.
@@ -10,13 +10,19 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from vision import config as _config
-from vision import deglare, detect, frame, holes, reframe, second_net, table
-from vision.classify import SquareClassifier
+from vision.read import glare as deglare
+from vision.find import detect
+from vision.find import frame
+from vision.read import holes
+from vision.find import reframe
+from vision.find import second_net
+from vision.find import whole_table as table
+from vision.read.classify import SquareClassifier
 from vision.errors import NO_KINGDOM, PhotoError
-from vision.frame import too_few_tiles
+from vision.find.frame import too_few_tiles
 from vision.geometry import board_homography, overlaps, window_corners
-from vision.review import glare_squares, outside_cells, review_distances, review_reasons
-from vision.squares import cell_crops, rectify
+from vision.read.review import glare_squares, outside_cells, review_distances, review_reasons
+from vision.read.crops import cell_crops, rectify
 
 
 @dataclass
@@ -47,10 +53,10 @@ class _Found:
     size: int
     offsets: np.ndarray | None      # in the classifier's board px
     warnings: list
-    logits: np.ndarray | None = None  # the squares already read (vision.frame), row by row
+    logits: np.ndarray | None = None  # the squares already read (vision.find.frame), row by row
     grid: list | None = None          # ... and their readings (classifier.read_logits)
-    table: tuple | None = None        # vision.holes.ring_features of the window, when measured
-    reread: tuple | None = None       # vision.deglare.reread of logits, when made (find's castle)
+    table: tuple | None = None        # vision.read.holes.ring_features of the window, when measured
+    reread: tuple | None = None       # vision.read.glare.reread of logits, when made (find's castle)
 
 
 def _frame(rows: int, cols: int, size: int | None) -> int:
@@ -72,13 +78,13 @@ class Reader:
     # ------------------------------------------------------------------ board
     def find(self, image: np.ndarray, size: int | None = None) -> _Found:
         """The kingdom's outline and grid. With ``[frame] enabled`` (and ``[grid]`` off) each
-        outline the detector finds (``vision.detect.candidates``, best first) is read (with
+        outline the detector finds (``vision.find.detect.candidates``, best first) is read (with
         ``[frame] ring`` squares around it) and its window chosen by the square classifier
-        (``vision.frame``; when the seams' lattice moved the detector's grid, or the vanishing
+        (``vision.find.frame``; when the seams' lattice moved the detector's grid, or the vanishing
         points the blob's quadrilateral, the other grid is read too and the crisper kept). A
         window is a kingdom when it holds at least ``[reader] min_tiles`` domino halves and a
         square with castle odds of at least ``[reader] min_castle_odds`` (under
-        ``sure_castle_odds``, read with the glare taken off too, ``vision.deglare.reread_odds``,
+        ``sure_castle_odds``, read with the glare taken off too, ``vision.read.glare.reread_odds``,
         which makes no sure castle) or is a crisp frame full of tiles (``frame.castle_hidden``);
         the first whose castle odds reach ``sure_castle_odds`` is taken, else (after ``[frame]
         max_candidates`` outlines) a kingdom in a 5x5 or 7x7 window (``[frame] square_frames``)
@@ -197,7 +203,7 @@ class Reader:
         return second_net.second_opinion(self, image, size, best, best_conf)   # none: PhotoError
 
     def _from_table(self, image, size, best, best_key, best_crisp):
-        """The whole-table search's kingdoms (``vision.table.read_kingdoms``: every tile blob,
+        """The whole-table search's kingdoms (``vision.find.whole_table.read_kingdoms``: every tile blob,
         each cut apart where only a thin bridge joins it to clutter) against ``best``, the
         detector's outlines' reading (key and crispness as in :meth:`find`): a kingdom there
         that reads at least ``[reader] table_fallback_crisp``, or crisper than ``best`` by
@@ -258,7 +264,7 @@ class Reader:
     def framed(self, image: np.ndarray, corners, rows: int, cols: int, size: int | None = None,
                warnings=(), cfg: dict | None = None) -> _Found:
         """A found outline's grid with the kingdom's window chosen in it by the square
-        classifier (``vision.frame.choose``, settings ``[frame]`` of ``cfg``, default the
+        classifier (``vision.find.frame.choose``, settings ``[frame]`` of ``cfg``, default the
         reader's), its squares read: hand it to :meth:`read_board`. A window other than the
         outline's grid adds a warning."""
         cfg = cfg if cfg is not None else self.cfg
@@ -267,7 +273,7 @@ class Reader:
         most = float(cfg["frame"]["trim_like_table"])
         smallest = min(int(n) for n in cfg["frame"]["square_frames"])
         while True:
-            # a square like the table around the kingdom reads as table (vision.holes); the
+            # a square like the table around the kingdom reads as table (vision.read.holes); the
             # classifier's own logits stay for judging frames (crispness, castle odds)
             table = None
             if cfg["holes"]["enabled"]:
@@ -278,7 +284,7 @@ class Reader:
             if table is None or most <= 0 or max(new_rows, new_cols) <= smallest:
                 break
             # an edge line of table read as tiles leaves a window larger than the smallest
-            # frame (vision.frame.table_edge): a 5x5 read 5x6 or 7x7 with the table around
+            # frame (vision.find.frame.table_edge): a 5x5 read 5x6 or 7x7 with the table around
             # it; the rest is read again with its own ring of table
             cut = frame.table_edge([[sq.terrain for sq in row] for row in grid],
                                    holes.table_distances(*table, cfg["holes"]), most)
@@ -330,14 +336,14 @@ class Reader:
         rows, cols = found.rows, found.cols
         grid, hcfg = found.grid, self.cfg["holes"]
         table = found.table        # the window's ring features, measured once per reading
-        shares = None              # each square's glare share (vision.deglare), when measured
-        if grid is None:  # not read yet (vision.frame reads its window while choosing it)
+        shares = None              # each square's glare share (vision.read.glare), when measured
+        if grid is None:  # not read yet (vision.find.frame reads its window while choosing it)
             board, _ = rectify(image, found.corners, rows, cols, cell, bm)
             crops = cell_crops(board, rows, cols, cell, board_margin=bm, crop_margin=cm,
                                offsets=found.offsets)
             if hcfg["enabled"]:
                 table = holes.ring_features(image, found.corners, rows, cols, hcfg)
-            # squares under glare read again with it taken off (vision.deglare), this board's
+            # squares under glare read again with it taken off (vision.read.glare), this board's
             washed = deglare.washed_crops(board, rows, cols, self.cfg, found.offsets)
             raw, _ = deglare.with_washed(self.classifier.logits(crops), washed, self.classifier,
                                          self.cfg)
@@ -348,12 +354,12 @@ class Reader:
             grid = self.classifier.read_logits(logits, rows, cols)
         elif found.logits is not None:
             # the window was chosen, and judged, on the squares as seen; read, those under
-            # glare are read again with it taken off (vision.deglare; once, when find has) ...
+            # glare are read again with it taken off (vision.read.glare; once, when find has) ...
             raw, again, shares = found.reread or deglare.reread(
                 image, found.corners, rows, cols, found.logits, self.classifier, self.cfg)
             # ... and on table odds that leave squares unlike the table alone (clutter is
             # unlike it too); read, such a square is a washed-out tile more likely than table
-            # (vision.holes.far_penalty)
+            # (vision.read.holes.far_penalty)
             far_on = table is not None and float(hcfg["far_penalty"]) > 0
             if again or far_on:
                 args = (image, found.corners, rows, cols, raw, self.cfg,

@@ -3,11 +3,11 @@ import pytest
 
 from tests.conftest import plain_classify_cfg
 
-from vision.classify import (MAX_CROWNS, N_CROWNS, TERRAINS, VALID, SquareClassifier,
+from vision.read.classify import (MAX_CROWNS, N_CROWNS, TERRAINS, VALID, SquareClassifier,
                              SquareReading, decode, domino_partners,
                              supply_capacity, preprocess,
                              square_supply, supply_flags)
-from vision.decode import partner_support
+from vision.read.dominoes import partner_support
 
 
 def logits_for(terrain: str, crowns: int, strength: float = 8.0) -> np.ndarray:
@@ -35,7 +35,7 @@ def test_labels_from_the_engine_are_in_the_shipped_network_order():
     # TERRAINS is built from the engine's domino set; the network's outputs are fixed by training
     import json
 
-    from vision.classify import MODELS_DIR
+    from vision.read.classify import MODELS_DIR
 
     outputs = json.loads((MODELS_DIR / "squares.json").read_text())["outputs"]
     assert list(TERRAINS) == outputs["terrain"]

@@ -1,4 +1,4 @@
-"""How the square classifier spends its forward passes (vision.classify.SquareClassifier.logits):
+"""How the square classifier spends its forward passes (vision.read.classify.SquareClassifier.logits):
 the quarter turns it averages, only for the squares not already sure as cut, and the crop
 sets it remembers. A stand-in network reads each crop's top-left pixel: no model needed."""
 from __future__ import annotations
@@ -7,8 +7,8 @@ import numpy as np
 import pytest
 
 from vision import config
-from vision.classify import SquareClassifier
-from vision.labels import N_CROWNS, TERRAINS
+from vision.read.classify import SquareClassifier
+from vision.read.labels import N_CROWNS, TERRAINS
 
 K = len(TERRAINS) + N_CROWNS
 

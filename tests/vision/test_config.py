@@ -49,7 +49,8 @@ def _reads(path: Path):
 
 
 def _reader_modules():
-    return [p for p in sorted((ROOT / "vision").glob("*.py")) if p.name not in NOT_HERE]
+    return [p for p in sorted((ROOT / "vision").glob("*.py")) + sorted((ROOT / "vision").glob("*/*.py"))
+            if p.name not in NOT_HERE and p.parent.name != "lab"]
 
 
 def test_every_key_the_reader_reads_is_in_the_config_file():
@@ -71,7 +72,7 @@ def test_no_reader_module_keeps_a_second_default():
 
 
 def test_a_missing_key_is_an_error_that_names_it():
-    from vision.detect import find_board
+    from vision.find.detect import find_board
 
     cfg = config.load()
     del cfg["detect"]["prob_threshold"]

@@ -1,11 +1,11 @@
-"""Corner refinement (vision.corner_refine): the grid lines moved onto a drawn grid's seams,
+"""Corner refinement (vision.find.corner_refine): the grid lines moved onto a drawn grid's seams,
 and the same corners as the plain coordinate descent, bit for bit."""
 import cv2
 import numpy as np
 import pytest
 
 from vision import config
-from vision.corner_refine import (_bilinear, descend, edge_map, grid_lines, refine_corners,
+from vision.find.corner_refine import (_bilinear, descend, edge_map, grid_lines, refine_corners,
                                   refine_photo_outline)
 
 

@@ -1,11 +1,13 @@
-"""Squares washed by glare read again with it taken off (vision.deglare): the glare's share
+"""Squares washed by glare read again with it taken off (vision.read.glare): the glare's share
 worked by hand on flat boards, its removal, and which squares the network reads again."""
 import copy
 
 import numpy as np
 import pytest
 
-from vision import config, deglare
+from vision import config
+
+from vision.read import glare as deglare
 
 CELL, MARGIN = 64, 24
 
@@ -136,7 +138,7 @@ def test_nothing_is_read_again_when_off_or_without_glare():
 
 
 def test_board_and_photo_glare_give_each_squares_share():
-    """The review's glare share per square (vision.deglare.board_glare, photo_glare): a wash of
+    """The review's glare share per square (vision.read.glare.board_glare, photo_glare): a wash of
     0.6, put down at 0.95 to glare, is 0.57 over a whole board worked by hand; over one square
     of six, the field's smoothing leaves a little less there and a little on its neighbours."""
     cfg = _cfg(strength=0.95)
@@ -179,7 +181,7 @@ def _colour_reader(monkeypatch):
     """A reader whose network reads a crop's middle by colour alone: deep blue is lake, grey
     the castle, anything else table."""
     from vision import Reader
-    from vision.labels import TERRAINS
+    from vision.read.labels import TERRAINS
 
     reader = Reader(_cfg())
 
@@ -217,7 +219,7 @@ def test_the_reader_reads_a_tile_washed_by_glare_with_the_glare_taken_off(monkey
 
 @pytest.mark.parametrize("terrain, read_again", [("lake", False), ("empty", True)])
 def test_a_square_read_surely_as_a_tile_is_not_read_again(terrain, read_again):
-    from vision.labels import TERRAINS
+    from vision.read.labels import TERRAINS
 
     image, corners = _photo_with_board(_wash(_board(1, 2), 0.6))
     logits = np.zeros((2, 12), np.float32)
@@ -231,7 +233,8 @@ def test_a_square_read_surely_as_a_tile_is_not_read_again(terrain, read_again):
 
 
 def test_a_castle_washed_by_glare_still_makes_the_outline_a_kingdom(monkeypatch):
-    from vision import frame, reader as reader_module
+    from vision import reader as reader_module
+    from vision.find import frame
     from vision.errors import PhotoError
 
     # the glare on the castle (and the lakes round it)

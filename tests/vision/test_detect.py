@@ -1,4 +1,4 @@
-"""vision.detect: finding and rectifying the kingdom."""
+"""vision.find.detect: finding and rectifying the kingdom."""
 from __future__ import annotations
 
 import cv2
@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from tests.conftest import shared_path
-from vision.detect import Board, corner_error, find_board
+from vision.find.detect import Board, corner_error, find_board
 from vision.lab.pixel_model import evaluate_detection
 from vision.errors import PhotoError
 
@@ -184,7 +184,8 @@ class _FlatNet:
     (((0, 0), 5, 5, 0.80), ((0, 0), 5, 6, 0.80), "net"),
 ])
 def test_which_of_the_two_outlines_is_kept(monkeypatch, net_outline, pixel_outline, expected):
-    from vision import config, detect
+    from vision import config
+    from vision.find import detect
 
     cfg = config.load()
     cfg["detect"] = dict(cfg["detect"], tile_net="stub.onnx", tile_net_weight=1.0)
@@ -211,15 +212,15 @@ def test_which_of_the_two_outlines_is_kept(monkeypatch, net_outline, pixel_outli
     ((5, 7), (5, 6), False),
 ])
 def test_the_blobs_own_quadrilateral_is_offered_only_as_a_frame(main, blob, offered):
-    """vision.detect passes the blob's own quadrilateral (a grid the vanishing points moved)
+    """vision.find.detect passes the blob's own quadrilateral (a grid the vanishing points moved)
     on to the reader only as a 5x5 or 7x7 frame where the outline's grid is none."""
-    from vision.detect import blob_offered
+    from vision.find.detect import blob_offered
 
     assert blob_offered(main, blob, (5, 7)) is offered
 
 
 def test_zoom_box_grows_a_small_outline_within_the_photo_and_leaves_a_large_one():
-    from vision.detect import zoom_box
+    from vision.find.detect import zoom_box
 
     det = {"zoom_below": 0.4, "zoom_margin": 0.5}
     small = [[500, 300], [600, 300], [600, 380], [500, 380]]          # 100 px of 1200
@@ -237,7 +238,7 @@ def test_a_crop_with_no_kingdom_in_it_adds_nothing():
     """The crop around a small first outline holds no kingdom (a speck of colour on a plain
     table): no grid comes from it, and no "no kingdom" error escapes from the crop."""
     from vision import config
-    from vision.detect import _in_crop, _zoomed
+    from vision.find.detect import _in_crop, _zoomed
 
     cfg = config.load()
     img = np.full((900, 1200, 3), 150, np.uint8)
@@ -251,7 +252,8 @@ def test_a_crop_is_never_taken_whole_as_a_board(monkeypatch):
     """A crop around a small outline holds table round the kingdom: one that reads as tiles
     to its borders (a lake-blue or yellow cloth) is no rectified board, while the whole
     photo that does is one."""
-    from vision import config, detect
+    from vision import config
+    from vision.find import detect
 
     cfg = config.load()
     monkeypatch.setattr(detect, "is_rectified_board", lambda prob, det: True)
@@ -268,7 +270,7 @@ def test_a_small_kingdom_is_found_again_in_a_crop_around_it():
     ``zoom_below`` 0, nothing is added (nothing more to read); an outline found right is not
     moved off the kingdom by it."""
     from vision import config
-    from vision.detect import _zoomed, candidates
+    from vision.find.detect import _zoomed, candidates
 
     cfg = config.load()
     corners = np.float32([[560, 400], [660, 405], [665, 500], [555, 495]])
@@ -297,10 +299,10 @@ def test_a_small_kingdom_is_found_again_in_a_crop_around_it():
     (np.zeros((12, 300, 3), np.uint8), "too small"),
 ])
 def test_single_and_table_finders_refuse_the_same_bad_images(image, said):
-    """One check serves both finders (vision.detect.working_sizes): the one-kingdom finder and
+    """One check serves both finders (vision.find.detect.working_sizes): the one-kingdom finder and
     the whole-table finder refuse an image that is no colour photo with the same PhotoError."""
-    from vision.detect import candidates
-    from vision.table import find_kingdoms
+    from vision.find.detect import candidates
+    from vision.find.whole_table import find_kingdoms
 
     with pytest.raises(PhotoError, match=said):
         next(candidates(image))
@@ -310,7 +312,7 @@ def test_single_and_table_finders_refuse_the_same_bad_images(image, said):
 
 def test_working_sizes_scales_match_the_shrunk_images():
     """The photo's two working sizes come with scales that map them back to the photo."""
-    from vision.detect import working_sizes
+    from vision.find.detect import working_sizes
 
     image = np.zeros((1500, 2000, 3), np.uint8)
     mid, s_mid, small, s = working_sizes(image, 1000, 250)
@@ -321,7 +323,7 @@ def test_working_sizes_scales_match_the_shrunk_images():
 
 
 def test_same_grid_is_one_count_and_corners_within_a_share_of_a_square():
-    from vision.detect import same_grid
+    from vision.find.detect import same_grid
 
     a = np.float64([[0, 0], [500, 0], [500, 500], [0, 500]])      # 5x5, 100 px squares
     assert same_grid(a, 5, 5, a + [20, 0], 5, 5, 0.25)            # 0.2 of a square off

@@ -11,7 +11,11 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from vision import config, detect, tilemap
+from vision import config
+
+from vision.find import detect
+
+from vision.find import tilemap
 from vision.errors import PhotoError
 
 

@@ -4,7 +4,7 @@ import pickle
 import numpy as np
 import pytest
 
-from vision.classify import N_CROWNS, TERRAINS
+from vision.read.classify import N_CROWNS, TERRAINS
 from vision.lab.evaluate import Case, format_summary, format_per_board, rerun_saved
 
 # a kingdom the 48 dominoes can make (the reader's game-set checks leave it alone)
@@ -57,7 +57,7 @@ def test_saved_outputs_give_the_figures(tmp_path):
 
 
 def _grid(terrain, crowns):
-    from vision.classify import SquareReading
+    from vision.read.classify import SquareReading
 
     return [[SquareReading(t, k, 1.0) for t, k in zip(tr, kr)] for tr, kr in zip(terrain, crowns)]
 
@@ -401,7 +401,7 @@ class _TableTruthOrNothing:
     def __call__(self, reader, image):
         from vision.lab import table_photos as tp
         from vision.reader import Reading
-        from vision.table import TableKingdom
+        from vision.find.whole_table import TableKingdom
 
         seed, self.seed = self.seed, self.seed + 1
         if self.nothing:
@@ -466,7 +466,7 @@ def test_evaluate_reports_table_photos_with_the_shipped_models(tmp_path, monkeyp
 
 
 def test_saved_outputs_read_table_like_squares_as_table(tmp_path, monkeypatch):
-    """A case saved with its squares' colour and texture (vision.holes): the half-built
+    """A case saved with its squares' colour and texture (vision.read.holes): the half-built
     kingdom's two bare squares look like the ring of table around it, so they read as table
     although the network leans to field; with [holes] off they stay field."""
     import copy

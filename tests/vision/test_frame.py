@@ -1,12 +1,14 @@
-"""The kingdom's window chosen by the square classifier's table odds (vision.frame), on tiny
+"""The kingdom's window chosen by the square classifier's table odds (vision.find.frame), on tiny
 hand-made grids of odds: no photo, no network."""
 from __future__ import annotations
 
 import numpy as np
 import pytest
 
-from vision import config, frame
-from vision.frame import best_window, square_gain
+from vision import config
+
+from vision.find import frame
+from vision.find.frame import best_window, square_gain
 from vision.geometry import Window, ring_corners, window_corners
 
 CFG = config.load()["frame"]
@@ -85,7 +87,7 @@ def test_window_corners_follow_the_grid_homography():
 
 
 def test_empty_odds_are_the_terrain_heads_table_share():
-    from vision.labels import TERRAINS
+    from vision.read.labels import TERRAINS
 
     logits = np.zeros((2, len(TERRAINS) + 4))
     logits[0, TERRAINS.index("empty")] = 10.0
@@ -103,7 +105,7 @@ class _MiddleClassifier:
     cut = 3
 
     def logits(self, crops, first_turn_only=False):
-        from vision.labels import TERRAINS
+        from vision.read.labels import TERRAINS
 
         out = np.zeros((len(crops), len(TERRAINS) + 4))
         k = self.cut
@@ -312,7 +314,7 @@ def test_grown_logits_read_only_the_new_strips_and_match_the_whole_grown_grid():
 
 def test_a_strip_that_looks_like_the_table_is_not_read():
     """Completing a 5x4 grid reads the column beyond each side; the one left of the kingdom
-    is bare table like the table around it (vision.holes): not read, it reads as table."""
+    is bare table like the table around it (vision.read.holes): not read, it reads as table."""
     image = _photo_with_kingdom(5)
     found = _square_corners(180, 180, 420, 480)
     clf, cfg = _ColourClassifier(), _cfg(0)
@@ -339,7 +341,7 @@ class _FooledClassifier(_MiddleClassifier):
 
 def test_choose_drops_a_row_that_looks_like_the_table_around_the_grid():
     """The detector took in a row of table that the classifier reads as tiles: the row looks
-    like the table around the grid (vision.holes), so the window leaves it out; judged on
+    like the table around the grid (vision.read.holes), so the window leaves it out; judged on
     the network's logits alone it stays."""
     image = _photo_with_kingdom(5)
     found = _square_corners(180, 180, 480, 540)        # the kingdom and one row of table
@@ -361,7 +363,7 @@ def test_choose_never_reaches_beyond_the_photo():
 
 
 def test_crispness_is_higher_for_sure_readings():
-    from vision.labels import TERRAINS
+    from vision.read.labels import TERRAINS
 
     sure, unsure = np.zeros((4, len(TERRAINS) + 4)), np.zeros((4, len(TERRAINS) + 4))
     sure[:, 0] = 9.0
@@ -426,7 +428,7 @@ class _ArtFooledClassifier(_MiddleClassifier):
 def test_the_seams_keep_a_half_built_kingdoms_count_against_a_crisper_cut():
     """A half-built 4x5 kingdom counted 4x5: cut 5x5 its squares read a little crisper to a
     fooled network (15 of its 25 crops have a tile edge through their middles: 0.017 of mean
-    log odds), but the 5-row cut's lines miss the tiles' seams (vision.gridcount.seams_refute):
+    log odds), but the 5-row cut's lines miss the tiles' seams (vision.find.gridcount.seams_refute):
     the count stays. With ``[frame] recount_seam_veto`` 0, or ``seam_veto_within`` under
     that gain (the network sure enough), the crisper cut wins."""
     image = _photo_with_kingdom(5, square=70, pad=0)[:280]       # the kingdom's first 4 rows
@@ -600,7 +602,7 @@ def test_an_outline_far_from_square_on_the_table_is_not_recut_n_by_n():
     5x5, however crisply the cut reads ([frame] recount_max_aspect): its squares would be
     2.5 times as wide as tall. With the gate off (0) the crisper cut wins, as a 4x5 outline
     (1.25) is still cut 5x5 with it on (2.0)."""
-    from vision.gridcount import far_from_square
+    from vision.find.gridcount import far_from_square
 
     image = np.full((400, 600, 3), 128, np.uint8)
     strip = _square_corners(100, 100, 450, 240)                  # 350 x 140 px: 2x5 squares

@@ -1,12 +1,12 @@
-"""Grid counting (vision.gridcount): a drawn board's rows and columns, and the speed-ups that
+"""Grid counting (vision.find.gridcount): a drawn board's rows and columns, and the speed-ups that
 must give the same numbers as the plain formulas, bit for bit."""
 import cv2
 import numpy as np
 import pytest
 
 from vision import config
-from vision.gridcount import channel_sum, count_cells, line_strengths, seam_strength, seams_refute
-from vision.lattice import edge_profiles
+from vision.find.gridcount import channel_sum, count_cells, line_strengths, seam_strength, seams_refute
+from vision.find.lattice import edge_profiles
 
 
 @pytest.mark.parametrize("shape", [(280, 280, 3), (97, 203, 3), (1, 5, 3)])

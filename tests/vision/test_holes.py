@@ -1,4 +1,4 @@
-"""Holes in a half-built kingdom (vision.holes): a square like the table around the kingdom
+"""Holes in a half-built kingdom (vision.read.holes): a square like the table around the kingdom
 reads as table. Hand-worked features, then a drawn 3x3 kingdom on a noisy table."""
 import copy
 
@@ -7,9 +7,9 @@ import numpy as np
 import pytest
 
 from vision import config
-from vision.holes import (boost_logits, chroma_share, distances, empty_boost, far_penalty,
+from vision.read.holes import (boost_logits, chroma_share, distances, empty_boost, far_penalty,
                           ring_features, square_features, table_distance, with_holes)
-from vision.labels import TERRAINS
+from vision.read.labels import TERRAINS
 
 SCALES = [1.0] * 7
 EMPTY = TERRAINS.index("empty")
@@ -155,7 +155,7 @@ def test_the_hole_reads_empty_and_the_tiles_keep_their_logits(cfg):
 
 
 def test_table_like_marks_the_hole_and_no_tile(cfg):
-    from vision.holes import table_like
+    from vision.read.holes import table_like
 
     img, corners = _kingdom()
     like = table_like(img, corners, 3, 3, cfg["holes"])
@@ -172,7 +172,7 @@ def test_a_hole_read_as_crowns_reads_as_bare_table(cfg):
     crowns = out[:, len(TERRAINS):]
     assert crowns[4].argmax() == 0                   # the hole: no crowns
     assert np.array_equal(np.delete(out, 4, axis=0), np.delete(lg, 4, axis=0))
-    from vision.classify import SquareClassifier
+    from vision.read.classify import SquareClassifier
 
     clf = SquareClassifier(None, cfg["classify"], load_network=False)
     clf.t_terrain = clf.t_crowns = 0.5
@@ -256,7 +256,7 @@ def test_a_grey_photo_is_refused():
 def stub_reader(monkeypatch):
     """A reader whose classifier reads every square but the first (the castle) as forest,
     unsurely (4 log odds). It reads by a square's place in the batch, so the glare's second
-    reading (vision.deglare, tested on its own) is off: the washed tile here is pure white."""
+    reading (vision.read.glare, tested on its own) is off: the washed tile here is pure white."""
     from vision import Reader
 
     reader = Reader(copy.deepcopy(config.load()))

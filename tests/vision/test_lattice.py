@@ -1,11 +1,11 @@
-"""The seams' lattice (vision.lattice): pitch and phase from edge profiles, the tile box, and a
+"""The seams' lattice (vision.find.lattice): pitch and phase from edge profiles, the tile box, and a
 drawn kingdom whose outline took in a band of table."""
 import cv2
 import numpy as np
 import pytest
 
 from vision import config
-from vision.lattice import fit_lattice, fit_pitch, tile_box
+from vision.find.lattice import fit_lattice, fit_pitch, tile_box
 
 
 def comb(length: int, pitch: float, phase: float, width: float = 1.0, base: float = 1.0):

@@ -1,5 +1,7 @@
-"""The reader apart from the lab: reading a photo loads no training code, the reader modules
-never import the lab, import no cycle, and each stays small enough to read."""
+"""The reader's house: reading a photo loads no training code; the reader's modules (``vision``
+and its stage packages) never import the lab, the services or the web app, and import no cycle;
+the stage that reads squares never reaches back into the stage that finds the kingdom; the engine
+knows nothing of images, services or the web."""
 from __future__ import annotations
 
 import ast
@@ -9,8 +11,13 @@ import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
-READER = sorted((ROOT / "vision").glob("*.py"))
-MAX_LINES = 400
+READER = sorted(p for p in (ROOT / "vision").rglob("*.py") if "lab" not in p.parts)
+ENGINE = sorted((ROOT / "engine").rglob("*.py"))
+
+
+def _module(path: Path) -> str:
+    parts = path.relative_to(ROOT).with_suffix("").parts
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
 
 
 def _vision_imports(path: Path) -> set[str]:
@@ -18,20 +25,26 @@ def _vision_imports(path: Path) -> set[str]:
     out = set()
     for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
         if isinstance(node, ast.ImportFrom):
-            if node.level == 1:          # from . import x / from .x import y
-                base = ["vision"] + ([node.module] if node.module else [])
-            elif node.module and node.module.split(".")[0] == "vision":
+            if node.level:               # from . import x / from .x import y
+                package = _module(path).split(".")
+                package = package[:len(package) - node.level + (path.name == "__init__.py")]
+                base = package + ([node.module] if node.module else [])
+            elif node.module and node.module.split(".")[0] in TOP:
                 base = [node.module]
             else:
                 continue
             mod = ".".join(base)
-            if mod == "vision":
-                out.update(f"vision.{a.name}" for a in node.names)
+            if mod in PACKAGES:
+                out.update(f"{mod}.{a.name}" for a in node.names)
             else:
                 out.add(mod)
         elif isinstance(node, ast.Import):
-            out.update(a.name for a in node.names if a.name.split(".")[0] == "vision")
+            out.update(a.name for a in node.names if a.name.split(".")[0] in TOP)
     return out
+
+
+TOP = ("vision", "engine", "webapp", "kingdomino", "models")
+PACKAGES = {"vision", "vision.find", "vision.read", "vision.photo", "engine", "webapp", "kingdomino"}
 
 
 def test_reading_a_photo_loads_no_training_code():
@@ -55,17 +68,27 @@ def test_reading_a_photo_loads_no_training_code():
     assert out["bad"] == [], f"reading a photo imported {out['bad']}"
 
 
-def test_reader_modules_never_import_the_lab():
-    found = {p.name: sorted(m for m in _vision_imports(p)
-                            if m == "vision.lab" or m.startswith("vision.lab."))
-             for p in READER}
-    assert not {k: v for k, v in found.items() if v}
+def _imports_of(paths, banned) -> dict:
+    found = {_module(p): sorted(m for m in _vision_imports(p) if m.startswith(banned)) for p in paths}
+    return {k: v for k, v in found.items() if v}
+
+
+def test_reader_modules_never_import_the_lab_the_services_or_the_web():
+    assert "vision.find.tilemap" in _vision_imports(ROOT / "vision/find/detect.py")  # the scan works
+    assert not _imports_of(READER, ("vision.lab", "webapp", "kingdomino"))
+
+
+def test_reading_squares_never_reaches_back_into_the_search():
+    assert not _imports_of([p for p in READER if "read" in p.relative_to(ROOT).parts], ("vision.find",))
+
+
+def test_the_engine_imports_no_reader_service_or_web():
+    assert ENGINE and not _imports_of(ENGINE, ("vision", "webapp", "kingdomino", "models"))
 
 
 def test_reader_modules_import_no_cycle():
-    graph = {f"vision.{p.stem}": {m for m in _vision_imports(p) if m != f"vision.{p.stem}"}
-             for p in READER}
-    assert graph["vision.tilenet"] <= set(), "the tile network must not reach into the detector"
+    graph = {_module(p): {m for m in _vision_imports(p) if m != _module(p)} for p in READER}
+    assert graph["vision.find.tilenet"] <= set(), "the tile network must not reach into the detector"
     state: dict = {}
 
     def visit(node, path):
@@ -79,10 +102,4 @@ def test_reader_modules_import_no_cycle():
 
     for node in graph:
         visit(node, [])
-    assert "vision.tilemap" in graph["vision.detect"]   # the scan sees imports at all
-
-
-def test_no_reader_module_is_over_400_lines():
-    long = {p.name: n for p in READER
-            if (n := len(p.read_text(encoding="utf-8").splitlines())) > MAX_LINES}
-    assert not long, f"split these by job: {long}"
+    assert "vision.find.tilemap" in graph["vision.find.detect"]   # the scan sees imports at all

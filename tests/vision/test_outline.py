@@ -1,11 +1,11 @@
-"""The outline of a blob of tiles (vision.outline.fit_quad): a cut corner restored, and the
+"""The outline of a blob of tiles (vision.find.outline.fit_quad): a cut corner restored, and the
 quadrilaterals' measures, computed for all of them at once, equal to one at a time."""
 import cv2
 import numpy as np
 import pytest
 
 from vision import config
-from vision.outline import (_inside_fractions, _norms, _seg_dist, _seg_dists,
+from vision.find.outline import (_inside_fractions, _norms, _seg_dist, _seg_dists,
                             _tangent_lines, _vanishing_point, _wrap, fit_quad, order_top_first)
 
 
@@ -128,7 +128,7 @@ def test_seam_directions_are_the_two_ways_most_edge_runs():
     """Edge segments running two ways (25 and 112 degrees, as a turned, tilted kingdom's seams
     do) and a few stray ones: the two directions found are those, to a bin; one way alone
     gives no second direction."""
-    from vision.outline import seam_directions
+    from vision.find.outline import seam_directions
 
     rng = np.random.default_rng(4)
     segs = np.vstack([_segments_along(rng, 25, 40), _segments_along(rng, 112, 30),
@@ -143,7 +143,7 @@ def test_seam_quad_takes_its_turn_from_the_seams_not_the_blobs_shape():
     """A round blob (a kingdom 20 degrees turned, its corners blurred into a disc by glare and
     a tile-coloured table) with seams along 20 and 110 degrees inside: the quadrilateral's
     sides run along the seams and bound the blob."""
-    from vision.outline import seam_quad
+    from vision.find.outline import seam_quad
 
     rng = np.random.default_rng(5)
     ang = rng.uniform(0, 2 * np.pi, 3000)
@@ -200,7 +200,7 @@ def test_seam_regions_find_the_seamed_kingdom_on_a_table_of_blotches():
     """A kingdom drawn as seams on a table of curved blotches: the first region, at the tile
     maps' size (half the photo), is the kingdom (its quadrilateral covered, little beyond);
     the blotches' curved edges make no region of their own as large."""
-    from vision.seams import seam_regions
+    from vision.find.seams import seam_regions
 
     det = config.load()["detect"]
     img, corners = _seamed_table()
@@ -219,7 +219,7 @@ def test_seam_regions_find_the_seamed_kingdom_on_a_table_of_blotches():
 def test_seam_regions_need_straight_seams_and_can_be_turned_off():
     """The table of blotches alone (curved edges only) gives no region as large as a
     kingdom; ``seam_regions`` 0 gives none at all, seams or not."""
-    from vision.seams import seam_regions
+    from vision.find.seams import seam_regions
 
     det = config.load()["detect"]
     img, corners = _seamed_table()

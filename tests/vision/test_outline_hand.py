@@ -6,9 +6,9 @@ import cv2
 import numpy as np
 import pytest
 
-from vision import outline_hand as oh
+from vision.find import by_hand as oh
 from vision.geometry import corner_error
-from vision.classify import MODELS_DIR
+from vision.read.classify import MODELS_DIR
 
 SAMPLES = Path(__file__).resolve().parent.parent.parent / "samples"
 needs_model = pytest.mark.skipif(not (MODELS_DIR / "squares.onnx").exists(),

@@ -87,8 +87,8 @@ def test_not_an_image_is_a_photo_error(reader):
 
 def test_review_is_stricter_for_squares_with_many_crowns():
     """Hand-made readings: each crown multiplies a region, so 2+ crowns need more confidence."""
-    from vision.classify import SquareReading
-    from vision.review import review_reasons
+    from vision.read.classify import SquareReading
+    from vision.read.review import review_reasons
 
     grid = [[SquareReading("mine", 3, 0.93), SquareReading("mine", 1, 0.93),
              SquareReading("swamp", 2, 0.99), SquareReading("field", 0, 0.5)]]
@@ -107,8 +107,8 @@ def test_squares_under_glare_read_less_than_surely_are_flagged():
     a square is flagged for glare when both hold; the shares are not measured when no square is
     unsure; a square already flagged for its confidence keeps that one reason."""
     from vision import config
-    from vision.classify import SquareReading
-    from vision.review import glare_squares, review_reasons
+    from vision.read.classify import SquareReading
+    from vision.read.review import glare_squares, review_reasons
 
     rcfg = dict(config.load()["review"], flag_glare=0.15, flag_glare_below=0.99,
                 min_confidence=0.9)
@@ -137,8 +137,8 @@ def test_table_in_a_short_gap_between_tiles_unlike_the_table_is_flagged():
     the kingdom go to review; a gap that looks like the table (a hole), bare squares beside one
     tile only, in a longer gap, or with no table to compare with, do not."""
     from vision import config
-    from vision.classify import SquareReading
-    from vision.review import gap_squares, gaps_unlike_table, review_reasons
+    from vision.read.classify import SquareReading
+    from vision.read.review import gap_squares, gaps_unlike_table, review_reasons
 
     rows = ["FF.FF",     # (0,2): a gap of one between two fields in its row
             "C...F",     # (1,1)-(1,3): a gap of three: not a short gap
@@ -167,8 +167,8 @@ def test_shipped_settings_flag_a_washed_gap_a_little_unlike_the_table():
     grassland washed by glare beside white checks, read as table at 0.98) is flagged; a gap at
     0.6 looks like the table (a hole) and is not."""
     from vision import config
-    from vision.classify import SquareReading
-    from vision.review import gaps_unlike_table
+    from vision.read.classify import SquareReading
+    from vision.read.review import gaps_unlike_table
 
     rcfg = config.load()["review"]
     names = {"F": "field", "G": "grassland", ".": "empty"}
@@ -185,8 +185,8 @@ def test_a_bare_square_at_the_rim_unlike_the_kingdoms_other_bare_squares_is_flag
     on a textured table, where every bare square lies as far, none is; at least
     bare_far_from_table, always."""
     from vision import config
-    from vision.classify import SquareReading
-    from vision.review import bare_squares, bare_unlike_table, review_reasons
+    from vision.read.classify import SquareReading
+    from vision.read.review import bare_squares, bare_unlike_table, review_reasons
 
     rows = ["CF...",     # (0,2) beside a field; (0,3), (0,4) beside no tile
             "FF...",     # (1,2) beside a field
@@ -221,9 +221,10 @@ def test_a_pale_washed_bare_square_is_flagged_whatever_the_other_bare_squares():
     bare_unlike_table from the table is flagged ([review] washed_light, washed_chroma); a
     pale one like the table (a white cloth's hole), a coloured one, or one beside no tile is
     not. review_distances measures it from the window's ring features."""
-    from vision import config, holes
-    from vision.classify import SquareReading
-    from vision.review import bare_squares, review_distances, washed_bare
+    from vision import config
+    from vision.read import holes
+    from vision.read.classify import SquareReading
+    from vision.read.review import bare_squares, review_distances, washed_bare
 
     rows = ["FFF..",     # (0,3) beside a field; (0,4) beside no tile
             "FFF..",
@@ -267,7 +268,7 @@ def test_a_pale_washed_bare_square_is_flagged_whatever_the_other_bare_squares():
 def _green_is_field(crops, first_turn_only=False):
     """A stand-in classifier: a crop green in its middle is a field (the first one the
     castle), any other bare table, all without crowns."""
-    from vision.labels import TERRAINS
+    from vision.read.labels import TERRAINS
 
     out = np.zeros((len(crops), len(TERRAINS) + 4))
     for i, crop in enumerate(crops):
@@ -311,11 +312,11 @@ def test_a_glare_washed_square_read_as_table_is_flagged_when_read(reader, monkey
 
 def test_a_tile_read_where_the_square_looks_like_the_table_is_flagged(reader, monkeypatch):
     """A bare square of a cloth printed in a terrain's colours can read as a tile however
-    much vision.holes raises its odds of table: a square read as a tile that looks like the
+    much vision.read.holes raises its odds of table: a square read as a tile that looks like the
     table around the kingdom ([review] flag_tile_like_table) goes to review, the kingdom's
     own tiles do not; 0 turns it off."""
-    from vision.labels import TERRAINS
-    from vision.review import tiles_like_table
+    from vision.read.labels import TERRAINS
+    from vision.read.review import tiles_like_table
 
     def logits(crops, first_turn_only=False):
         out = np.zeros((len(crops), len(TERRAINS) + 4))
@@ -326,7 +327,7 @@ def test_a_tile_read_where_the_square_looks_like_the_table_is_flagged(reader, mo
 
     monkeypatch.setattr(reader.classifier, "logits", logits)
     # the stub reads by a square's place in the batch: no second reading of the grey (pale,
-    # glare-like) bare square by itself (vision.deglare, tested on its own); the flat
+    # glare-like) bare square by itself (vision.read.glare, tested on its own); the flat
     # squares hold no dark pixel, so their glare share is their darkest channel: no glare flag
     monkeypatch.setitem(reader.cfg["deglare"], "enabled", False)
     monkeypatch.setitem(reader.cfg["review"], "flag_glare", 0)
@@ -341,7 +342,7 @@ def test_a_tile_read_where_the_square_looks_like_the_table_is_flagged(reader, mo
     monkeypatch.setitem(reader.rcfg, "flag_tile_like_table", 0.0)
     assert reader.read(image, corners=corners, rows=3, cols=3).review == []
     # by hand: a bare square (distance 0.2) read as a tile is flagged, table read as table not
-    from vision.classify import SquareReading
+    from vision.read.classify import SquareReading
     grid = [[SquareReading("lake", 0, 1.0), SquareReading("empty", 0, 1.0)]]
     assert tiles_like_table(grid, np.array([[0.2, 0.1]]), {"flag_tile_like_table": 1.0}) == {(0, 0)}
     assert tiles_like_table(grid, np.array([[1.2, 0.1]]), {"flag_tile_like_table": 1.0}) == set()
@@ -351,7 +352,7 @@ def test_a_find_holding_no_domino_is_no_kingdom(reader, monkeypatch):
     """A kingdom is the castle plus dominoes: a find read as fewer than two domino halves (a
     loose tile, a mat's printed grid) is reported as no kingdom, unless the caller placed it."""
     from vision import PhotoError
-    from vision.classify import SquareReading
+    from vision.read.classify import SquareReading
     from vision.reader import _Found
 
     image = np.full((300, 400, 3), 90, np.uint8)
@@ -401,8 +402,9 @@ def test_find_tries_the_next_outline_when_one_holds_no_kingdom(reader, monkeypat
     """The detector's first outline holds table only (read as empty): the reader goes on to
     the next outline it found and reads the kingdom there; with none holding one, "no kingdom"
     (each outline judged by what the square classifier reads, not by the blob)."""
-    from vision import PhotoError, detect
-    from vision.labels import TERRAINS
+    from vision import PhotoError
+    from vision.find import detect
+    from vision.read.labels import TERRAINS
 
     image = np.full((400, 800, 3), 128, np.uint8)
     image[100:300, 500:700] = (40, 160, 60)          # the kingdom: 2x2 squares of 100 px
@@ -446,8 +448,8 @@ def test_find_reads_on_past_an_unsure_castle_and_keeps_the_likeliest(reader, mon
     the likelier castle is the kingdom; a sure castle first ends the search there."""
     # the search itself: no second tile network's search after it (test_second_net.py)
     monkeypatch.setitem(reader.cfg["reader"], "second_tile_net", "")
-    from vision import detect
-    from vision.labels import TERRAINS
+    from vision.find import detect
+    from vision.read.labels import TERRAINS
 
     image = np.full((400, 800, 3), 128, np.uint8)
     image[100:300, 100:300] = (40, 160, 60)          # the lid: tiles, an unsure castle
@@ -488,8 +490,8 @@ def test_among_unsure_castles_a_frame_wins_over_a_likelier_castle_short_of_one(r
                                                                             monkeypatch):
     """A 2x2 patch of tiles with an unsure castle (odds 0.27) and a 5x5 kingdom whose castle
     reads less likely still (0.18): neither ends the search, and the 5x5 frame is the kingdom."""
-    from vision import detect
-    from vision.labels import TERRAINS
+    from vision.find import detect
+    from vision.read.labels import TERRAINS
 
     image = np.full((400, 800, 3), 128, np.uint8)
     image[100:300, 100:300] = (40, 160, 60)          # the patch: 2x2 squares of 100 px
@@ -523,8 +525,8 @@ def test_among_unsure_castles_the_crisper_window_wins(reader, monkeypatch, by_cr
     unsure_by_crisp the crisp one is the kingdom, in either order; without, the likelier
     castle (a network's castle odds under 0.5 are noise: a held-out 5x5 lost to a 7x7 of
     table at 0.12 against 0.10)."""
-    from vision import detect
-    from vision.labels import TERRAINS
+    from vision.find import detect
+    from vision.read.labels import TERRAINS
 
     image = np.full((400, 800, 3), 128, np.uint8)
     image[100:300, 100:300] = (40, 160, 60)          # blurred: field or forest
@@ -567,8 +569,8 @@ def test_past_a_sure_castle_short_of_a_frame_outlines_over_it_are_read(reader, m
     past_short_castle 0, the piece ends the search."""
     # the search itself: no second tile network's search after it (test_second_net.py)
     monkeypatch.setitem(reader.cfg["reader"], "second_tile_net", "")
-    from vision import detect
-    from vision.labels import TERRAINS
+    from vision.find import detect
+    from vision.read.labels import TERRAINS
 
     image = np.full((400, 800, 3), 128, np.uint8)
     image[100:300, 100:300] = (40, 160, 60)          # the lid
@@ -617,7 +619,7 @@ def _tiles_and_lid():
     lid elsewhere, and a stand-in classifier that reads a crop whose middle is one colour
     crisply (table or field), one across tiles blurred, a castle in each window's first
     square; ``reads`` lists what was read ("lid" or "N squares")."""
-    from vision.labels import TERRAINS
+    from vision.read.labels import TERRAINS
 
     image = np.full((400, 800, 3), 128, np.uint8)
     image[100:300, 100:300] = (40, 160, 60)          # the lid
@@ -661,7 +663,7 @@ def test_past_a_blurred_frame_the_crispest_outline_over_it_wins(reader, monkeypa
     frame a 5x5 are read too ([reader] recheck_crisp_below, recheck_more) and the crisp one
     on the tiles' own grid wins; a box lid elsewhere and a 1x1 outline are not read. With the
     recheck off, the first frame ends the search."""
-    from vision import detect
+    from vision.find import detect
 
     image, logits, reads = _tiles_and_lid()
     off = (_KINGDOM + np.float32([30, 0]), 5, 5, 0.5, [], None)
@@ -689,8 +691,10 @@ def test_the_whole_table_search_is_read_when_the_outlines_convince_not(reader, m
     all is, and a crisp piece from an unsure count; a kingdom of the table search that reads
     blurred ([reader] table_fallback_crisp) is taken only when crisper than the outlines'
     best by table_fallback_margin."""
-    from vision import PhotoError, detect, table
-    from vision.frame import crispness
+    from vision import PhotoError
+    from vision.find import detect
+    from vision.find import whole_table as table
+    from vision.find.frame import crispness
 
     image, logits, reads = _tiles_and_lid()
     searched = []
@@ -749,12 +753,14 @@ def test_the_whole_table_search_is_read_when_the_outlines_convince_not(reader, m
 
 def test_a_kingdom_of_the_table_search_comes_with_no_count_of_the_detectors(reader, monkeypatch):
     """The detector's count confidence goes with its own window to the second tile network's
-    turn (``vision.second_net``: a window short of a frame from a sure count is a half-built
+    turn (``vision.find.second_net``: a window short of a frame from a sure count is a half-built
     kingdom, the second network is not asked about it). A kingdom of the whole-table search
     that replaces that window was never counted by the detector: it goes with 0, whatever the
     count of the window it replaced."""
-    from vision import detect, second_net, table
-    from vision.frame import crispness
+    from vision.find import detect
+    from vision.find import second_net
+    from vision.find import whole_table as table
+    from vision.find.frame import crispness
 
     image, logits, _ = _tiles_and_lid()
     piece = np.float32([[450, 50], [630, 50], [630, 170], [450, 170]])
@@ -790,9 +796,10 @@ def test_against_a_blurred_window_a_crisp_frame_of_the_table_search_ranks_as_sur
     read unsure (a meeple for a castle, dev 135938 taken from farther away). With [reader]
     table_crisp_frame it ranks as a sure castle and wins on its crispness; without, the sure
     castle in the blurred window wins, as it does against the same 5x5 read blurred."""
-    from vision import detect, table
-    from vision.frame import crispness, terrain_odds
-    from vision.labels import TERRAINS
+    from vision.find import detect
+    from vision.find import whole_table as table
+    from vision.find.frame import crispness, terrain_odds
+    from vision.read.labels import TERRAINS
 
     image, logits, _ = _tiles_and_lid()
     off = (_KINGDOM + np.float32([30, 0]), 5, 5, 0.5, [], None)
@@ -831,8 +838,9 @@ def test_the_table_searchs_kingdom_wins_a_tie_only_by_a_margin(reader, monkeypat
     short of a frame with a sure castle, the same key: it wins only when its squares read
     crisper by [reader] table_fallback_margin (a window padded with table reads crisper for
     its sure bare squares)."""
-    from vision import detect, table
-    from vision.frame import crispness
+    from vision.find import detect
+    from vision.find import whole_table as table
+    from vision.find.frame import crispness
 
     image, logits, _ = _tiles_and_lid()
     piece = (np.float32([[450, 50], [630, 50], [630, 170], [450, 170]]), 2, 3, 0.5, [], None)
@@ -854,7 +862,7 @@ def test_past_a_blurred_7x7_a_crisp_5x5_wins_only_by_a_wider_margin(reader, monk
     frame, castle sure); the next is the kingdom's own 5x5 outline, crisp. A smaller frame
     wins past a blurred one only when crisper by [reader] recheck_smaller_margin as well:
     a 5x5 piece of a real 7x7 reads as crisply as the whole."""
-    from vision import detect
+    from vision.find import detect
 
     image, logits, reads = _tiles_and_lid()
     monkeypatch.setitem(reader.cfg["reader"], "table_fallback", False)  # the outlines alone
@@ -876,7 +884,7 @@ def test_past_a_blurred_window_a_crisp_frame_wins(reader, monkeypatch):
     kingdom's own 5x5 outline is read too and wins. With the recheck off, the 7x7 ends the
     search. Cut 6x6 (no frame size), the sure count does not end the search either
     (Reader._sure_count): the 5x5 is read and wins, recheck or not."""
-    from vision import detect
+    from vision.find import detect
 
     image, logits, reads = _tiles_and_lid()
     monkeypatch.setitem(reader.cfg["reader"], "table_fallback", False)  # the outlines alone
@@ -904,8 +912,8 @@ def test_a_blurred_piece_with_a_sure_castle_does_not_beat_a_crisp_frame(reader, 
     wins on its sure castle."""
     # the search itself: no second tile network's search after it (test_second_net.py)
     monkeypatch.setitem(reader.cfg["reader"], "second_tile_net", "")
-    from vision import detect
-    from vision.labels import TERRAINS
+    from vision.find import detect
+    from vision.read.labels import TERRAINS
 
     image, crisp_logits, reads = _tiles_and_lid()
 
@@ -941,8 +949,8 @@ def test_find_reads_the_crisper_of_the_lattice_and_the_outlines_own_grid(reader,
     quadrilateral: "seams"), both grids are read and the one whose squares read crisply (cut
     on the tiles' own lines) wins over the one that cuts tiles; the blob's quadrilateral must
     read crisper by [detect] blob_quad_margin, the seams' by seam_crisp_margin."""
-    from vision import detect
-    from vision.labels import TERRAINS
+    from vision.find import detect
+    from vision.read.labels import TERRAINS
 
     image = np.full((600, 800, 3), 128, np.uint8)
     rng = np.random.default_rng(1)
@@ -1006,7 +1014,7 @@ def test_a_kingdom_beside_another_is_framed_whatever_the_photos_size(reader, sca
     size and shrunk to 0.6, the outline the reader keeps lies on the kingdom. At 0.6 the first
     outline with a sure castle was a 3x5 grown two rows into the table, its squares read
     blurred; at its own size a 5x5 0.18 of a side off."""
-    from vision.detect import corner_error
+    from vision.find.detect import corner_error
     from vision.lab.datasets import load_phone
 
     root = shared_path("datasets", "phone-photos")
@@ -1024,12 +1032,12 @@ def test_a_kingdom_beside_another_is_framed_whatever_the_photos_size(reader, sca
 def test_a_column_of_table_read_surely_as_tiles_leaves_a_window_over_a_frame(reader,
                                                                             monkeypatch):
     """The detector's grid is 5x6: a 5x5 kingdom and a column of the grey table beside it,
-    which the classifier reads as fields so surely that vision.holes cannot make it table.
+    which the classifier reads as fields so surely that vision.read.holes cannot make it table.
     The column looks like the table around the window: it leaves it ([frame]
     trim_like_table) and the window is the kingdom's 5x5; with the setting off it stays 5x6.
     A 5x5 window (no longer than the smallest frame: it may be a piece of a kingdom, whose
     ring is tiles) keeps such a column."""
-    from vision.labels import TERRAINS
+    from vision.read.labels import TERRAINS
 
     square, pad = 60, 3
     image = np.full(((5 + 2 * pad) * square,) * 2 + (3,), 128, np.uint8)
@@ -1069,8 +1077,8 @@ def test_a_sure_count_ends_the_search_only_for_a_window_within_a_frame(reader, m
     or a 5x7 one (half-built kingdoms, the 5x7 as long as a 7x7 frame) ends the search there,
     but a 5x6 one (a 5x5 with a column of table read as tiles, as brown wood is read as swamp)
     does not: the 5x5 outline over it is read and, a frame, wins."""
-    from vision import detect
-    from vision.labels import TERRAINS
+    from vision.find import detect
+    from vision.read.labels import TERRAINS
 
     image = np.full((400, 900, 3), 128, np.uint8)
     image[50:350, 450:750] = (60, 160, 40)           # the kingdom: 5x5 squares of 60 px
@@ -1108,12 +1116,12 @@ def test_a_sure_count_ends_the_search_only_for_a_window_within_a_frame(reader, m
 
 
 def _scripted_windows(reader, monkeypatch, windows):
-    """Make ``reader.framed`` (and the quick reading of ``vision.frame.choose``) read each
+    """Make ``reader.framed`` (and the quick reading of ``vision.find.frame.choose``) read each
     outline as ``windows`` says, keyed by its first corner's x: (rows, cols, field logit)
     -- the field logit sets how crisply its squares read (9: crisp; 1.2: blurred), a sure
     castle in its first square. Returns the list of outlines read in full (first x)."""
-    from vision import frame
-    from vision.labels import TERRAINS
+    from vision.find import frame
+    from vision.read.labels import TERRAINS
     from vision.reader import _Found
 
     read = []
@@ -1154,7 +1162,7 @@ def test_past_a_blurred_piece_a_blurred_frame_does_not_end_the_search(reader, mo
     first, and rechecked ([reader] recheck_crisp_below): the next outline over it gives a 5x5
     frame read blurred too, if less so (a row off the kingdom), which does not end the search;
     the crisp 5x5 outline read after it wins. With the recheck off the blurred frame ends it."""
-    from vision import detect
+    from vision.find import detect
 
     read = _scripted_windows(reader, monkeypatch, {100: (2, 2, 1.2), 110: (5, 5, 3.0),
                                                    140: (5, 5, 9.0)})
@@ -1174,7 +1182,7 @@ def test_an_outline_on_a_grid_already_read_brings_its_other_grids(reader, monkey
     quadrilateral as another grid for it. The first reading is a blurred frame, so the next
     outlines over it are read (the recheck): the repeated outline is not read again for
     itself, but its new grid is, and, crisper, wins."""
-    from vision import detect
+    from vision.find import detect
 
     read = _scripted_windows(reader, monkeypatch, {100: (2, 2, 1.2), 130: (5, 5, 3.0),
                                                    160: (5, 5, 9.0)})
@@ -1196,9 +1204,9 @@ def test_a_kingdom_on_a_cloth_the_tile_maps_take_for_tiles_is_framed_by_its_seam
     """Generated hard table 9003: a 7x7 kingdom on a green printed cloth that the tile maps
     take for tiles, so their blob is the table and their outlines frame a 5x5 of it
     (corner error 1.14 of a side, total 4 for 79, with ``[detect] seam_regions`` 0). The
-    region its straight seams cross (vision.outline.seam_regions) is read after the tile
+    region its straight seams cross (vision.find.outline.seam_regions) is read after the tile
     maps' outlines, and its sure castle in a 7x7 frame wins."""
-    from vision.detect import corner_error
+    from vision.find.detect import corner_error
     from vision.lab import tables
 
     scene = tables.make_hard_scene(9003, 4000, 3000)

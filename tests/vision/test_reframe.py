@@ -1,13 +1,13 @@
-"""A blurred 5x5 / 7x7 window cut as the other square frame on its outline (vision.reframe), on
+"""A blurred 5x5 / 7x7 window cut as the other square frame on its outline (vision.find.reframe), on
 drawn kingdoms of flat squares read by a stand-in network: no dataset."""
 from __future__ import annotations
 
 import numpy as np
 import pytest
 
-from vision import reframe
-from vision.frame import crispness
-from vision.labels import TERRAINS
+from vision.find import reframe
+from vision.find.frame import crispness
+from vision.read.labels import TERRAINS
 
 SQUARE, PAD = 50, 2
 
@@ -116,7 +116,7 @@ def test_a_window_short_of_a_frame_or_nothing_found_is_left_alone(reader):
 
 def test_the_reader_cuts_its_blurred_find_as_the_other_frame(reader, monkeypatch):
     """Reader.find: the detector's only outline is the 7x7 kingdom's, counted 5x5."""
-    from vision import detect
+    from vision.find import detect
 
     image, outline = _kingdom(7)
     monkeypatch.setitem(reader.cfg["reader"], "table_fallback", False)

@@ -1,12 +1,14 @@
-"""vision.second_net: the second tile network's reading, asked when the first found no 5x5 / 7x7."""
+"""vision.find.second_net: the second tile network's reading, asked when the first found no 5x5 / 7x7."""
 from types import SimpleNamespace
 
 import numpy as np
 import pytest
 
-from vision import config, second_net
+from vision import config
+
+from vision.find import second_net
 from vision.errors import PhotoError
-from vision.labels import TERRAINS
+from vision.read.labels import TERRAINS
 from vision.reader import Reader
 
 

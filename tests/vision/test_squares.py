@@ -2,7 +2,7 @@ import numpy as np
 import pytest
 
 from vision.geometry import warp_board
-from vision.squares import cell_crops, crop_size, image_corners, photo_crops
+from vision.read.crops import cell_crops, crop_size, image_corners, photo_crops
 
 
 def painted_board(rows, cols, cell):

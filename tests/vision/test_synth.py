@@ -240,8 +240,8 @@ def test_crown_head_counts_crowns_on_drawn_mines():
     boards with three squares made crowned mines, read straight: the crown head's own answer
     (the model before the drill: about 63% right, this one about 97%)."""
     from vision import config
-    from vision.classify import TERRAINS, SquareClassifier
-    from vision.squares import cell_crops, image_corners, rectify
+    from vision.read.classify import TERRAINS, SquareClassifier
+    from vision.read.crops import cell_crops, image_corners, rectify
     from vision.lab.train import drill_mines
 
     cfg = config.load()["classify"]

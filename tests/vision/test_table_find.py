@@ -1,4 +1,4 @@
-"""Finding every kingdom of a table photo (vision.table): blobs split where a table joins
+"""Finding every kingdom of a table photo (vision.find.whole_table): blobs split where a table joins
 kingdoms, each outline made from its own blob only, the window chosen by the classifier among
 a blob's outlines, and "cut" meaning cut by the photo's edge."""
 from __future__ import annotations
@@ -9,9 +9,9 @@ import numpy as np
 import pytest
 
 from vision import config as vconfig
-from vision import table
+from vision.find import whole_table as table
 from vision.reader import Reading
-from vision.table import Outline
+from vision.find.whole_table import Outline
 
 CFG = vconfig.load()
 
@@ -74,7 +74,7 @@ def test_the_outline_does_not_take_in_a_table_that_reads_nearly_as_tile(monkeypa
     """A table whose tile odds sit just under the threshold (0.45: yellow wood, olive checks)
     once let the outline grow into it (the blob's map was handed on with the evidence around
     it, and the outline step's hysteresis took that in)."""
-    from vision.detect import corner_error
+    from vision.find.detect import corner_error
 
     img, truth = _board_photo(np.random.default_rng(3))
 

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from vision.lab import table_photos as tp
-from vision.table import number_order
+from vision.find.whole_table import number_order
 
 
 @pytest.fixture(scope="module")

@@ -5,10 +5,10 @@ import pytest
 
 from vision import config
 from vision.geometry import ring_corners
-from vision.labels import TERRAINS
+from vision.read.labels import TERRAINS
 from vision.lab import table_squares, tables
 from vision.lab.tile_scenes import TRAIN_SEEDS_FROM
-from vision.squares import crop_size, photo_crops
+from vision.read.crops import crop_size, photo_crops
 
 CFG = config.load()["classify"]
 EMPTY = TERRAINS.index("empty")

@@ -1,10 +1,10 @@
-"""The per-pixel tile model (vision.tilemap): features and probabilities exactly as the plain
+"""The per-pixel tile model (vision.find.tilemap): features and probabilities exactly as the plain
 formulas give them (they are computed in place, column by column, for speed)."""
 import cv2
 import numpy as np
 import pytest
 
-from vision.tilemap import pixel_features, tile_probability
+from vision.find.tilemap import pixel_features, tile_probability
 
 
 def _plain_features(small):

@@ -1,11 +1,11 @@
-"""vision.tilenet: the detector's tile-likelihood network (its training: vision.lab.tilenet)."""
+"""vision.find.tilenet: the detector's tile-likelihood network (its training: vision.lab.tilenet)."""
 from __future__ import annotations
 
 import numpy as np
 import pytest
 
 from tests.conftest import shared_path
-from vision import tilenet
+from vision.find import tilenet
 from vision.lab import tilenet as training
 from vision.lab.pixel_model import synth_training_scenes
 

@@ -1,11 +1,11 @@
-"""Laying a read kingdom out as game dominoes (vision.tiling) and the repair decode makes."""
+"""Laying a read kingdom out as game dominoes (vision.read.tiling) and the repair decode makes."""
 import numpy as np
 import pytest
 
 from tests.conftest import plain_classify_cfg, shared_path
-from vision.classify import (N_CROWNS, TERRAINS, SquareClassifier, decode, domino_partners,
+from vision.read.classify import (N_CROWNS, TERRAINS, SquareClassifier, decode, domino_partners,
                              square_supply, supply_capacity)
-from vision.tiling import max_domino_matching, repair, tileable, unpaired
+from vision.read.tiling import max_domino_matching, repair, tileable, unpaired
 
 PARTNERS = domino_partners()
 

@@ -10,7 +10,7 @@ from tests.conftest import shared_path
 def test_training_on_two_boards_writes_a_loadable_onnx(tmp_path):
     pytest.importorskip("torch", reason="training needs torch (pip install '.[train]')")
     from vision.lab import train
-    from vision.classify import SquareClassifier
+    from vision.read.classify import SquareClassifier
 
     datasets = shared_path("datasets")
     rc = train.main(argparse.Namespace(datasets=str(datasets), out=str(tmp_path), epochs=1, limit=2))
@@ -133,7 +133,7 @@ def test_photographed_turns_an_extra_grid_with_the_labels():
 def test_crown_drill_returns_only_the_drilled_mines(monkeypatch):
     from vision import config
     from vision.lab import train
-    from vision.classify import TERRAINS
+    from vision.read.classify import TERRAINS
     from vision.lab.train import rendered_examples
 
     cfg = config.load()["classify"]

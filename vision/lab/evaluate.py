@@ -20,7 +20,7 @@ shipped one.
 ``hard_tables`` runs ``vision.lab.tables``' measurement (generated kingdoms on tables that look
 like tiles, seeds from ``MEASURE_SEEDS_FROM``) with the shipped models, in every mode.
 
-``table_photos`` measures whole-table reading (``vision.table.read_table``) on generated photos
+``table_photos`` measures whole-table reading (``vision.find.whole_table.read_table``) on generated photos
 of 2-4 kingdoms (``vision.lab.table_photos``, seeds from its ``SEEDS_FROM``) with the shipped
 models, in every mode: kingdoms found, exact, phantom kingdoms, photos numbered right, seconds.
 
@@ -43,15 +43,16 @@ import cv2
 import numpy as np
 
 from vision import config as _config
-from vision import deglare, photo
-from vision.classify import MODELS_DIR, N_CROWNS, TERRAINS, SquareClassifier
-from vision.frame import too_few_tiles
-from vision.holes import boost_logits, ring_features
-from vision.review import glare_squares, outside_cells, review_distances, review_reasons
-from vision.squares import cell_crops, crop_size, image_corners, rectify
+from vision import photo
+from vision.read import glare as deglare
+from vision.read.classify import MODELS_DIR, N_CROWNS, TERRAINS, SquareClassifier
+from vision.find.frame import too_few_tiles
+from vision.read.holes import boost_logits, ring_features
+from vision.read.review import glare_squares, outside_cells, review_distances, review_reasons
+from vision.read.crops import cell_crops, crop_size, image_corners, rectify
 
 SETS = ("aau", "phone", "phone-detected", "synth")
-DETECTED = ("phone-detected", "synth")   # read end to end: the board was found by vision.detect
+DETECTED = ("phone-detected", "synth")   # read end to end: the board was found by vision.find.detect
 HARD_TABLES = "hard-tables"              # --per-photo name of the hard-table scenes
 HARD_BOARDS_SEED = 9600                  # first seed of the hard tables with AAU dev boards
 HARD = ("hard_tables", "hard_tables_aau")   # hard tables with drawn kingdoms, with AAU boards
@@ -127,7 +128,7 @@ class Frame:
     """Where the reader framed a board, against its labelled outline; no square read yet.
 
     ``rows`` x ``cols``: the read rectangle (None when nothing was found). ``corner_error``:
-    ``vision.detect.corner_error`` with any first corner (None without labelled corners).
+    ``vision.find.detect.corner_error`` with any first corner (None without labelled corners).
     ``places``: for each read square, row by row, the labelled ``(row, col)`` under its centre,
     or None when that centre lies off the labelled kingdom (None without labelled corners).
     ``crash``: the detector raised something other than a ``ValueError`` (recorded, not raised).
@@ -179,7 +180,7 @@ def make_frame(true_rows: int, true_cols: int, truth=None, found=None, rows: int
     labelled outline is ``truth`` (4 corners, photo pixels; None: not labelled)."""
     if found is None:
         return Frame(true_rows, true_cols)
-    from vision.detect import corner_error
+    from vision.find.detect import corner_error
 
     if truth is None:
         return Frame(true_rows, true_cols, True, rows, cols)
@@ -251,7 +252,7 @@ def find_frame(image, cfg, reader=None):
     if reader is not None:
         f = reader.find(image)
         return np.asarray(f.corners, np.float64), int(f.rows), int(f.cols), f.offsets
-    from vision import detect
+    from vision.find import detect
 
     b = detect.find_board(image, cfg)
     offsets = None
@@ -336,17 +337,17 @@ class Case:
         self.terrain, self.crowns = terrain, crowns
         self.outside, self.detected_ok, self.occluded = outside, detected_ok, occluded
         self.frame = frame
-        # the squares' colour and texture and the ring of table around them (vision.holes):
+        # the squares' colour and texture and the ring of table around them (vision.read.holes):
         # model independent, kept with the network outputs
         self.table = table
-        # the squares under glare and their glare-free crops (vision.deglare.washed_crops)
+        # the squares under glare and their glare-free crops (vision.read.glare.washed_crops)
         self.washed = washed
-        # each square's glare share (vision.deglare.board_glare), for the review's glare flag
+        # each square's glare share (vision.read.glare.board_glare), for the review's glare flag
         self.glare = glare
 
     def logits(self, clf, cfg: dict) -> np.ndarray:
         """The network's outputs for the board's squares, as the reader reads them: those
-        under glare read again with it taken off (vision.deglare)."""
+        under glare read again with it taken off (vision.read.glare)."""
         if self.washed is None:
             return clf.logits(self.crops)
         return deglare.with_washed(clf.logits(self.crops), self.washed, clf, cfg)[0]
@@ -432,7 +433,7 @@ def _detected_case(kind, i, name, image, terrain, crowns, cfg, truth_corners=Non
 
 
 def _glare_inputs(board, rows: int, cols: int, cfg: dict, offsets=None) -> dict:
-    """A case's ``washed`` (``vision.deglare.washed_crops``) and ``glare`` (each square's glare
+    """A case's ``washed`` (``vision.read.glare.washed_crops``) and ``glare`` (each square's glare
     share), the field measured once as the reader measures it: apart only when ``[deglare]``
     is off and ``washed_crops`` measures none."""
     washed = deglare.washed_crops(board, rows, cols, cfg, offsets)
@@ -677,7 +678,7 @@ TABLE_PHOTOS = "table-photos"      # --per-photo name of the whole-table photos
 
 def table_photos(n: int, width: int = HARD_TABLES_SIZE[0], height: int = HARD_TABLES_SIZE[1],
                  first_seed: int | None = None, reader=None, log=print, read=None) -> dict:
-    """Whole-table reading (``vision.table.read_table``, or ``read(reader, image)``) measured on
+    """Whole-table reading (``vision.find.whole_table.read_table``, or ``read(reader, image)``) measured on
     ``n`` generated table photos (``vision.lab.table_photos``: 2-4 kingdoms each), seeds
     ``first_seed`` on (default ``SEEDS_FROM``: seeds no training set uses), with ``reader``
     (default: a ``vision.reader.Reader`` of the shipped models). Returns ``settings``,
@@ -893,7 +894,7 @@ def _summarise_outputs(cases, logits, temps, quick, folds, seconds, cfg) -> dict
         if lg is None:
             readings.append(None)
             continue
-        table = getattr(cs, "table", None)     # outputs saved before vision.holes have none
+        table = getattr(cs, "table", None)     # outputs saved before vision.read.holes have none
         if table is not None and cfg["holes"]["enabled"]:
             lg = boost_logits(*table, lg, cfg["holes"], *temps, far=True)   # as the reader reads
         grid = clf.read_logits(lg, cs.rows, cs.cols)

@@ -2,7 +2,7 @@
 
 A referee drags four corners onto the kingdom's (``kingdomino score --corners``, the result
 page's outline); a hand lands a little off. Every dev phone photo of a kingdom in a square
-frame (5x5 or 7x7, labelled corners) is read by ``vision.outline_hand.read_outline``, as the
+frame (5x5 or 7x7, labelled corners) is read by ``vision.find.by_hand.read_outline``, as the
 contract's path reads it, from its labelled corners and from them moved ``K`` of a square each
 (``--off``), each corner in its own direction, drawn per photo from its name (the same every
 run), three ways (:data:`MODES`): the size given and the corners moved onto the seams
@@ -52,7 +52,7 @@ def read_one(reader, image, photo, given, refine: bool, size_given: bool) -> dic
     """One reading of ``photo`` inside ``given`` through ``outline_hand.read_outline``: its
     size (``size_given``: the labelled one, else decided), the squares read wrong and whether
     any is in review, and its total."""
-    from vision import outline_hand
+    from vision.find import by_hand as outline_hand
     from vision.lab.evaluate import score
 
     n = photo.rows

@@ -1,4 +1,4 @@
-"""Lab work on the detector's per-pixel tile model (``vision.tilemap`` runs it): fitting it on
+"""Lab work on the detector's per-pixel tile model (``vision.find.tilemap`` runs it): fitting it on
 the labelled dev phone photos (plus generated scenes), and measuring detection on labelled
 photos.
 
@@ -17,10 +17,10 @@ from pathlib import Path
 import cv2
 import numpy as np
 
-from vision.detect import corner_error, locate
+from vision.find.detect import corner_error, locate
 from vision.errors import PhotoError
 from vision.geometry import board_homography
-from vision.tilemap import downscale, pixel_features
+from vision.find.tilemap import downscale, pixel_features
 
 
 def synth_training_scenes(n: int, seed: int = 0, long_side: int = 400):

@@ -20,7 +20,7 @@ import cv2
 import numpy as np
 
 from engine.dominoes import dominoes
-from vision.classify import TERRAINS
+from vision.read.classify import TERRAINS
 
 # Base colours (BGR) of each terrain as printed; each tile jitters around these.
 BASE_BGR = {

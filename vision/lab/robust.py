@@ -8,7 +8,7 @@ differ from it: the kingdom farther from the camera (``far0.6``: the table grown
 by mirroring its own outer bands), seen more steeply (``tilt``), a pale glare patch on the
 table beside it or over its edge (``glare_beside``, ``glare_on``). A kingdom is framed when
 the grid found is the labelled one and no corner is more than ``FRAMED`` of a side off
-(``vision.detect.corner_error``; the labelled corners go where the change takes them).
+(``vision.find.detect.corner_error``; the labelled corners go where the change takes them).
 
 A frame that holds as found but breaks under a tenth of a change is luck, not a detector:
 the held-out photos differ from the dev photos by more than that. Holdout photos are never
@@ -271,7 +271,7 @@ def measure(reader, photos, names, log=None) -> dict:
     (``far`` with the kingdom at the photo's edge) is not counted for it. ``reader``: a
     ``Reader``, or a function giving each photo's (``fold_readers``)."""
     reader_for = reader if callable(reader) else (lambda photo: reader)
-    from vision.detect import corner_error
+    from vision.find.detect import corner_error
 
     out = {name: {"n": 0, "framed": 0, "failures": []} for name in ["as taken", *names]}
     for photo in photos:

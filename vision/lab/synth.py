@@ -53,7 +53,7 @@ def top_first(points) -> np.ndarray:
     """Order 4 corners clockwise on screen, starting so that the first side (tl-tr) is the side
     nearest the top of the photo (smallest mean y of its two ends); tl is its left end.
 
-    This is the reader's convention (``vision.detect``), restated here so the ground truth does
+    This is the reader's convention (``vision.find.detect``), restated here so the ground truth does
     not depend on the detector's code.
     """
     pts = np.asarray(points, np.float64).reshape(4, 2)

@@ -1,11 +1,11 @@
-"""Whole-table photos: 2-4 kingdoms side by side on a table, and how well ``vision.table`` reads them.
+"""Whole-table photos: 2-4 kingdoms side by side on a table, and how well ``vision.find.whole_table`` reads them.
 
 - ``make_table_scene(seed, n=None, width=4000, height=3000) -> TableScene``: 2-4 rendered 5x5
   kingdoms (or two 7x7, Mighty Duel) of 700-1000 px, each turned any way with a slight tilt, on a
   procedural table (``vision.lab.tables.table_surface``) with clutter around them (loose
   dominoes, a draft line, loose tiles, a score pad, a box lid, meeples, a hand), then a phone's
   light, blur, noise and JPEG. The truth per kingdom: outer corners (the reader's order), size,
-  terrain and crowns as seen in the photo, and its number (``vision.table.number_order`` on the
+  terrain and crowns as seen in the photo, and its number (``vision.find.whole_table.number_order`` on the
   true centres).
 - ``measure(reader, seeds)``: per photo, kingdoms found, read exactly (``vision.lab.tables``'
   per-kingdom measure on the matched reading), phantom kingdoms (read where there is none),
@@ -72,7 +72,7 @@ def _place(board_px: int, box, side: float, rng):
 def make_table_scene(seed: int, n: int | None = None, width: int = 4000, height: int = 3000,
                      clutter: bool = True) -> TableScene:
     """A table photo with ``n`` (default 2-4) kingdoms; see the module docstring."""
-    from vision.table import number_order
+    from vision.find.whole_table import number_order
 
     rng = render.as_rng(seed)
     W, H = int(width), int(height)
@@ -141,9 +141,9 @@ class _Given:
 
 def measure_photo(reader, scene: TableScene, read=None) -> dict:
     """One table photo: found, exact, phantom, numbering right, seconds. ``read(reader,
-    image)`` reads it (default ``vision.table.read_table``)."""
+    image)`` reads it (default ``vision.find.whole_table.read_table``)."""
     if read is None:
-        from vision.table import read_table as read
+        from vision.find.whole_table import read_table as read
 
     t0 = time.perf_counter()
     try:

@@ -1,7 +1,7 @@
 """Training squares of kingdoms photographed on hard tables: bare table that looks like tiles.
 
 The reader keeps the window of squares the classifier does not read as bare table
-(``vision.frame``). Its ``empty`` examples were phone-photo squares and a few lifted-off border
+(``vision.find.frame``). Its ``empty`` examples were phone-photo squares and a few lifted-off border
 squares on ``vision.lab.synth``'s four tables, so a table of a terrain's colour or pattern
 (yellow wood, green felt, blue cloth, stripes, checks) was read as tiles and a 5x5 kingdom kept
 as 7x7. This source puts kingdoms drawn by ``vision.lab.render`` on the tables of
@@ -27,7 +27,7 @@ from __future__ import annotations
 import numpy as np
 
 from vision.geometry import centres_off_photo, ring_corners
-from vision.labels import TERRAINS
+from vision.read.labels import TERRAINS
 from vision.lab import render, tables
 from vision.lab.tile_scenes import HELD_OUT_KINDS, TRAIN_KINDS, TRAIN_SEEDS_FROM
 

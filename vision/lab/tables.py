@@ -13,7 +13,7 @@ Three parts, all driven by a seeded ``numpy.random.Generator``:
   glare, a colour cast, mild blur and noise. The truth: outer corners in photo pixels (the reader's
   order, ``vision.synth.top_first``), grid size, terrain and crowns per square as seen in the photo.
 - ``measure(reader, seeds, ...)``: per scene, found or not, grid size right, outline corner error
-  (``vision.detect.corner_error``), squares read off the kingdom, squares read wrong, total exact,
+  (``vision.find.detect.corner_error``), squares read off the kingdom, squares read wrong, total exact,
   wrong totals with or without a flagged wrong square; ``summarise`` adds them up.
 
 ``python3 -m vision.lab.tables --n 40 --seed 9000 --out DIR`` writes the figures (``tables.json``)
@@ -35,7 +35,7 @@ import cv2
 import numpy as np
 
 from vision.lab import render, synth
-from vision.detect import corner_error
+from vision.find.detect import corner_error
 from vision.lab.evaluate import score
 
 # Seeds from here on are for measuring; a training set drawn with this module must stay below.

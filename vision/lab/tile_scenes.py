@@ -26,7 +26,7 @@ import numpy as np
 
 from vision.lab import tables
 from vision.lab.pixel_model import synth_training_scenes
-from vision.tilemap import downscale
+from vision.find.tilemap import downscale
 
 TRAIN_SEEDS_FROM = 100_000          # training seeds start here, far above the measuring seeds
 HELD_OUT_KINDS = ("print",)         # table kinds never drawn for training

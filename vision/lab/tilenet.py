@@ -1,4 +1,4 @@
-"""Training of the detector's tile-likelihood network (``vision.tilenet`` runs it).
+"""Training of the detector's tile-likelihood network (``vision.find.tilenet`` runs it).
 
 ``fit(...)``: trained with torch on generated scenes of procedurally drawn kingdoms
 (``vision.lab.pixel_model.synth_training_scenes``; ``HARD_SHARE`` of them on the hard tables of
@@ -7,7 +7,7 @@ training only, ``REAL_SHARE`` of those with a photographed AAU dev board instead
 kingdom) and the dev phone photos' labelled squares;
 ``python3 -m vision.lab.tilenet --out models/tiles.onnx`` rebuilds the shipped file, and with
 ``--lit`` (glare, shadows and far-away kingdoms drawn over the crops) ``models/tiles_lit.onnx``,
-the reader's second network (``vision.second_net``).
+the reader's second network (``vision.find.second_net``).
 """
 from __future__ import annotations
 
@@ -21,7 +21,7 @@ import cv2
 import numpy as np
 
 from vision.lab import tile_scenes
-from vision.tilenet import preprocess
+from vision.find.tilenet import preprocess
 
 CROP = 176          # training crop side (px of the downscaled photo)
 EDGE_BAND = 11      # px: tile pixels and table pixels this close together are "near an outline"
@@ -36,7 +36,7 @@ REAL_SHARE = 0.0    # share of the hard-table scenes with a photographed AAU dev
 # table kinds of the hard-table scenes: the usual ones (printed cloth held out) and the motif
 # prints drawn for training only (2026-12-04: the unseen kinds framed better, see docs/detection.md)
 KINDS = tile_scenes.TRAINABLE_KINDS
-# models/tiles_lit.onnx, the reader's second network (vision.second_net): the same recipe with
+# models/tiles_lit.onnx, the reader's second network (vision.find.second_net): the same recipe with
 # lighting and distance drawn over the training crops (--lit). A lamp's reflection over part of
 # a small kingdom and a hard shadow left the first network nearly blind (2026-12-05).
 LIT_SHARES = {"glare": 0.3,    # share of crops with a soft whitish patch (most of a small kingdom at most)
@@ -78,7 +78,7 @@ def training_pairs(phone_photos, n_scenes: int, seed: int = 0, long_side: int = 
     instead; tables drawn among ``kinds``) and the labelled phone photos, downscaled as the
     detector sees them."""
     from vision.lab.pixel_model import label_mask
-    from vision.tilemap import downscale
+    from vision.find.tilemap import downscale
 
     pairs = tile_scenes.mixed_training_scenes(n_scenes, seed, long_side, hard_share=HARD_SHARE,
                                               kinds=kinds, boards=boards, real_share=real_share)

@@ -1,7 +1,7 @@
 """``kingdomino train``: build ``models/squares.onnx`` from the dev photos of both datasets.
 
 Every dev photo is rectified with its corners (the AAU photos already are boards: their
-corners are the image corners) through ``vision.squares`` -- the same crop path the reader
+corners are the image corners) through ``vision.read.crops`` -- the same crop path the reader
 uses -- and a small CNN with two heads (terrain, crowns) is trained with torch on the CPU,
 then exported to ONNX for ``cv2.dnn``. Holdout photos are never loaded.
 """
@@ -16,8 +16,8 @@ import cv2
 import numpy as np
 
 from vision import config as _config
-from vision.classify import MODELS_DIR, N_CROWNS, TERRAINS, preprocess
-from vision.squares import cell_crops, crop_size, image_corners, rectify
+from vision.read.classify import MODELS_DIR, N_CROWNS, TERRAINS, preprocess
+from vision.read.crops import cell_crops, crop_size, image_corners, rectify
 
 AUG_PAD = 16            # extra px cut around each training crop so shifts/rotations stay real
 AUG_GLARE = 0.0         # share of training crops given a patch of glare (light reflected off the tiles)

@@ -1,6 +1,6 @@
 """Tile likelihood from a small fully convolutional network (``models/tiles.onnx``), at reading time.
 
-The per-pixel model of ``vision.tilemap`` sees colour and texture within 11 px of a pixel, so a
+The per-pixel model of ``vision.find.tilemap`` sees colour and texture within 11 px of a pixel, so a
 blue cutting mat or cloth and a lake tile look alike to it. This network sees about two squares
 around each pixel (dilated convolutions on a quarter-resolution map): a lake square is framed by
 tile seams and other terrain, a mat is not.

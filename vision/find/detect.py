@@ -3,18 +3,18 @@
 Pipeline (all thresholds in the ``[detect]`` section of ``config.toml``):
 
 1. Downscale the photo (long side ``detect.mask_long_side``) and compute a per-pixel
-   "tile likelihood" (``vision.tilemap``): a small model on colour and local texture (fitted
+   "tile likelihood" (``vision.find.tilemap``): a small model on colour and local texture (fitted
    weights in ``models/pixel_model.json``) and, with ``[detect] tile_net`` set, a second map
-   from a small convolutional network (``vision.tilenet``, ``models/tiles.onnx``) that sees
+   from a small convolutional network (``vision.find.tilenet``, ``models/tiles.onnx``) that sees
    two squares around each pixel; steps 2-3 run on both maps (see ``locate``).
-2. Keep the largest tile blob (``vision.tilemap.tile_blob``), fit a quadrilateral to it
-   (``vision.outline``): sides of the simplified hull and outline, extended to meet (so cut
+2. Keep the largest tile blob (``vision.find.tilemap.tile_blob``), fit a quadrilateral to it
+   (``vision.find.outline``): sides of the simplified hull and outline, extended to meet (so cut
    corners of incomplete kingdoms are restored), refitted to the vanishing points of the tile
    edges. An image that is nearly all tiles is taken as an already rectified board (the AAU
    photos).
 3. Rectify the quadrilateral and count rows and columns from the periodicity of tile edges
-   (seams between tiles), constrained by the board's aspect ratio (``vision.gridcount``);
-   move the corners so the grid lines lie on seams (``vision.corner_refine``).
+   (seams between tiles), constrained by the board's aspect ratio (``vision.find.gridcount``);
+   move the corners so the grid lines lie on seams (``vision.find.corner_refine``).
 4. Warp the full-resolution photo with ``vision.geometry.warp_board``; ``vision.grid.refine``
    may shift each square (``[grid] enabled``, off as shipped).
 """
@@ -25,15 +25,15 @@ from dataclasses import dataclass, field
 import cv2
 import numpy as np
 
-from . import config as _config
-from .corner_refine import edge_map, refine_corners
-from .errors import NO_KINGDOM, PhotoError
-from .geometry import as_corners, corner_error, same_grid, warp_board
-from .gridcount import count_cells, focal_aspect
-from .lattice import fit_lattice
-from .outline import edge_segments, fit_quad, order_top_first, seam_quad, segments_in, vp_quad
-from .seams import seam_regions
-from .tilemap import (disk, downscale, half_thickness, is_rectified_board, largest, pixel_map,
+from vision import config as _config
+from vision.find.corner_refine import edge_map, refine_corners
+from vision.errors import NO_KINGDOM, PhotoError
+from vision.geometry import as_corners, corner_error, same_grid, warp_board
+from vision.find.gridcount import count_cells, focal_aspect
+from vision.find.lattice import fit_lattice
+from vision.find.outline import edge_segments, fit_quad, order_top_first, seam_quad, segments_in, vp_quad
+from vision.find.seams import seam_regions
+from vision.find.tilemap import (disk, downscale, half_thickness, is_rectified_board, largest, pixel_map,
                       tile_blob, tile_net)
 
 
@@ -100,13 +100,13 @@ def candidates(image: np.ndarray, cfg=None, size: int | None = None, fallback: b
     at that tile threshold: the reader tries them in turn when what it read in one holds no
     kingdom (``fallback=False``: not these). Raises ``PhotoError`` (no kingdom) when there is
     none, or no more. ``alternatives``: each comes with a sixth item, the outline's own grid
-    (corners, rows, cols) when the seams' lattice (``vision.lattice``) moved it, else None.
+    (corners, rows, cols) when the seams' lattice (``vision.find.lattice``) moved it, else None.
     ``zoom`` (with ``alternatives``): when the first outline is small in the photo (``[detect]
     zoom_below``), the first outline found in a crop around it (:func:`zoom_box`) and its
     other grids are that outline's other grids too, of kind "zoom": the tile maps are made at
     a fixed size, where a kingdom far from the camera is a few pixels a square; the reader
     keeps the crisper reading, as for the lattice's grid. ``whole_board``: an image that is
-    tiles up to its borders (:func:`vision.tilemap.is_rectified_board`) is one board, taken
+    tiles up to its borders (:func:`vision.find.tilemap.is_rectified_board`) is one board, taken
     whole (off for a crop cut around an outline, which holds table round the kingdom: there
     a tile-coloured table reads as tiles to the crop's borders)."""
     cfg = cfg if cfg is not None else _config.load()
@@ -360,7 +360,7 @@ def _is_new(grid, known, lat) -> bool:
 
 
 def _seam_grid(segs, core, pts, det, grid, frames):
-    """The grid (quad, rows, cols) of :func:`vision.outline.seam_quad` on the segments well
+    """The grid (quad, rows, cols) of :func:`vision.find.outline.seam_quad` on the segments well
     inside the blob (``core`` eroded by ``[detect] seam_core_erode`` of its half-thickness:
     the table's lines at the rim are left out), when it counts as a 5x5 or 7x7 frame."""
     r = max(1, int(round(float(det["seam_core_erode"]) * half_thickness(core))))
@@ -385,7 +385,7 @@ def find_board(image: np.ndarray, cfg=None, size: int | None = None) -> Board:
     frame = size or _frame_size(rows, cols)
     cell = int(det["cell"])
     board_img, H = warp_board(image, corners, rows, cols, cell)
-    from . import grid
+    from vision import grid
 
     offsets = grid.refine(board_img, rows, cols, cell, cfg)
     return Board(corners=as_corners(corners), rows=rows, cols=cols, size=frame, cell=cell,

@@ -21,15 +21,15 @@ glare, the most of every photo, are read exactly as before.
 
 A bare square of a pale table looks like glare too (its darkest channel is high); taken off,
 it stays a flat, even square and still reads as table (the table-likeness of
-``vision.holes`` is measured on the photo as seen, unchanged).
+``vision.read.holes`` is measured on the photo as seen, unchanged).
 """
 from __future__ import annotations
 
 import cv2
 import numpy as np
 
-from vision.labels import TERRAINS, terrain_probabilities
-from vision.squares import cell_crops, crop_size, rectify
+from vision.read.labels import TERRAINS, terrain_probabilities
+from vision.read.crops import cell_crops, crop_size, rectify
 
 
 def _check(cfg: dict) -> None:

@@ -15,8 +15,10 @@ from __future__ import annotations
 
 import copy
 
-from . import detect, frame
-from .errors import NO_KINGDOM, PhotoError
+from vision.find import detect
+
+from vision.find import frame
+from vision.errors import NO_KINGDOM, PhotoError
 
 
 def second_opinion(reader, image, size, best, count_conf: float = 0.0):

@@ -1,7 +1,7 @@
 """The kingdom's lattice: the square cells' pitch and phase from the seams, and which cells hold
 tiles (``[lattice]`` in ``config.toml``).
 
-The blob's outline (``vision.outline``) gives the grid's directions well -- its sides are refitted
+The blob's outline (``vision.find.outline``) gives the grid's directions well -- its sides are refitted
 to the vanishing points of the tile edges -- but not its extent: on a table that looks like a
 tile the blob takes in a strip of table, and the grid counted inside that outline has cells of
 the wrong size (a 5x5 counted 7x7, or 5x5 cells that drift half a square off by the far side).
@@ -29,7 +29,7 @@ from dataclasses import dataclass
 import cv2
 import numpy as np
 
-from .gridcount import channel_sum
+from vision.find.gridcount import channel_sum
 
 
 @dataclass(frozen=True)
@@ -199,7 +199,7 @@ def fit_lattice(image: np.ndarray, tiles: np.ndarray, quad: np.ndarray, rows: in
     """The lattice of the kingdom found as ``quad`` (tl, tr, br, bl in ``image`` px) with a first
     count of ``rows x cols``: ``image`` a colour photo, ``tiles`` a tile probability map of the
     same size, ``lat`` the ``[lattice]`` section (see the module docstring). ``aspect``: the outline's width over its height on
-    the table (``vision.gridcount.focal_aspect``), when known: the squares are square, so the
+    the table (``vision.find.gridcount.focal_aspect``), when known: the squares are square, so the
     two pitches must agree with it within ``[lattice] max_skew``. None when the seams give no
     clear lattice (score under ``[lattice] min_score`` on an axis, or squares that are not
     square) or no tile cell."""

@@ -1,12 +1,12 @@
 """Decoding a board's network outputs into readings: the most probable valid reading of each
 square (the 48-domino set's facts), every square half of a domino with a neighbour
 (``partner_support``), the whole board within the game's supply and tiled by dominoes.
-``vision.classify.SquareClassifier.read_logits`` runs it; it needs no network."""
+``vision.read.classify.SquareClassifier.read_logits`` runs it; it needs no network."""
 from __future__ import annotations
 
 import numpy as np
 
-from vision.labels import N_CROWNS, TERRAINS, VALID
+from vision.read.labels import N_CROWNS, TERRAINS, VALID
 
 
 def partner_support(joint: np.ndarray, rows: int, cols: int, partners: np.ndarray) -> np.ndarray:
@@ -60,7 +60,7 @@ def decode(logits: np.ndarray, t_terrain: float = 1.0, t_crowns: float = 1.0,
     ``capacity`` (:func:`supply_capacity`): no reading is output more often than the game has
     such squares; the least confident extra ones take their next best reading that has room.
     ``tiling_max_cost`` (with ``shape`` and ``partners``): a reading whose tile squares cannot
-    be paired into game dominoes (:mod:`vision.tiling`) takes the likeliest change of one or
+    be paired into game dominoes (:mod:`vision.read.tiling`) takes the likeliest change of one or
     two squares that makes it possible, if one costs at most this (log odds); ``report``, a
     dict, receives ``"retiled"`` (squares so changed) and ``"unpaired"`` (squares still
     without a domino partner when no change was found).
@@ -101,14 +101,14 @@ def decode(logits: np.ndarray, t_terrain: float = 1.0, t_crowns: float = 1.0,
 
 def _retile(flat, denom, best, conf, shape, partners, max_cost, capacity, king, report,
             p_castle=None):
-    """The likeliest tileable reading near ``best`` (:func:`vision.tiling.repair`).
+    """The likeliest tileable reading near ``best`` (:func:`vision.read.tiling.repair`).
 
     With ``p_castle`` (each square's castle odds; ``king`` holds the castle) the castle may
     also move to another square: a castle read on the wrong square leaves the true castle
     square as a tile with no partner and a tile as the castle, which no change of one or two
     other squares repairs. Each option's cost is the log odds given up on every changed square.
     """
-    from vision import tiling
+    from vision.read import tiling
 
     rows, cols = shape
     if tiling.tileable(best, rows, cols, partners):     # the usual case: nothing to repair

@@ -8,16 +8,18 @@ frames of ``[frame] square_frames`` and keeps the crispest when it reads clearly
 """
 from __future__ import annotations
 
-from vision import detect, frame
+from vision.find import detect
+
+from vision.find import frame
 
 
 def other_frame(reader, image, found, size: int | None = None):
     """``found`` (the reader's chosen window, ``vision.reader._Found``) or, when it is a square
     frame whose squares read less crisply than ``[reader] other_frame_below``
-    (:func:`vision.frame.crispness`), the same outline cut n x n for another n of ``[frame]
+    (:func:`vision.find.frame.crispness`), the same outline cut n x n for another n of ``[frame]
     square_frames`` (at most ``size`` when the caller gave one): the one whose squares read
     crispest, by at least ``other_frame_margin`` over ``found``, whose window stays the whole
-    frame (``reader.framed``), holds a domino (``vision.frame.too_few_tiles``) and a square
+    frame (``reader.framed``), holds a domino (``vision.find.frame.too_few_tiles``) and a square
     with castle odds of at least ``[reader] min_castle_odds``."""
     cfg = reader.cfg
     frames = [int(n) for n in cfg["frame"]["square_frames"]]

@@ -1,6 +1,6 @@
 """Choose the kingdom's frame by what the square classifier reads, not by the tile blob alone.
 
-The detector (``vision.detect``) gives an outline and a rows x cols grid. Its blob can take in
+The detector (``vision.find.detect``) gives an outline and a rows x cols grid. Its blob can take in
 table that looks like tiles (a 5x5 read as 7x7) or miss a row of tiles (a frame one column
 off). A table cannot fake what the square classifier reads: it was trained with bare table as
 its own class (``empty``). So the grid's squares are read (``[frame] ring`` squares larger on
@@ -15,7 +15,7 @@ inside what was read:
 - the detector's own grid gets ``[frame] keep_bonus`` (log odds): the classifier must be
   sure before the frame moves; a 5x5 or 7x7 window with a tile on each side gets
   ``frame_bonus``;
-- a square that looks like the table around what was read is table (``vision.holes``,
+- a square that looks like the table around what was read is table (``vision.read.holes``,
   ``judge_holes``), whatever the network reads in it.
 
 Each square adds ``log(P(tile or castle) + inside_empty * P(empty)) - log(P(empty))`` to the
@@ -24,18 +24,18 @@ window tried). A row of table squares read as table with high odds leaves the wi
 square outside costs its odds of not being table, so a window that leaves tiles out loses.
 
 The chosen window's squares keep the logits read from the larger grid: their crops are the
-ones ``vision.squares.cell_crops`` cuts for the window's own corners (the same homography,
+ones ``vision.read.crops.cell_crops`` cuts for the window's own corners (the same homography,
 shifted by whole cells), so the classifier sees what it saw in training.
 """
 from __future__ import annotations
 
 import numpy as np
 
-from vision import holes
-from vision.corner_refine import refine_photo_outline
+from vision.read import holes
+from vision.find.corner_refine import refine_photo_outline
 from vision.geometry import Window, centres_off_photo, window_corners
-from vision.gridcount import far_from_square, recount_cuts, seams_refute
-from vision.labels import N_CROWNS, TERRAINS, terrain_probabilities
+from vision.find.gridcount import far_from_square, recount_cuts, seams_refute
+from vision.read.labels import N_CROWNS, TERRAINS, terrain_probabilities
 
 
 def terrain_odds(logits: np.ndarray, terrain: str, t_terrain: float = 1.0) -> np.ndarray:
@@ -135,7 +135,7 @@ def read_grid(image, corners, rows: int, cols: int, classifier, cfg: dict,
               first_turn_only: bool = False) -> np.ndarray:
     """The classifier's logits for every square of the grid, row by row (today's crops;
     ``first_turn_only``: see ``SquareClassifier.logits``)."""
-    from vision.squares import photo_crops
+    from vision.read.crops import photo_crops
 
     ccfg = cfg["classify"]
     crops = photo_crops(image, corners, rows, cols, int(ccfg["cell"]),
@@ -154,11 +154,11 @@ def recount(image, corners, rows: int, cols: int, classifier, cfg: dict, size: i
     (``[frame] square_frames``, ``recount_short``), or a side over one (``max_over``), is
     compared with the outline cut n x n (:func:`recount_cuts`) on the squares as cut (one
     quarter turn each), the crispest winning unless it is crisper by less than ``[frame]
-    seam_veto_within`` and the seams refute its lines (``vision.gridcount.seams_refute``),
+    seam_veto_within`` and the seams refute its lines (``vision.find.gridcount.seams_refute``),
     and the winner read in full (not when
     ``first_turn_only``: a quick reading judges the grid as found); a grid recounted so has
     its corners refined for the new count (``[frame] refine_recount``,
-    ``vision.corner_refine.refine_photo_outline``). Returns ``(corners, rows, cols,
+    ``vision.find.corner_refine.refine_photo_outline``). Returns ``(corners, rows, cols,
     logits)``. A half-built kingdom's strip is not recounted, nor an outline farther from
     square on the table than ``recount_max_aspect`` (its squares would be stretched)."""
     fcfg = cfg["frame"]
@@ -169,7 +169,7 @@ def recount(image, corners, rows: int, cols: int, classifier, cfg: dict, size: i
         cuts = []     # an outline this long on the table holds no n x n grid of squares
     if fcfg["recount_short"] and cuts and not first_turn_only:
         # one side counted short of a square frame (an outline round the whole kingdom with a
-        # side miscounted, or one that missed a row: vision.frame.completion then reads
+        # side miscounted, or one that missed a row: vision.find.frame.completion then reads
         # beyond it) or over one (a seam in a tile's art counted as a column): the same
         # outline cut n x n against the count as found, on the squares as cut. Rounded: two
         # grids read alike (the same mean over 25 and 30 squares) are a tie, and a tie keeps
@@ -215,7 +215,7 @@ def choose(image: np.ndarray, corners, rows: int, cols: int, classifier, cfg: di
     """The detector's grid recounted (:func:`recount`), read ``[frame] ring`` squares larger
     on every side or, one side short of a frame, beyond that side (:func:`completion`,
     :func:`grown_logits`), and the window holding the kingdom chosen in it
-    (:func:`best_window`, on the logits with ``vision.holes`` applied). A window smaller than
+    (:func:`best_window`, on the logits with ``vision.read.holes`` applied). A window smaller than
     the grid as counted (not grown), short of (or over) a frame, is recounted on its own
     outline (``[frame] recount_window``).
 
@@ -247,14 +247,14 @@ def choose(image: np.ndarray, corners, rows: int, cols: int, classifier, cfg: di
                               first_turn_only, table)
     judged = logits
     if fcfg["judge_holes"]:
-        # a square like the table around the grid read is table (vision.holes): a hole, a row
+        # a square like the table around the grid read is table (vision.read.holes): a hole, a row
         # of table the detector took in, a square read beyond the grid to complete a frame
         judged = holes.with_holes(image, big, R, C, logits, cfg, classifier.t_terrain,
                                   classifier.t_crowns, ring_feats)
     p_empty = empty_odds(judged, classifier.t_terrain)
     gain = square_gain(p_empty, float(fcfg["inside_empty"]),
                        float(fcfg["odds_floor"])).reshape(R, C)
-    # a square read as table, with vision.holes applied: a line of them splits a window
+    # a square read as table, with vision.read.holes applied: a line of them splits a window
     walls = p_empty.reshape(R, C) >= float(fcfg["wall_empty_odds"])
     # a ring square whose centre lies outside the photo is read from replicated edge pixels:
     # take it for table
@@ -359,7 +359,7 @@ def castle_hidden(terrains, is_frame: bool, crisp: float, cfg: dict) -> bool:
 def table_edge(terrains, distance, most: float) -> Window | None:
     """The window (in squares of the ``rows x cols`` window read, ``terrains`` row by row)
     without its first edge line whose squares all read as table or look like the table
-    around the window (``distance``: ``vision.holes.table_distances``, under ``most``), at
+    around the window (``distance``: ``vision.read.holes.table_distances``, under ``most``), at
     least one of them read as a tile: a line of table taken in with the kingdom and read as
     tiles (yellow stripes beside it read as fields, green checks as grassland), which the
     classifier reads surely and so no odds of table can leave out. A line of glare-washed

@@ -5,7 +5,7 @@ from __future__ import annotations
 import cv2
 import numpy as np
 
-from .geometry import warp_board
+from vision.geometry import warp_board
 
 
 def focal_aspect(quad: np.ndarray, shape) -> float | None:
@@ -116,7 +116,7 @@ def recount_cuts(rows: int, cols: int, frames, max_short: int, max_over: int) ->
     it (5x4, 7x5: a side counted short, or a row missed), and the shorter side's when the
     longer is at most ``max_over`` over it (5x6, 5x7: a seam in a tile's art or a stripe of
     the table counted as a column). A half-built kingdom can be either shape: the cut that
-    reads crisper decides (`vision.frame.recount`). A square grid, or a strip (1x5), has none."""
+    reads crisper decides (`vision.find.frame.recount`). A square grid, or a strip (1x5), has none."""
     if rows == cols:
         return []
     lo, hi = min(rows, cols), max(rows, cols)

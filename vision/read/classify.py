@@ -1,6 +1,6 @@
 """Square classifier at inference: an ONNX network run with ``cv2.dnn`` (no torch needed).
 
-The network reads one crop (``vision.squares``) and gives 12 logits: 8 terrains then 4 crown
+The network reads one crop (``vision.read.crops``) and gives 12 logits: 8 terrains then 4 crown
 counts (0-3). :class:`SquareClassifier` turns them into the most probable *valid* reading
 (the 48-domino set's facts: field/forest/lake carry 0-1 crown, grassland/swamp 0-2, mine 0-3,
 castle/empty none), a calibrated confidence, and flags for squares a person should check.
@@ -16,11 +16,11 @@ from pathlib import Path
 import cv2
 import numpy as np
 
-from vision.decode import _softmax, decode
-from vision.labels import (MAX_CROWNS, N_CROWNS, TERRAINS, VALID, domino_partners,  # noqa: F401
+from models import MODELS_DIR
+from vision.read.dominoes import _softmax, decode
+from vision.read.labels import (MAX_CROWNS, N_CROWNS, TERRAINS, VALID, domino_partners,  # noqa: F401
                            game_crown_prior, square_supply, supply_capacity)
 
-MODELS_DIR = Path(__file__).resolve().parent.parent / "models"
 
 
 @dataclass

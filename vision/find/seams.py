@@ -1,18 +1,18 @@
 """Where a kingdom's seams are, when the tile maps cannot say: a table tile-coloured all over.
 
-The tile maps (``vision.tilemap``) tell tile from table by colour and a little texture; a table
+The tile maps (``vision.find.tilemap``) tell tile from table by colour and a little texture; a table
 can look like tiles in both everywhere (a yellow floral cloth read as field, blotches of terrain
 colours), and then their blob is the whole table. The kingdom's cardboard draws what no cloth
 does: straight seams a square apart, running two ways. :func:`seam_regions` finds the regions
-they cross, as tile maps of their own for :func:`vision.detect.candidates`.
+they cross, as tile maps of their own for :func:`vision.find.detect.candidates`.
 """
 from __future__ import annotations
 
 import cv2
 import numpy as np
 
-from .outline import seam_directions
-from .tilemap import disk
+from vision.find.outline import seam_directions
+from vision.find.tilemap import disk
 
 
 def seam_regions(gray: np.ndarray, shape: tuple, det: dict) -> list[np.ndarray]:
@@ -21,7 +21,7 @@ def seam_regions(gray: np.ndarray, shape: tuple, det: dict) -> list[np.ndarray]:
 
     The straight edge segments of ``gray`` (the photo at the refinement size) at least
     ``[detect] seam_region_min_length`` of its long side, within ``seam_region_tolerance_deg``
-    of the two directions most of their length runs (:func:`vision.outline.seam_directions`),
+    of the two directions most of their length runs (:func:`vision.find.outline.seam_directions`),
     are drawn at ``shape``; closed by a disk of ``seam_region_close`` of the long side, each
     piece's convex hull is a region. Regions under ``seam_region_min_area`` of the map are
     dropped; the rest are ranked by area times the share of their pixels on a seam, and the

@@ -2,7 +2,7 @@
 
 Every square of a kingdom except the castle is one half of a domino whose other half lies
 next to it, so the squares read as tiles must pair up, neighbour with neighbour, into pairs
-that are dominoes of the game (``partners`` from :func:`vision.classify.domino_partners`).
+that are dominoes of the game (``partners`` from :func:`vision.read.classify.domino_partners`).
 A reading where they cannot (an odd number of tile squares, a plain field read as bare
 table, a half no neighbour completes) is impossible, whatever the network says; the
 cheapest change of one or two squares to their next readings that makes it possible is the

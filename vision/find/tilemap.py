@@ -3,7 +3,7 @@ tile blob in such a map.
 
 Two maps: a small per-pixel model on colour and local texture (fitted weights in
 ``models/<[detect] pixel_model>``, fitted by ``python3 -m vision.lab.pixel_model --fit``) and,
-with ``[detect] tile_net`` set, a small convolutional network (``vision.tilenet``).
+with ``[detect] tile_net`` set, a small convolutional network (``vision.find.tilenet``).
 """
 from __future__ import annotations
 
@@ -64,7 +64,7 @@ def tile_net(det: dict):
     """The network named by ``[detect] tile_net`` (a file in models/), loaded once."""
     from models import model_path
 
-    from .tilenet import TileNet
+    from vision.find.tilenet import TileNet
 
     path = model_path(det["tile_net"])
     if path not in _TILE_NETS:

@@ -35,7 +35,7 @@ import cv2
 import numpy as np
 
 from vision.geometry import board_homography, centres_off_photo, ring_corners
-from vision.labels import TERRAINS, terrain_probabilities
+from vision.read.labels import TERRAINS, terrain_probabilities
 
 N_FEATURES = 7
 

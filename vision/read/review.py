@@ -13,9 +13,9 @@ import numpy as np
 
 from engine.messages import (BARE_UNLIKE, GAP, GLARE, LIKE_TABLE, LOW_CONFIDENCE, NEAR_CASTLE,
                              OUTSIDE, RICH, Message)
-from vision.classify import SquareReading
+from vision.read.classify import SquareReading
 from vision.geometry import board_homography
-from vision.holes import pale_squares, table_distances
+from vision.read.holes import pale_squares, table_distances
 
 
 def outside_cells(shape, corners, rows: int, cols: int, rcfg: dict) -> set:
@@ -79,7 +79,7 @@ def review_reasons(grid: list[list[SquareReading]], rcfg: dict, outside=frozense
 
 def glare_squares(grid, rcfg: dict, shares_of) -> set:
     """Squares read with a confidence under ``[review] flag_glare_below`` whose glare share
-    (``vision.deglare.square_glare``, (rows, cols) from ``shares_of()``, called only when some
+    (``vision.read.glare.square_glare``, (rows, cols) from ``shares_of()``, called only when some
     square is that unsure) is at least ``[review] flag_glare`` (0: none). Glare over part of
     a square can take a crown's colour off and leave the square read, a little less surely,
     without it (a lake's crown at the edge of a lamp's reflection, seed 17013: 0.98)."""
@@ -102,8 +102,8 @@ def gap_squares(grid, longest: int) -> set:
 
 def tiles_like_table(grid, distance, rcfg: dict) -> set:
     """Squares read as tiles (castle included) whose distance to the table around the kingdom
-    (``vision.holes.table_distance``, (rows, cols)) is under ``[review] flag_tile_like_table``
-    (0: none): ``vision.holes`` raised their odds of table and the classifier still read a
+    (``vision.read.holes.table_distance``, (rows, cols)) is under ``[review] flag_tile_like_table``
+    (0: none): ``vision.read.holes`` raised their odds of table and the classifier still read a
     tile, as it does with a bare square of a cloth printed in a terrain's colours."""
     d = np.asarray(distance, np.float64)
     most = float(rcfg["flag_tile_like_table"])
@@ -114,7 +114,7 @@ def tiles_like_table(grid, distance, rcfg: dict) -> set:
 
 def review_distances(grid, rcfg: dict, ring_of, hcfg: dict) -> tuple[set, set, set]:
     """``(gaps, bare, like_table)`` for :func:`review_reasons`; ``ring_of()`` gives the
-    window's ``vision.holes.ring_features`` (measured only when a flag needs them), ``hcfg``
+    window's ``vision.read.holes.ring_features`` (measured only when a flag needs them), ``hcfg``
     the ``[holes]`` settings their distances to the table are measured with. ``bare`` holds
     the :func:`bare_unlike_table` squares and the :func:`washed_bare` ones."""
     gaps = gap_squares(grid, int(rcfg["flag_gaps"]))
@@ -134,7 +134,7 @@ def review_distances(grid, rcfg: dict, ring_of, hcfg: dict) -> tuple[set, set, s
 
 
 def washed_bare(grid, distance, pale, rcfg: dict, bare=None) -> set:
-    """The :func:`bare_squares` that are ``pale`` (white or pale grey: ``vision.holes.
+    """The :func:`bare_squares` that are ``pale`` (white or pale grey: ``vision.read.holes.
     pale_squares``) and lie at least ``[review] bare_unlike_table`` from the table around the
     kingdom: tiles washed white by glare and read as table, whatever the kingdom's other bare
     squares look like (a washed corner of a full kingdom has no true bare square to compare
@@ -159,7 +159,7 @@ def bare_squares(grid) -> set:
 
 def bare_unlike_table(grid, distance, rcfg: dict, bare=None) -> set:
     """The :func:`bare_squares` whose distance to the table around the kingdom
-    (``vision.holes.table_distance``) is at least ``[review] bare_unlike_table`` (0: none) and
+    (``vision.read.holes.table_distance``) is at least ``[review] bare_unlike_table`` (0: none) and
     at least ``bare_unlike_ratio`` times the median distance of the squares read as table, or
     at least ``bare_far_from_table`` whatever the others: a tile at the kingdom's rim washed
     out by glare and read as table lies in no gap, and looks much less like the table than the
@@ -184,7 +184,7 @@ def bare_unlike_table(grid, distance, rcfg: dict, bare=None) -> set:
 
 def gaps_unlike_table(grid, distance, rcfg: dict, gaps=None) -> set:
     """The :func:`gap_squares` (``[review] flag_gaps``) whose distance to the table around the
-    kingdom (``vision.holes.table_distance``, (rows, cols)) is at least ``[review]
+    kingdom (``vision.read.holes.table_distance``, (rows, cols)) is at least ``[review]
     gap_unlike_table``: a hole in a kingdom shows the table, a tile washed out by glare and
     read as table does not. No reference table (infinite distance): none. ``gaps``: the
     :func:`gap_squares` when already found."""

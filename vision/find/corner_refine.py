@@ -174,7 +174,7 @@ def refine_photo_outline(image: np.ndarray, corners, rows: int, cols: int, det: 
     ``[detect] refine_long_side`` as the detector refines: for a grid whose count changed
     after the detector (a 5x6 recounted 5x5 on the same outline), whose lines the detector
     put on seams for the other count. Every point of each line counts (no tile map)."""
-    from vision.tilemap import downscale
+    from vision.find.tilemap import downscale
 
     small, s = downscale(image, int(det["refine_long_side"]))
     gray = cv2.cvtColor(small, cv2.COLOR_BGR2GRAY)

@@ -1,0 +1,388 @@
+"""Whole-table photos: every kingdom in one photo (``find_kingdoms``, ``read_table``).
+
+At the end of a game the kingdoms lie side by side on the table. The detector's building blocks
+(``vision.find.tilemap`` tile maps, ``vision.find.detect.outline_in_map`` outline + grid count + corners)
+run on every tile blob big enough to be a kingdom instead of only the largest. A table whose
+colours read as tile joins kingdoms, loose dominoes and bumps of cloth into one blob; only a
+kingdom is thick, so each blob is opened in proportion to its thickness and cut where the
+opening leaves it apart (``split_blob``), and each part is outlined from its own tile map alone
+-- the opened part, the whole part and, when bumps fell off, its surest tiles
+(``strict_mask``). Each outline's window is chosen by the square classifier as the single
+reader chooses it (``Reader.framed``, ``vision.find.frame.choose``); of a blob's outlines that read
+as a kingdom (``is_kingdom``: a castle, at least ``[table] min_tiles`` domino halves, at least
+``[table] min_side`` squares along each side, a grid count at least ``[table]
+min_grid_confidence`` sure), the one whose squares read crispest (``vision.find.frame.crispness``)
+is kept. A few loose dominoes, the draft line, a box lid or a score pad are not kingdoms. A
+kingdom whose window reaches the photo's edge is kept but flagged ``cut`` (with a warning): it
+is not scored as complete.
+
+Numbering (``number_order``): by the kingdom's centre from left to right; centres closer in x
+than ``[table] column_tolerance`` x the median kingdom side count as a tie (one column) and are
+numbered top to bottom.
+
+Settings: the ``[table]`` section of ``config.toml`` (with ``[detect]`` for everything else).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+
+import cv2
+import numpy as np
+
+from vision import config as _config
+from vision.find.corner_refine import edge_map
+from vision.find.detect import outline_in_map, working_sizes
+from vision.errors import NO_KINGDOM, PhotoError
+from vision.find.frame import crispness, too_few_tiles
+from vision.geometry import ring_corners
+from vision.find.tilemap import disk, largest, pixel_map, tile_net
+
+CUT_WARNING = ("this kingdom is cut by the photo's edge: it is not scored as complete; take the "
+               "photo again with every kingdom whole in the frame")
+
+
+@dataclass(frozen=True)
+class Outline:
+    """One kingdom's outline found in a table photo (image px, tl, tr, br, bl)."""
+
+    corners: np.ndarray
+    rows: int
+    cols: int
+    confidence: float
+    cut: bool                        # the outline reaches the photo's edge
+    warnings: tuple = ()
+
+
+@dataclass(frozen=True)
+class TableKingdom:
+    """A kingdom read in a table photo: its number (0-based, see ``number_order``) and reading."""
+
+    kingdom: int
+    reading: object                  # vision.reader.Reading (its warnings include the cut one)
+    cut: bool
+
+
+def number_order(centres, sides=None, tolerance: float | None = None, cfg=None) -> list[int]:
+    """Indices of ``centres`` ((x, y) each) in numbering order: left to right, and top to bottom
+    among centres closer in x than ``tolerance`` (px; default ``[table] column_tolerance`` x the
+    median of ``sides``, the kingdoms' side lengths) to the first centre of their column."""
+    pts = np.asarray(centres, np.float64).reshape(-1, 2)
+    if len(pts) == 0:
+        return []
+    if tolerance is None:
+        if sides is None:
+            raise ValueError("number_order needs the kingdoms' sides or a tolerance in pixels")
+        tab = (cfg if cfg is not None else _config.load())["table"]
+        tolerance = float(tab["column_tolerance"]) * float(np.median(np.asarray(sides, float)))
+    by_x = sorted(range(len(pts)), key=lambda i: (pts[i, 0], pts[i, 1]))
+    columns: list[list[int]] = []
+    for i in by_x:
+        if columns and pts[i, 0] - pts[columns[-1][0], 0] <= tolerance:
+            columns[-1].append(i)
+        else:
+            columns.append([i])
+    return [i for col in columns for i in sorted(col, key=lambda j: (pts[j, 1], pts[j, 0]))]
+
+
+def _maps(small: np.ndarray, det, both: bool) -> list[np.ndarray]:
+    """The tile maps to search: the network's (mixed with the per-pixel model's) and, with
+    ``both``, the per-pixel model's alone (sharper where a table's colours spread the other)."""
+    pixel = pixel_map(small, det)
+    if not det["tile_net"]:
+        return [pixel]
+    mix = float(det["tile_net_weight"])
+    mixed = mix * tile_net(det).probability(small) + (1.0 - mix) * pixel
+    return [mixed, pixel] if both else [mixed]
+
+
+def _same_place(a, b) -> bool:
+    """Two outlines of one kingdom: centres closer than a third of the smaller side."""
+    d = np.linalg.norm(np.asarray(a.corners, float).mean(0) - np.asarray(b.corners, float).mean(0))
+    return bool(d < min(_side(a.corners), _side(b.corners)) / 3)
+
+
+def _merge(found_by_map: list[list], agree_at: float) -> list:
+    """One outline per place: where both maps found one, the same grid with corners within
+    ``[detect] outline_agree`` of a side keeps the per-pixel outline (as ``vision.find.detect.locate``
+    does), otherwise the surer grid count wins (ties: the network's)."""
+    from vision.find.detect import corner_error
+
+    if len(found_by_map) == 1:
+        return found_by_map[0]
+    first, second = found_by_map
+    out, used = [], set()
+    for a in first:
+        match = next((j for j, b in enumerate(second) if j not in used and _same_place(a, b)),
+                     None)
+        if match is None:
+            out.append(a)
+            continue
+        used.add(match)
+        b = second[match]
+        agree = (a.rows, a.cols) == (b.rows, b.cols) and corner_error(
+            np.asarray(a.corners, float), np.asarray(b.corners, float), any_first=True) <= agree_at
+        out.append(b if agree or b.confidence > a.confidence else a)
+    out += [b for j, b in enumerate(second) if j not in used
+            and not any(_same_place(b, a) for a in out)]
+    return out
+
+
+def _blobs(prob: np.ndarray, det, tab) -> list[tuple]:
+    """The tile blobs big enough to be a kingdom, largest first, each as its masks to try
+    (:func:`split_blob`): a table whose colours read as tile joins kingdoms, loose dominoes
+    and bumps of table into one blob, but only a kingdom is thick."""
+    soft = cv2.GaussianBlur(prob, (0, 0), 1.0)
+    mask = (soft > det["prob_threshold"]).astype(np.uint8)
+    k = max(3, int(round(det["close_frac"] * max(mask.shape))) | 1)
+    mask = cv2.morphologyEx(mask, cv2.MORPH_CLOSE, np.ones((k, k), np.uint8))
+    ko = max(1, int(round(det["open_frac"] * max(mask.shape))))
+    mask = cv2.morphologyEx(mask, cv2.MORPH_OPEN, disk(ko))
+    n, labels, stats, _ = cv2.connectedComponentsWithStats(mask, connectivity=8)
+    least = float(tab["min_area_frac"]) * mask.size
+    out = []
+    for i in range(1, n):
+        if stats[i, cv2.CC_STAT_AREA] >= least:
+            out += [masks for masks in split_blob((labels == i).astype(np.uint8),
+                                                  float(tab["core_frac"]))
+                    if int(masks[0].sum()) >= least]
+    out.sort(key=lambda masks: -int(masks[-1].sum()))
+    return out
+
+
+def split_blob(blob: np.ndarray, core_frac: float) -> list[tuple]:
+    """The blob's thick parts, each as ``(opened, whole)`` uint8 masks (or ``(whole,)`` when
+    the two are alike).
+
+    The blob is opened with a disk of ``core_frac`` x its half-thickness (the largest distance
+    from a blob pixel to the nearest pixel off it): strips thinner than the disk -- a row of
+    loose dominoes, squares of a checked cloth beside a kingdom, a bridge of table between two
+    kingdoms -- fall away, and what is left apart is one part each (``opened``). A kingdom,
+    a square as thick as half its side, keeps its sides; but a half-built kingdom's lone
+    square falls away too, so ``whole`` keeps every pixel of the blob nearer to this part
+    than to the others (``read_table`` chooses between their outlines by what their squares
+    read). When the opening took no more than it rounds off a plain square's corners (with a
+    fifth more for the disk's pixel steps), the two are alike."""
+    dist = cv2.distanceTransform(blob, cv2.DIST_L2, 5)
+    r = int(round(core_frac * float(dist.max())))
+    if r < 1:
+        return [(blob,)]
+    n, labels = cv2.connectedComponents((dist > r).astype(np.uint8), connectivity=8)
+    if n <= 2:
+        nearest = [blob]
+    else:
+        _, near = cv2.distanceTransformWithLabels((labels == 0).astype(np.uint8), cv2.DIST_L2,
+                                                  5, labelType=cv2.DIST_LABEL_CCOMP)
+        nearest = [((near == near[labels == i][0]) & (blob > 0)).astype(np.uint8)
+                   for i in range(1, n)]
+    parts = []
+    for i, whole in zip(range(1, n), nearest):
+        opened = cv2.dilate((labels == i).astype(np.uint8), disk(r)) & whole
+        rounded = 4 * (1 - np.pi / 4) * r * r   # what opening a plain square takes off its corners
+        taken = int(whole.sum()) - int(opened.sum())
+        parts.append((opened, whole) if taken > 1.2 * rounded else (whole,))
+    return parts
+
+
+def find_kingdoms(image: np.ndarray, cfg=None) -> list[Outline]:
+    """Every tile blob of the photo big enough to be a kingdom, as an outline (unread, unsorted):
+    of a blob's outlines (:func:`blob_outlines`) the surest grid count (ties: the first made).
+    Raises ``PhotoError`` for an image that is not an 8-bit colour image."""
+    cfg = cfg if cfg is not None else _config.load()
+    found_by_map = []
+    for blobs in _outlines_by_map(image, cfg):
+        found = []
+        for outlines in blobs:
+            surest = max(outlines, key=lambda o: o.confidence, default=None)
+            if surest is not None:
+                found.append(surest)
+        found_by_map.append(found)
+    return _merge(found_by_map, float(cfg["detect"]["outline_agree"]))
+
+
+def _outlines_by_map(image: np.ndarray, cfg) -> list[list]:
+    """For each tile map searched, one :func:`blob_outlines` generator per blob. The network's
+    map is mixed by ``[table] tile_net_weight``, not ``[detect]``'s; the outlines are counted
+    without the seams' lattice (``vision.find.lattice``: on the 12 table photos it read 2 kingdoms
+    fewer exactly, and took longer)."""
+    tab = cfg["table"]
+    det = _config.Section("detect", dict(cfg["detect"]))
+    det["min_area_frac"] = float(tab["min_area_frac"])
+    det["tile_net_weight"] = float(tab["tile_net_weight"])
+    mid, s_mid, small, s = working_sizes(image, int(tab["refine_long_side"]),
+                                         int(tab["mask_long_side"]))
+    gray_mid = cv2.cvtColor(mid, cv2.COLOR_BGR2GRAY)
+    edges = edge_map(gray_mid) if det["refine"] else None
+    return [[blob_outlines(prob, masks, mid, gray_mid, edges, s, s_mid, image.shape, det, tab)
+             for masks in _blobs(prob, det, tab)]
+            for prob in _maps(small, det, bool(tab["both_maps"]))]
+
+
+def blob_outlines(prob, masks, mid, gray_mid, edges, s, s_mid, shape, det, tab):
+    """The outlines of one blob, made as they are asked for (each costs the detector's outline
+    step): the tile map inside each of its masks -- nothing of the table around it, nor of its
+    neighbours -- handed to ``vision.find.detect.outline_in_map``, for each mask of
+    :func:`split_blob` and, when the opening cut bumps off, of :func:`strict_mask` at each of
+    ``[table] strict_thresholds``. An outline alike to one already given (the same grid, the
+    corners within ``[detect] outline_agree``) whose count was as sure is skipped."""
+    h, w = shape[:2]
+    blob = masks[-1]
+    ys, xs = np.nonzero(blob)
+    touches = bool(xs.min() == 0 or ys.min() == 0 or xs.max() == blob.shape[1] - 1
+                   or ys.max() == blob.shape[0] - 1)
+
+    def each_mask():
+        yield from masks
+        if len(masks) > 1:     # bumps or strips fell off the blob: also its surest tiles alone
+            for threshold in tab["strict_thresholds"]:
+                strict = strict_mask(prob, blob, det, float(threshold))
+                if strict is not None:
+                    yield strict
+
+    given = []
+    for mask in each_mask():
+        found = outline_in_map(prob * mask.astype(np.float32), mid, gray_mid, edges, s,
+                               s_mid, shape, det)
+        if found is None:
+            continue
+        corners, rows, cols, conf, warnings = found
+        tol = 0.01 * max(h, w)
+        cut = touches or bool(np.any(corners < -tol) or np.any(corners[:, 0] > w + tol)
+                              or np.any(corners[:, 1] > h + tol))
+        warnings = tuple(x for x in warnings if "outside the photo" not in x)
+        outline = Outline(np.asarray(corners, np.float32), int(rows), int(cols), float(conf),
+                          cut, warnings)
+        if not any(_alike(outline, other, float(det["outline_agree"]))
+                   and other.confidence >= outline.confidence for other in given):
+            given.append(outline)
+            yield outline
+
+
+def strict_mask(prob: np.ndarray, blob: np.ndarray, det, threshold: float):
+    """The largest part of ``blob`` whose (smoothed) tile odds pass ``threshold``, closed as
+    the detector closes its masks (bridges seams): bumps of a cloth that reads half like tile
+    fall away, the kingdom's tiles stay. None when nothing passes."""
+    soft = cv2.GaussianBlur(prob, (0, 0), 1.0)
+    k = max(3, int(round(det["close_frac"] * max(prob.shape))) | 1)
+    sure = ((soft > threshold) & (blob > 0)).astype(np.uint8)
+    return largest(cv2.morphologyEx(sure, cv2.MORPH_CLOSE, np.ones((k, k), np.uint8)))
+
+
+def _alike(a: Outline, b: Outline, agree_at: float) -> bool:
+    """The same grid with corners within ``agree_at`` of a side."""
+    from vision.find.detect import corner_error
+
+    return (a.rows, a.cols) == (b.rows, b.cols) and corner_error(
+        np.asarray(a.corners, float), np.asarray(b.corners, float), any_first=True) <= agree_at
+
+
+def is_kingdom(reading, cfg=None, grid_confidence: float = 1.0) -> bool:
+    """Whether a reading of a found outline is a kingdom: a castle read at least ``[table]
+    min_castle`` sure, at least ``[table] min_tiles`` (and ``[reader] min_tiles``) domino halves,
+    at least ``[table] min_side`` squares along each side, and its grid counted at least
+    ``[table] min_grid_confidence`` sure (``grid_confidence``, from the outline). Loose
+    dominoes, a draft line, a lid or a pad are not kingdoms."""
+    cfg = cfg if cfg is not None else _config.load()
+    tab = cfg["table"]
+    cells = [cell for row in reading.cells for cell in row]
+    terrains = [cell["terrain"] for cell in cells]
+    if too_few_tiles(terrains, cfg):
+        return False
+    if sum(t not in ("castle", "empty") for t in terrains) < int(tab["min_tiles"]):
+        return False
+    if min(reading.rows, reading.cols) < int(tab["min_side"]):
+        return False
+    if grid_confidence < float(tab["min_grid_confidence"]):
+        return False
+    castle = [cell.get("confidence", 1.0) for cell in cells if cell["terrain"] == "castle"]
+    return bool(castle) and max(castle) >= float(tab["min_castle"])
+
+
+def could_be_kingdom(found: Outline, cfg) -> bool:
+    """Whether a found outline's grid lets it be a kingdom (``is_kingdom``'s grid tests:
+    ``[table] min_side`` squares a side, the count ``min_grid_confidence`` sure); the others
+    are not worth reading (the window chosen in a grid is never larger than the grid)."""
+    tab = cfg["table"]
+    return min(found.rows, found.cols) >= int(tab["min_side"]) \
+        and found.confidence >= float(tab["min_grid_confidence"])
+
+
+def _side(corners) -> float:
+    c = np.asarray(corners, np.float64).reshape(4, 2)
+    return float(np.mean(np.linalg.norm(np.roll(c, -1, axis=0) - c, axis=1)))
+
+
+def _framing(cfg) -> dict:
+    """The reader's configuration with ``[frame] ring`` set to ``[table] ring``: on a table
+    each kingdom's grid is read that many squares larger on every side before its window is
+    chosen (``vision.find.frame.choose``)."""
+    out = dict(cfg)
+    out["frame"] = _config.Section("frame", dict(cfg["frame"]))
+    out["frame"]["ring"] = int(cfg["table"]["ring"])
+    return out
+
+
+def leaves_photo(corners, rows: int, cols: int, shape, margin: float) -> bool:
+    """Whether the ``rows x cols`` grid with these corners, grown by ``margin`` squares on
+    every side, reaches beyond the photo of this shape."""
+    h, w = shape[:2]
+    x, y = ring_corners(corners, rows, cols, margin).T
+    return bool(np.any(x < 0) or np.any(y < 0) or np.any(x > w) or np.any(y > h))
+
+
+def read_table(reader, image: np.ndarray, size: int | None = None) -> list[TableKingdom]:
+    """Find and read every kingdom of a table photo, numbered (see the module docstring).
+
+    ``reader``: a ``vision.Reader``. Raises ``PhotoError`` (no kingdom) when none is found.
+    """
+    kept = [(here, reading) for here, _, reading, _ in read_kingdoms(reader, image, size)]
+    if not kept:
+        raise PhotoError(NO_KINGDOM)
+    order = number_order([np.asarray(f.corners, np.float64).mean(0) for f, _ in kept],
+                         [_side(f.corners) for f, _ in kept], cfg=reader.cfg)
+    return [TableKingdom(k, kept[i][1], kept[i][0].cut) for k, i in enumerate(order)]
+
+
+def read_kingdoms(reader, image: np.ndarray, size: int | None = None) -> list[tuple]:
+    """Every kingdom of the photo, unnumbered: ``(outline, framed, reading, crispness)`` each,
+    ``framed`` the reader's window (``Reader.framed``), ``reading`` its ``Reading`` with the
+    cut warning when the window leaves the photo. The blobs' outlines are read surest grid
+    count first (``[table] crisp_enough``) and the crispest of a blob's that reads as a
+    kingdom is kept; an empty list when none does."""
+    cfg = reader.cfg
+    framing = _framing(cfg)
+    margin = float(cfg["table"]["cut_margin"])
+    crisp_enough = float(cfg["table"]["crisp_enough"])
+    min_crisp = float(cfg["table"]["min_crispness"])
+    kept = []
+    for outlines in (blob for blobs in _outlines_by_map(image, cfg) for blob in blobs):
+        best = None
+        for found in outlines:
+            if not could_be_kingdom(found, cfg):
+                continue     # not read at all: what is_kingdom would refuse by its grid alone
+            framed = reader.framed(image, found.corners, found.rows, found.cols, size,
+                                   found.warnings, framing)
+            try:
+                reading = reader.read_board(image, framed, size)
+            except PhotoError:
+                continue
+            if not is_kingdom(reading, cfg, found.confidence):
+                continue
+            sharp = crispness(framed.logits, reader.classifier.t_terrain)
+            if best is None or sharp > best[0]:
+                best = (sharp, found, framed, reading)
+            if sharp >= crisp_enough:
+                break        # its squares read as cut on the tiles' own grid: not worth more reads
+        if best is None or best[0] < min_crisp:
+            continue         # nothing read as a kingdom, or only blurred: clutter or cloth
+        sharp, found, framed, reading = best
+        cut = leaves_photo(framed.corners, framed.rows, framed.cols, image.shape, 0.0) or (
+            found.cut and leaves_photo(framed.corners, framed.rows, framed.cols, image.shape,
+                                       margin))
+        warnings = list(reading.warnings)
+        if cut:
+            warnings.insert(0, CUT_WARNING)
+        here = Outline(framed.corners, framed.rows, framed.cols, found.confidence, cut)
+        if any(_same_place(here, other) for other, _, _, _ in kept):
+            continue
+        kept.append((here, framed, replace(reading, warnings=warnings), sharp))
+    return kept
