@@ -22,9 +22,18 @@ Limits (app config; one client must not fill the server's memory or disk, docs/w
 
 - Uploads go to disk at once, never kept in memory: ``BATCH_UPLOAD_DIR`` (default
   ``<instance>/batch-uploads``; folders 0700, files 0600, named by number, not by the upload).
-- ``BATCH_MAX_WAITING`` (20) batches not started yet at once; a new one past that is 503 until
-  one starts or expires. ``BATCH_WAITING_TTL`` (3600 s): a batch not started and not added to
-  for that long is dropped with its files. ``BATCH_CLOCK`` (``time.monotonic``) tells the time.
+- ``BATCH_MAX_WAITING`` (20) batches with photos and not started yet at once, at most
+  ``BATCH_MAX_WAITING_PER_CLIENT`` (5) of them from one address (``request.remote_addr``); past
+  that a new one (or an empty one's first photo) is 503 until one starts or expires. A batch
+  with no photo yet holds no place: one address keeps ``BATCH_MAX_EMPTY_PER_CLIENT`` (3) of
+  them, all addresses ``BATCH_MAX_EMPTY`` (50); a new one drops the oldest past that.
+  ``BATCH_WAITING_TTL`` (3600 s): a batch not started and not added to for that long is
+  dropped with its files. ``BATCH_CLOCK`` (``time.monotonic``) tells the time.
+- Disk: one batch holds at most ``BATCH_MAX_BYTES`` (2 GB; more is 413), the batches of one
+  address not read yet ``BATCH_MAX_CLIENT_BYTES`` (2 GB) and all of them
+  ``BATCH_MAX_WAITING_BYTES`` (8 GB; more is 503). Each job folder is locked (``flock``) while
+  its batch lives; at start and at each expiry the folders nobody holds (a server stopped or
+  killed with batches not read) are deleted, those of another running server kept.
 - Started batches wait in one queue (``BATCH_MAX_QUEUED``, 10; more is 503) read by one worker
   thread: one batch at a time (with ``BATCH_JOBS`` worker processes), never a pool per batch
   running side by side. A batch is read ``BATCH_CHUNK_BYTES`` (256 MB) of uploads at a time.
@@ -44,7 +53,8 @@ from dataclasses import dataclass, field
 
 from flask import (Blueprint, Response, abort, current_app, jsonify, redirect, render_template,
                    request, url_for)
-from werkzeug.exceptions import BadRequest, HTTPException, ServiceUnavailable
+from werkzeug.exceptions import (BadRequest, HTTPException, NotFound, RequestEntityTooLarge,
+                                 ServiceUnavailable)
 
 from kingdomino import batch as core
 from kingdomino import standings as standings_mod
@@ -52,12 +62,22 @@ from kingdomino.store import Store
 
 from . import service
 
+try:
+    import fcntl
+except ImportError:  # not POSIX: a folder's age tells whether its batch may still be alive
+    fcntl = None
+
 bp = Blueprint("batch", __name__, url_prefix="/batch")
 
 MAX_JOBS_KEPT = 50
 DEFAULT_MAX_FILES = 2000
 DEFAULT_MAX_BYTES = 2 * 2**30
 DEFAULT_MAX_WAITING = 20
+DEFAULT_MAX_WAITING_PER_CLIENT = 5
+DEFAULT_MAX_EMPTY_PER_CLIENT = 3
+DEFAULT_MAX_EMPTY = 50
+DEFAULT_MAX_CLIENT_BYTES = 2 * 2**30
+DEFAULT_MAX_WAITING_BYTES = 8 * 2**30
 DEFAULT_WAITING_TTL = 3600.0
 DEFAULT_MAX_QUEUED = 10
 DEFAULT_CHUNK_BYTES = 256 * 2**20
@@ -71,7 +91,10 @@ class Job:
     manifest: list | None
     files: list = field(default_factory=list)  # (label, path on disk) until read
     folder: str | None = None  # where its uploads are kept until read (private to this user)
-    nbytes: int = 0
+    folder_lock: int | None = None  # the folder, open and locked while this job lives
+    nbytes: int = 0  # of uploads on disk, counted as they are written
+    client: str = ""  # the address that made it (its share of the waiting places and disk)
+    placed: bool = False  # holds one of the waiting places (from its first photo until started)
     state: str = "uploading"  # uploading, running (queued or reading), done, failed
     total: int = 0
     done: int = 0
@@ -96,6 +119,10 @@ class Job:
         self.files = []
         if self.folder:
             shutil.rmtree(self.folder, ignore_errors=True)
+        self.nbytes = 0
+        if self.folder_lock is not None:
+            os.close(self.folder_lock)
+            self.folder_lock = None
 
 
 _JOBS: "OrderedDict[str, Job]" = OrderedDict()
@@ -110,12 +137,43 @@ def _wants_json() -> bool:
         "X-Requested-With") == "fetch"
 
 
+def _plain_form() -> bool:
+    """Whether a POST came from the page's form without its script (it gets a page back, the
+    script and other programs JSON). Never reads a body that cannot be read again."""
+    if _wants_json():
+        return False
+    try:
+        return bool(request.form.get("start"))
+    except HTTPException:  # the body was refused (too large): go by what the client reads
+        return request.accept_mimetypes.best_match(["application/json",
+                                                    "text/html"]) == "text/html"
+
+
+def _size(n: int) -> str:
+    for unit, scale in (("GB", 2**30), ("MB", 2**20), ("KB", 2**10)):
+        if n >= scale:
+            return f"{n / scale:.3g} {unit}"
+    return f"{n} bytes"
+
+
 @bp.errorhandler(HTTPException)
 def _error(exc: HTTPException):
-    if _wants_json() or request.method != "GET" and not request.form.get("start"):
-        return jsonify(error=exc.description or exc.name), exc.code
+    message = exc.description or exc.name
+    if exc.code == 413 and message == RequestEntityTooLarge.description:  # the request's limit
+        limit = _size(current_app.config["MAX_CONTENT_LENGTH"])
+        message = (f"the upload is too large: at most {limit} in one request; send fewer photos "
+                   "at a time (the page does so by itself when JavaScript is on), or use "
+                   "`kingdomino batch` on the command line")
+    if request.method == "GET" and not _wants_json():
+        return render_template("error.html", code=exc.code, name=exc.name,
+                               message=message), exc.code
+    if not _plain_form():
+        return jsonify(error=message), exc.code
+    if request.endpoint == "batch.create":  # the form again, with the reason
+        return render_template("batch.html", choices=service.all_rules_meta(),
+                               error=message), exc.code
     return render_template("error.html", code=exc.code, name=exc.name,
-                           message=exc.description or exc.name), exc.code
+                           message=message), exc.code
 
 
 def _job(job_id: str) -> Job:
@@ -136,36 +194,130 @@ def _now() -> float:
     return _config("BATCH_CLOCK", time.monotonic)()
 
 
+def _drop(jobs, message: str) -> None:
+    """Jobs already taken out of ``_JOBS``: failed, with their files deleted."""
+    for job in jobs:
+        with job.lock:
+            job.state = "failed"
+            job.message = message
+            job.discard_files()
+
+
 def expire_waiting(now: float | None = None) -> int:
     """Drop the batches nobody started nor added to within ``BATCH_WAITING_TTL``; their files
-    are deleted. Returns how many were dropped."""
+    are deleted, and so are the upload folders no living batch holds (``sweep_uploads``).
+    Returns how many batches were dropped."""
     now = _now() if now is None else now
     ttl = float(_config("BATCH_WAITING_TTL", DEFAULT_WAITING_TTL))
     with _JOBS_LOCK:
         old = [j for j in _JOBS.values() if j.state == "uploading" and now - j.touched > ttl]
         for job in old:
             del _JOBS[job.id]
-    for job in old:
-        with job.lock:
-            job.state = "failed"
-            job.message = "this batch was never started and has expired; make a new one"
-            job.discard_files()
+    _drop(old, "this batch was never started and has expired; make a new one")
+    sweep_uploads(_upload_root(current_app), ttl)
     return len(old)
 
 
-def _admit(job: Job) -> None:
-    """Register a new job; 503 when too many batches wait to be started (after expiring the
-    old ones)."""
-    job.touched = _now()
-    expire_waiting(job.touched)
+def _upload_root(app) -> Path:
+    return Path(app.config.get("BATCH_UPLOAD_DIR")
+                or os.path.join(app.instance_path, "batch-uploads"))
+
+
+def _unheld(path: str, fd: int, ttl: float) -> bool:
+    """Whether no living batch holds this upload folder (``fd``: the folder, open)."""
+    if fcntl is None:  # no locks to ask: a folder untouched for longer than a batch may wait
+        return time.time() - os.fstat(fd).st_mtime > ttl and not any(
+            j.folder == path for j in list(_JOBS.values()))
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:  # a batch of this server or of another one running
+        return False
+    return True
+
+
+def sweep_uploads(root: Path, ttl: float = DEFAULT_WAITING_TTL) -> int:
+    """Delete the upload folders under ``root`` that no living batch holds: those of a server
+    stopped or killed before its batches were read (the batches lived in its memory only).
+    Another running server's folders are locked and kept. Returns how many were deleted."""
+    try:
+        entries = list(os.scandir(root))
+    except FileNotFoundError:
+        return 0
+    removed = 0
+    for entry in entries:
+        if not entry.is_dir(follow_symlinks=False):
+            continue
+        try:
+            fd = os.open(entry.path, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0)
+                         | getattr(os, "O_NOFOLLOW", 0))
+        except OSError:
+            continue
+        try:
+            if _unheld(entry.path, fd, ttl):
+                shutil.rmtree(entry.path, ignore_errors=True)  # still locked: none takes it
+                removed += 1
+        finally:
+            os.close(fd)
+    return removed
+
+
+@bp.record_once
+def _sweep_at_start(state) -> None:
+    """A new app deletes the uploads left by a server gone (no batch of theirs is alive)."""
+    app = state.app
+    ttl = float(app.config.get("BATCH_WAITING_TTL") or DEFAULT_WAITING_TTL)
+    removed = sweep_uploads(_upload_root(app), ttl)
+    if removed:
+        app.logger.info("deleted the uploads of %d batch(es) left by a server gone", removed)
+
+
+def _client() -> str:
+    return request.remote_addr or ""
+
+
+def _check_place(job: Job, claim: bool = False) -> None:
+    """503 when no waiting place is free for ``job``'s address; ``claim``: take one now."""
     limit = int(_config("BATCH_MAX_WAITING", DEFAULT_MAX_WAITING))
+    share = int(_config("BATCH_MAX_WAITING_PER_CLIENT", DEFAULT_MAX_WAITING_PER_CLIENT))
     with _JOBS_LOCK:
-        waiting = sum(j.state == "uploading" for j in _JOBS.values())
-    if waiting >= limit:
-        raise ServiceUnavailable(
-            f"{waiting} batches are waiting to be started on this server, the most it keeps: "
-            "start one (or wait for one to expire) and try again")
+        if claim and _JOBS.get(job.id) is not job:
+            raise NotFound("this batch was dropped before its first photo came (too many empty "
+                           "batches were made since); make a new batch")
+        placed = [j for j in _JOBS.values()
+                  if j.state == "uploading" and j.placed and j is not job]
+        if len(placed) >= limit:
+            raise ServiceUnavailable(
+                f"{len(placed)} batches are waiting to be started on this server, the most it "
+                "keeps: start one (or wait for one to expire) and try again")
+        mine = sum(j.client == job.client for j in placed)
+        if mine >= share:
+            raise ServiceUnavailable(
+                f"{mine} batches from your address are waiting to be started, the most one "
+                "address may have: start one of them (or wait for one to expire) and try again")
+        if claim:
+            job.placed = True
+
+
+def _admit(job: Job) -> None:
+    """Register a new job (no photo yet); 503 when no waiting place is free for its address
+    (after expiring the old ones). Past the caps on empty batches the oldest are dropped."""
+    job.touched = _now()
+    job.client = _client()
+    expire_waiting(job.touched)
+    _check_place(job)
+    per_client = int(_config("BATCH_MAX_EMPTY_PER_CLIENT", DEFAULT_MAX_EMPTY_PER_CLIENT))
+    everyone = int(_config("BATCH_MAX_EMPTY", DEFAULT_MAX_EMPTY))
+    with _JOBS_LOCK:
+        empty = [j for j in _JOBS.values() if j.state == "uploading" and not j.placed]
+        mine = [j for j in empty if j.client == job.client]
+        dropped = mine[:max(0, len(mine) + 1 - per_client)]
+        others = [j for j in empty if j not in dropped]
+        dropped += others[:max(0, len(others) + 1 - everyone)]
+        for old in dropped:
+            del _JOBS[old.id]
     _keep(job)
+    _drop(dropped, "this batch got no photo before newer empty batches took its place; "
+                   "make a new one")
 
 
 def _keep(job: Job) -> None:
@@ -185,19 +337,60 @@ def _forget(job: Job) -> None:
 
 
 def _upload_dir() -> Path:
-    folder = current_app.config.get("BATCH_UPLOAD_DIR") or os.path.join(
-        current_app.instance_path, "batch-uploads")
-    path = Path(folder)
+    path = _upload_root(current_app)
     path.mkdir(mode=0o700, parents=True, exist_ok=True)
     os.chmod(path, 0o700)
     return path
 
 
+def _make_folder(job: Job) -> None:
+    """The job's private folder, locked while the job lives (``sweep_uploads`` keeps it)."""
+    path = str(_upload_dir() / job.id)
+    for _ in range(5):
+        os.mkdir(path, 0o700)
+        if fcntl is None:
+            break
+        fd = os.open(path, os.O_RDONLY | os.O_DIRECTORY)
+        fcntl.flock(fd, fcntl.LOCK_EX)  # waits while a sweep that found it empty deletes it
+        try:
+            same = os.path.samestat(os.fstat(fd), os.stat(path))
+        except FileNotFoundError:
+            same = False
+        if same:
+            job.folder_lock = fd
+            break
+        os.close(fd)  # a sweep deleted the new folder before it was locked: make it again
+    job.folder = path
+
+
+def _disk_check(job: Job, limit_bytes: int) -> None:
+    """413/503 when ``job`` (its uploads counted so far) holds more disk than it may."""
+    if job.nbytes > limit_bytes:
+        raise RequestEntityTooLarge(f"a batch takes at most {_size(limit_bytes)} of photos: "
+                                    "make another batch for the rest")
+    per_client = int(_config("BATCH_MAX_CLIENT_BYTES", DEFAULT_MAX_CLIENT_BYTES))
+    everyone = int(_config("BATCH_MAX_WAITING_BYTES", DEFAULT_MAX_WAITING_BYTES))
+    with _JOBS_LOCK:
+        held = [(j.client, j.nbytes) for j in _JOBS.values()]
+    if job.id not in _JOBS:
+        held.append((job.client, job.nbytes))
+    mine = sum(n for client, n in held if client == job.client)
+    if mine > per_client:
+        raise ServiceUnavailable(
+            f"the batches from your address hold {_size(mine)} of photos not read yet, more "
+            f"than the {_size(per_client)} one address may have: start a batch (or wait "
+            "until it is read) and send the rest then")
+    total = sum(n for _, n in held)
+    if total > everyone:
+        raise ServiceUnavailable(
+            f"the server has {_size(everyone)} of photos waiting to be read, the most it "
+            "keeps: try again when some batches have been read")
+
+
 def _save_upload(job: Job, upload, limit_bytes: int) -> int:
     """Stream one upload to the job's private folder; its size. Nothing of it stays in memory."""
     if job.folder is None:
-        job.folder = str(_upload_dir() / job.id)
-        os.mkdir(job.folder, 0o700)
+        _make_folder(job)
     suffix = Path(_label(upload.filename, 0)).suffix.lower()
     suffix = suffix if suffix.isascii() and suffix[1:].isalnum() and len(suffix) <= 6 else ""
     path = os.path.join(job.folder, f"{len(job.files):05d}{suffix}")
@@ -210,11 +403,11 @@ def _save_upload(job: Job, upload, limit_bytes: int) -> int:
                 if not block:
                     break
                 size += len(block)
-                if job.nbytes + size > limit_bytes:
-                    raise BadRequest(f"a batch takes at most {limit_bytes // 2**20} MB of photos: "
-                                     "make another batch for the rest")
+                job.nbytes += len(block)  # seen at once by the other uploads' checks
+                _disk_check(job, limit_bytes)
                 fh.write(block)
     except BaseException:
+        job.nbytes -= size
         os.unlink(path)
         raise
     if not size:
@@ -241,16 +434,21 @@ def _add_files(job: Job) -> int:
     with job.lock:
         if job.state != "uploading":
             raise BadRequest("this batch has already started: make a new batch for more photos")
-        for upload in request.files.getlist("photos"):
-            if upload is None or not upload.filename:
-                continue
-            if len(job.files) >= limit_files:
-                raise BadRequest(f"a batch takes at most {limit_files} files: make another batch "
-                                 "for the rest, or use `kingdomino batch` on the command line")
-            size = _save_upload(job, upload, limit_bytes)
-            if size:
-                job.nbytes += size
-                added += 1
+        try:
+            for upload in request.files.getlist("photos"):
+                if upload is None or not upload.filename:
+                    continue
+                if len(job.files) >= limit_files:
+                    raise BadRequest(f"a batch takes at most {limit_files} files: make another "
+                                     "batch for the rest, or use `kingdomino batch` on the "
+                                     "command line")
+                if not job.placed:  # its first photo: the batch takes a waiting place now
+                    _check_place(job, claim=True)
+                if _save_upload(job, upload, limit_bytes):
+                    added += 1
+        finally:
+            if not job.files:
+                job.placed = False
         job.touched = _now()
     return added
 

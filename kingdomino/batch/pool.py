@@ -13,9 +13,10 @@ Workers die with the process that started the pool: each watches it and exits wh
 (after ``kill -9`` of ``kingdomino batch`` or ``kingdomino serve`` no worker is left behind).
 Under the forkserver start method (the web app) a worker's parent is the fork server, which lives
 as long as any worker holds its pipe, so a worker watches the pool's owner itself; once the
-workers are gone the fork server and the resource tracker see their pipes close and end too. Any exception while reading one
-photo becomes that photo's error, a sentence for a person; the traceback goes to the log
-(``--verbose``).
+workers are gone the fork server and the resource tracker see their pipes close and end too.
+
+Any exception while reading one photo becomes that photo's error, a sentence for a person; the
+traceback goes to the log (``--verbose``).
 """
 from __future__ import annotations
 
