@@ -2,7 +2,7 @@
 
     python3 benchmarks/bench_batch.py [--photos 200] [--distinct 8] [--jobs N] [--width 4000]
 
-Makes ``--distinct`` synthetic scenes with the scene generator (``vision.lab.synth``), then writes
+Makes ``--distinct`` synthetic scenes with the scene generator (``vision.lab.scenes.synth``), then writes
 ``--photos`` JPEG files into a temporary folder, each a scene's bytes plus a few unique bytes
 after the JPEG end (so every file has its own content hash and is really read). Then it times:
 
@@ -33,7 +33,7 @@ def make_photos(folder: Path, photos: int, distinct: int, width: int, seed: int)
     import cv2
     import numpy as np
 
-    from vision.lab import synth
+    from vision.lab.scenes import synth
 
     rng = np.random.default_rng(seed)
     scenes = []

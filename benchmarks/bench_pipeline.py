@@ -2,7 +2,7 @@
 
     python3 benchmarks/bench_pipeline.py [--n 10] [--seed 0] [--no-phone] [--json out.json]
 
-Photos: ``--n`` generated 4000x3000 scenes (``vision.lab.synth``, rendered kingdoms, written as JPEG
+Photos: ``--n`` generated 4000x3000 scenes (``vision.lab.scenes.synth``, rendered kingdoms, written as JPEG
 quality 90 like a phone's file) and, when ``../shared`` is present, the dev phone photos at their
 own size, each decoded as the product decodes it (``vision.photo``: with ``[io]
 read_long_side`` set, a JPEG whose long side is at least twice that is decoded reduced). Each stage is timed separately on one thread (OpenCV, OpenMP, BLAS and torch all held
@@ -35,7 +35,7 @@ if str(ROOT) not in sys.path:
 import engine  # noqa: E402
 import vision  # noqa: E402
 from vision import photo  # noqa: E402
-from vision.lab import synth  # noqa: E402
+from vision.lab.scenes import synth  # noqa: E402
 
 STAGES = ("decode", "detect", "classify", "score", "total", "total_cpu")
 

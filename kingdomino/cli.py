@@ -208,7 +208,7 @@ def _photo_size(text: str) -> tuple:
 
 
 def cmd_evaluate(args) -> int:
-    from vision.lab import evaluate
+    from vision.lab.evaluation import evaluate
 
     return evaluate.main(args)
 
@@ -218,7 +218,7 @@ def cmd_train(args) -> int:
         from pathlib import Path
 
         from models import MODELS_DIR
-        from vision.lab import tilenet
+        from vision.lab.training import tiles as tilenet
 
         out = Path(args.out) if args.out else MODELS_DIR
         common = []
@@ -229,7 +229,7 @@ def cmd_train(args) -> int:
         # the detector's network, then the reader's second one (vision.second_net)
         rc = tilenet.main(["--out", str(out / "tiles.onnx")] + common)
         return rc or tilenet.main(["--out", str(out / "tiles_lit.onnx"), "--lit"] + common)
-    from vision.lab import train
+    from vision.lab.training import squares as train
 
     return train.main(args)
 

@@ -1,5 +1,5 @@
 """Trained model files shipped with the package, each with a JSON record of how it was made;
-vision/lab/ rebuilds them (kingdomino train, python3 -m vision.lab.pixel_model --fit)."""
+vision/lab/ rebuilds them (kingdomino train, python3 -m vision.lab.training.pixels --fit)."""
 from pathlib import Path
 
 MODELS_DIR = Path(__file__).resolve().parent

@@ -18,7 +18,7 @@ needs_model = pytest.mark.skipif(not (MODELS_DIR / "squares.onnx").exists(),
 
 @pytest.fixture(scope="module")
 def truth_5x5():
-    from vision.lab import synth
+    from vision.lab.scenes import synth
 
     _, truth, corners = synth.make_sample("kingdom-5x5")
     return truth, np.asarray(corners, float)

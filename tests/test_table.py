@@ -1,5 +1,5 @@
 """Whole-table photos (issue 17): numbering, the not-a-kingdom rule, `score --all` and its
-standings, with a stubbed reader (the reader itself is measured in vision.lab.table_photos)."""
+standings, with a stubbed reader (the reader itself is measured in vision.lab.scenes.whole_tables)."""
 from __future__ import annotations
 
 import json

@@ -359,7 +359,8 @@ def test_real_pipeline_generated_photos(tmp_path):
     import numpy as np
 
     from kingdomino import service
-    from vision.lab import render, synth
+    from vision.lab.scenes import render
+    from vision.lab.scenes import synth
 
     rng = np.random.default_rng(7)
     folder = tmp_path / "in"

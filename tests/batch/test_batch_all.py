@@ -328,7 +328,7 @@ def test_real_table_reader_in_worker_processes(tmp_path):
     import cv2
 
     from kingdomino import table
-    from vision.lab.table_photos import make_table_scene
+    from vision.lab.scenes.whole_tables import make_table_scene
 
     folder = tmp_path / "in"
     folder.mkdir()

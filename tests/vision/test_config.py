@@ -87,7 +87,7 @@ def test_pixel_model_weights_live_in_models_with_their_record():
     cfg = config.load()
     assert isinstance(cfg["detect"]["pixel_model"], str)   # a file name, not the weights
     model = json.loads((ROOT / "models" / cfg["detect"]["pixel_model"]).read_text())
-    assert model["record"]["command"].startswith("python3 -m vision.lab.pixel_model --fit")
+    assert model["record"]["command"].startswith("python3 -m vision.lab.training.pixels --fit")
     n = len(model["mean"])
     assert len(model["scale"]) == n and len(model["w1"]) == n * len(model["b1"])
     assert len(model["w2"]) == len(model["b1"])

@@ -7,7 +7,7 @@ import pytest
 
 from tests.conftest import shared_path
 from vision.find.detect import Board, corner_error, find_board
-from vision.lab.pixel_model import evaluate_detection
+from vision.lab.training.pixels import evaluate_detection
 from vision.errors import PhotoError
 
 COLOURS = [(40, 200, 240), (40, 140, 40), (200, 120, 30), (60, 190, 120), (90, 110, 130),
@@ -117,8 +117,8 @@ def test_aau_photos_are_taken_as_rectified_boards():
 
 @pytest.mark.slow
 def test_generated_scenes():
-    """Rendered kingdoms on generated tables (vision.lab.synth), exact corners."""
-    from vision.lab import synth
+    """Rendered kingdoms on generated tables (vision.lab.scenes.synth), exact corners."""
+    from vision.lab.scenes import synth
 
     rng = np.random.default_rng(2024)
     good = 0
@@ -154,7 +154,7 @@ def test_kingdom_on_a_blue_cutting_mat(seed):
     (36 %); the network trained with hard tables puts seed 12's worst corner at 12 % (5.5 %
     before; on 24 fresh mat scenes its median corner error fell, 1.6 % -> 1.4 %, see
     docs/tables.md), so the bound is 15 %."""
-    from vision.lab import synth
+    from vision.lab.scenes import synth
 
     rng = np.random.default_rng(seed)
     b = synth.rendered_board(rng, size=5, cell=80)

@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 
 from vision.read.classify import N_CROWNS, TERRAINS
-from vision.lab.evaluate import Case, format_summary, format_per_board, rerun_saved
+from vision.lab.evaluation.evaluate import Case, format_summary, format_per_board, rerun_saved
 
 # a kingdom the 48 dominoes can make (the reader's game-set checks leave it alone)
 TERRAIN = [row.split() for row in ("field forest forest lake lake",
@@ -63,7 +63,7 @@ def _grid(terrain, crowns):
 
 
 def test_labels_are_turned_to_the_frame_the_detector_chose():
-    from vision.lab.evaluate import aligned_truth
+    from vision.lab.evaluation.evaluate import aligned_truth
 
     terrain = [["field", "lake", "swamp"], ["castle", "forest", "mine"]]
     crowns = [[1, 0, 0], [0, 0, 2]]
@@ -82,7 +82,7 @@ def test_labels_are_turned_to_the_frame_the_detector_chose():
 
 
 def test_labels_of_another_shape_are_refused():
-    from vision.lab.evaluate import aligned_truth
+    from vision.lab.evaluation.evaluate import aligned_truth
 
     with pytest.raises(ValueError, match="cannot be turned"):
         aligned_truth([["field", "lake"]], [[0, 0]], _grid([["field"] * 3], [[0] * 3]))
@@ -92,7 +92,7 @@ def test_saved_outputs_are_recorded_only_when_asked(tmp_path, monkeypatch):
     import json
     from argparse import Namespace
 
-    import vision.lab.evaluate as ev
+    import vision.lab.evaluation.evaluate as ev
 
     cases = [Case("aau", 0, "a", None, 5, 5, TERRAIN, CROWNS)]
     path = tmp_path / "out.pkl"
@@ -127,7 +127,7 @@ def _box(x0, y0, cols, rows, side=100):
 
 
 def test_each_read_square_is_placed_on_the_labelled_square_under_its_centre():
-    from vision.lab.evaluate import frame_places
+    from vision.lab.evaluation.evaluate import frame_places
 
     # a 5x7 frame: the kingdom and two columns of table on its right
     places = frame_places(_box(100, 100, 7, 5), 5, 7, TRUTH, 5, 5)
@@ -146,7 +146,7 @@ def test_each_read_square_is_placed_on_the_labelled_square_under_its_centre():
 
 def _frame_case(kind, name, found, rows, cols, truth=TRUTH):
     """A detected Case as build_cases makes it: where the board was found, and its crops' shape."""
-    from vision.lab.evaluate import make_frame
+    from vision.lab.evaluation.evaluate import make_frame
 
     frame = make_frame(5, 5, truth, found, rows, cols) if found is not None else make_frame(5, 5, truth)
     crops_rows, crops_cols = (rows, cols) if found is not None else (5, 5)
@@ -230,7 +230,7 @@ class _TruthOrNothing:
         self.seed, self.size = first_seed, (width, height)
 
     def read(self, image):
-        from vision.lab import tables
+        from vision.lab.scenes import hard_tables as tables
 
         seed, self.seed = self.seed, self.seed + 1
         if seed % 2:
@@ -244,7 +244,7 @@ class _TruthOrNothing:
 
 
 def test_hard_tables_are_counted_by_table_kind():
-    from vision.lab.evaluate import format_hard_scenes, format_hard_tables, hard_tables
+    from vision.lab.evaluation.evaluate import format_hard_scenes, format_hard_tables, hard_tables
 
     h = hard_tables(4, 240, 180, 9100, reader=_TruthOrNothing(9100, 240, 180), log=lambda m: None)
     assert h["settings"]["first_seed"] == 9100 and [r["seed"] for r in h["scenes"]] == [9100, 9101, 9102, 9103]
@@ -274,8 +274,8 @@ class _NothingFound:
 
 
 def test_hard_tables_draw_only_the_kinds_asked_for():
-    from vision.lab.evaluate import format_hard_tables, hard_tables
-    from vision.lab import tables
+    from vision.lab.evaluation.evaluate import format_hard_tables, hard_tables
+    from vision.lab.scenes import hard_tables as tables
 
     h = hard_tables(4, 240, 180, 9100, reader=_NothingFound(), log=lambda m: None,
                     kinds=("grid", "camo"))
@@ -298,7 +298,7 @@ def test_evaluate_refuses_an_unknown_table_kind(capsys):
 
 
 def test_hard_table_seeds_stay_in_the_measuring_range():
-    from vision.lab.evaluate import hard_tables
+    from vision.lab.evaluation.evaluate import hard_tables
 
     with pytest.raises(ValueError, match="hard-table seeds start at 9000.*used for training"):
         hard_tables(2, 240, 180, 8999, reader=_TruthOrNothing(8999, 240, 180))
@@ -310,7 +310,7 @@ def test_evaluate_reports_hard_tables_with_the_shipped_models(tmp_path, monkeypa
     """The real pipeline on two small scenes: the figures are printed and saved, per scene too."""
     import json
 
-    import vision.lab.train as train
+    import vision.lab.training.squares as train
     from kingdomino.cli import main
 
     monkeypatch.setattr(train, "dev_photos", lambda datasets=None: [])   # the scenes alone
@@ -334,9 +334,9 @@ def test_evaluate_puts_aau_dev_boards_on_hard_tables(tmp_path, monkeypatch, caps
     reported and saved apart from the drawn kingdoms."""
     import json
 
-    import vision.lab.train as train
+    import vision.lab.training.squares as train
     from kingdomino.cli import main
-    from vision.lab import synth
+    from vision.lab.scenes import synth
 
     monkeypatch.setattr(train, "dev_photos", lambda datasets=None: [])
     out = tmp_path / "figures.json"
@@ -350,7 +350,7 @@ def test_evaluate_puts_aau_dev_boards_on_hard_tables(tmp_path, monkeypatch, caps
     truth = [t for row in first["terrain"] for t in row]
     scene = saved["hard_tables_aau"]["scenes"][0]
     # the first scene holds the first AAU dev board: its total is that board's
-    from vision.lab.evaluate import score
+    from vision.lab.evaluation.evaluate import score
     assert scene["true_total"] == score(first["terrain"], first["crowns"]) and "castle" in truth
 
 
@@ -399,7 +399,7 @@ class _TableTruthOrNothing:
         self.seed, self.size, self.nothing = first_seed, (width, height), nothing
 
     def __call__(self, reader, image):
-        from vision.lab import table_photos as tp
+        from vision.lab.scenes import whole_tables as tp
         from vision.reader import Reading
         from vision.find.whole_table import TableKingdom
 
@@ -420,7 +420,7 @@ class _TableTruthOrNothing:
 
 
 def test_table_photo_figures_are_measured_not_given():
-    from vision.lab.evaluate import format_table_photo_rows, format_table_photos, table_photos
+    from vision.lab.evaluation.evaluate import format_table_photo_rows, format_table_photos, table_photos
 
     size = (480, 360)
     right = table_photos(2, *size, 20000, reader=object(), log=lambda m: None,
@@ -449,7 +449,7 @@ def test_evaluate_reports_table_photos_with_the_shipped_models(tmp_path, monkeyp
     """The real reader on one small table photo: the figures are printed and saved."""
     import json
 
-    import vision.lab.train as train
+    import vision.lab.training.squares as train
     from kingdomino.cli import main
 
     monkeypatch.setattr(train, "dev_photos", lambda datasets=None: [])   # the photos alone
@@ -472,7 +472,7 @@ def test_saved_outputs_read_table_like_squares_as_table(tmp_path, monkeypatch):
     import copy
 
     from vision import config
-    from vision.lab import evaluate
+    from vision.lab.evaluation import evaluate
 
     truth = [row[:] for row in TERRAIN]
     truth[4][3] = truth[4][4] = "empty"
@@ -546,7 +546,7 @@ def test_end_to_end_frames_are_the_readers():
     """``find_frame`` with a reader keeps the frame ``Reader.find`` chose, not the detector's
     first outline."""
     from vision import config
-    from vision.lab.evaluate import find_frame
+    from vision.lab.evaluation.evaluate import find_frame
 
     reader = _StubReader()
     image = np.zeros((300, 300, 3), np.uint8)
@@ -558,8 +558,8 @@ def test_end_to_end_frames_are_the_readers():
 
 def test_cross_validation_frames_each_photo_with_a_network_that_never_saw_it(tmp_path,
                                                                                 monkeypatch):
-    import vision.lab.evaluate as ev
-    import vision.lab.train as train
+    import vision.lab.evaluation.evaluate as ev
+    import vision.lab.training.squares as train
 
     photos = _photo_files(tmp_path)
     readers = []
@@ -610,7 +610,7 @@ def test_cross_validation_frames_each_photo_with_a_network_that_never_saw_it(tmp
 def test_a_fold_record_is_read_back_as_written_and_anything_else_is_refused(tmp_path):
     """What evaluate writes beside a fold's network reads back the same; a record missing,
     not JSON, or without the list of photos it was trained on is refused saying which file."""
-    from vision.lab.evaluate import fold_record, write_fold_record
+    from vision.lab.evaluation.evaluate import fold_record, write_fold_record
 
     path = tmp_path / "fold0.onnx"
     what = {"fold": 0, "folds": 4, "epochs": 40, "seed": 0, "trained_on": ["a", "b"]}

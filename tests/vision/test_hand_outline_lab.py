@@ -1,4 +1,4 @@
-"""vision.lab.hand_outline: labelled corners moved as a hand would, and the count of photos
+"""vision.lab.evaluation.hand_outline: labelled corners moved as a hand would, and the count of photos
 read exact from them with the outline's refinement on and off (a stand-in reader on a drawn
 kingdom; the dev photos are read in the lab, not here)."""
 from __future__ import annotations
@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 from vision.geometry import corner_error
-from vision.lab import hand_outline
+from vision.lab.evaluation import hand_outline
 
 
 def test_each_corner_moves_the_share_of_a_square_asked_the_same_way_each_run():

@@ -26,7 +26,7 @@ def with_orientation(jpeg: bytes, orientation: int) -> bytes:
 @pytest.fixture(scope="module")
 def samples():
     """The bundled sample photos with their true outlines, from the generator's fixed seeds."""
-    from vision.lab import synth
+    from vision.lab.scenes import synth
 
     out = {}
     for name in ("kingdom-5x5", "kingdom-7x7"):

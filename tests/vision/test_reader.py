@@ -383,7 +383,7 @@ def test_generated_tables_without_a_kingdom(reader):
     """Tables with clutter, loose dominoes and cutting mats but no kingdom: 'no kingdom found'
     for nearly all: before the two-domino-halves rule, 3 of these 12 gave a small "kingdom"."""
     from vision import PhotoError
-    from vision.lab import synth
+    from vision.lab.scenes import synth
 
     board, mask = np.full((500, 500, 3), 128, np.uint8), np.zeros((500, 500), np.uint8)
     found = []
@@ -1207,7 +1207,7 @@ def test_a_kingdom_on_a_cloth_the_tile_maps_take_for_tiles_is_framed_by_its_seam
     region its straight seams cross (vision.find.outline.seam_regions) is read after the tile
     maps' outlines, and its sure castle in a 7x7 frame wins."""
     from vision.find.detect import corner_error
-    from vision.lab import tables
+    from vision.lab.scenes import hard_tables as tables
 
     scene = tables.make_hard_scene(9003, 4000, 3000)
     reading = reader.read(scene.image)

@@ -1,4 +1,4 @@
-"""vision.lab.render: terrain colours, crown glyphs, and kingdoms built only from the real dominoes."""
+"""vision.lab.scenes.render: terrain colours, crown glyphs, and kingdoms built only from the real dominoes."""
 from __future__ import annotations
 
 from collections import Counter
@@ -7,7 +7,7 @@ import cv2
 import numpy as np
 import pytest
 
-from vision.lab import render
+from vision.lab.scenes import render
 
 # OpenCV hue is 0..180. Ranges from the printed tiles: yellow fields, green forests/grassland,
 # blue lakes, brownish swamps; mines dark, castles grey, neither saturated.

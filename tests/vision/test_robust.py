@@ -1,4 +1,4 @@
-"""vision.lab.robust: perturbed photos and where their labelled corners go, and the count of
+"""vision.lab.evaluation.robust: perturbed photos and where their labelled corners go, and the count of
 kingdoms framed (a stand-in reader; the dev photos are read in the lab, not here)."""
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ import cv2
 import numpy as np
 import pytest
 
-from vision.lab import robust
+from vision.lab.evaluation import robust
 
 
 def _photo(tmp_path, w=40, h=30):
@@ -176,7 +176,7 @@ def test_fold_models_must_be_as_evaluate_keeps_them(tmp_path, monkeypatch):
     photos is refused."""
     import json
 
-    import vision.lab.evaluate as ev
+    import vision.lab.evaluation.evaluate as ev
 
     photos = [SimpleNamespace(name=n) for n in ("a", "b", "c")]
     (tmp_path / "fold1.onnx").write_bytes(b"")

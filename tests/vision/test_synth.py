@@ -1,4 +1,4 @@
-"""vision.lab.synth: ground-truth corners map the board back, grids re-index with the rotation,
+"""vision.lab.scenes.synth: ground-truth corners map the board back, grids re-index with the rotation,
 bundled samples are reproducible and (once a model exists) read correctly."""
 from __future__ import annotations
 
@@ -9,7 +9,9 @@ import cv2
 import numpy as np
 import pytest
 
-from vision.lab import render, synth
+from vision.lab.scenes import render
+
+from vision.lab.scenes import synth
 from vision.geometry import warp_board
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -181,7 +183,7 @@ def test_cli_scenes_writes_truth(tmp_path):
 @pytest.mark.parametrize("name", sorted(synth.SAMPLES))
 def test_sample_truth_matches_generator(name):
     path = ROOT / "samples" / f"{name}.truth.json"
-    assert path.exists(), "run: python3 -m vision.lab.synth samples samples/"
+    assert path.exists(), "run: python3 -m vision.lab.scenes.synth samples samples/"
     bundled = json.loads(path.read_text())
     _, truth, _ = synth.make_sample(name)
     assert bundled == truth
@@ -242,7 +244,7 @@ def test_crown_head_counts_crowns_on_drawn_mines():
     from vision import config
     from vision.read.classify import TERRAINS, SquareClassifier
     from vision.read.crops import cell_crops, image_corners, rectify
-    from vision.lab.train import drill_mines
+    from vision.lab.training.squares import drill_mines
 
     cfg = config.load()["classify"]
     clf = SquareClassifier(None, cfg)

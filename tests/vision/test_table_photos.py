@@ -1,11 +1,11 @@
-"""The whole-table photo generator (vision.lab.table_photos): kingdoms apart, truth in
+"""The whole-table photo generator (vision.lab.scenes.whole_tables): kingdoms apart, truth in
 numbering order, seeds reproducible, measuring seeds kept apart from training."""
 from __future__ import annotations
 
 import numpy as np
 import pytest
 
-from vision.lab import table_photos as tp
+from vision.lab.scenes import whole_tables as tp
 from vision.find.whole_table import number_order
 
 

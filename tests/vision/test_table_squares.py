@@ -1,4 +1,4 @@
-"""The square classifier's training source of kingdoms on hard tables (vision.lab.table_squares)."""
+"""The square classifier's training source of kingdoms on hard tables (vision.lab.scenes.table_squares)."""
 import cv2
 import numpy as np
 import pytest
@@ -6,8 +6,9 @@ import pytest
 from vision import config
 from vision.geometry import ring_corners
 from vision.read.labels import TERRAINS
-from vision.lab import table_squares, tables
-from vision.lab.tile_scenes import TRAIN_SEEDS_FROM
+from vision.lab.scenes import table_squares
+from vision.lab.scenes import hard_tables as tables
+from vision.lab.scenes.tile_scenes import TRAIN_SEEDS_FROM
 from vision.read.crops import crop_size, photo_crops
 
 CFG = config.load()["classify"]
@@ -101,7 +102,7 @@ def test_the_held_out_table_kind_is_refused_and_never_drawn(monkeypatch):
 def test_fit_trains_on_the_table_squares_of_its_own_seed(monkeypatch):
     from types import SimpleNamespace
 
-    from vision.lab import train
+    from vision.lab.training import squares as train
 
     one = (np.zeros((1, 120, 120, 3), np.uint8), np.array([0]), np.array([0]), np.array([0]))
     monkeypatch.setattr(train, "load_examples", lambda photos, cfg: one)

@@ -1,4 +1,4 @@
-"""vision.lab.tables: hard tables are reproducible, their truth matches the pixels, every kind is
+"""vision.lab.scenes.hard_tables: hard tables are reproducible, their truth matches the pixels, every kind is
 drawn, and the frame-quality figures add up (on stubbed readers, so they do not depend on a model)."""
 from __future__ import annotations
 
@@ -8,8 +8,8 @@ import cv2
 import numpy as np
 import pytest
 
-from vision.lab.evaluate import score
-from vision.lab import tables
+from vision.lab.evaluation.evaluate import score
+from vision.lab.scenes import hard_tables as tables
 
 W, H = 480, 360
 

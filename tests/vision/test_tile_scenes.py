@@ -1,12 +1,15 @@
-"""vision.lab.tile_scenes: the tile network's training scenes on hard tables."""
+"""vision.lab.scenes.tile_scenes: the tile network's training scenes on hard tables."""
 from __future__ import annotations
 
 import cv2
 import numpy as np
 import pytest
 
-from vision.lab import pixel_model, tilenet
-from vision.lab import tables, tile_scenes
+from vision.lab.training import pixels as pixel_model
+
+from vision.lab.training import tiles as tilenet
+from vision.lab.scenes import hard_tables as tables
+from vision.lab.scenes import tile_scenes
 
 
 def _quad_mask(corners: np.ndarray, shape, grow: int = 0) -> np.ndarray:

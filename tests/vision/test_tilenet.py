@@ -1,4 +1,4 @@
-"""vision.find.tilenet: the detector's tile-likelihood network (its training: vision.lab.tilenet)."""
+"""vision.find.tilenet: the detector's tile-likelihood network (its training: vision.lab.training.tiles)."""
 from __future__ import annotations
 
 import numpy as np
@@ -6,8 +6,8 @@ import pytest
 
 from tests.conftest import shared_path
 from vision.find import tilenet
-from vision.lab import tilenet as training
-from vision.lab.pixel_model import synth_training_scenes
+from vision.lab.training import tiles as training
+from vision.lab.training.pixels import synth_training_scenes
 
 
 def test_edge_pixels_weigh_more_and_undecided_ones_not_at_all():

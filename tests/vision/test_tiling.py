@@ -123,7 +123,7 @@ def test_a_kingdom_that_cannot_be_laid_out_is_flagged():
 def test_every_labelled_dev_kingdom_lays_out():
     """The rule the repair rests on: no true kingdom (dev labels of both datasets) fails it."""
     shared_path("datasets")
-    from vision.lab.train import dev_photos
+    from vision.lab.training.squares import dev_photos
 
     photos = dev_photos()
     assert len(photos) > 50

@@ -9,7 +9,7 @@ from tests.conftest import shared_path
 
 def test_training_on_two_boards_writes_a_loadable_onnx(tmp_path):
     pytest.importorskip("torch", reason="training needs torch (pip install '.[train]')")
-    from vision.lab import train
+    from vision.lab.training import squares as train
     from vision.read.classify import SquareClassifier
 
     datasets = shared_path("datasets")
@@ -33,7 +33,7 @@ def test_training_on_two_boards_writes_a_loadable_onnx(tmp_path):
 
 
 def test_temperature_fit_recovers_a_known_temperature():
-    from vision.lab.train import fit_temperature
+    from vision.lab.training.squares import fit_temperature
 
     rng = np.random.default_rng(0)
     true = rng.normal(0, 2, size=(4000, 5))
@@ -44,7 +44,7 @@ def test_temperature_fit_recovers_a_known_temperature():
 
 def test_cross_validation_folds_never_split_a_kingdom():
     from vision.lab.datasets import load_aau, load_phone
-    from vision.lab.evaluate import assign_folds
+    from vision.lab.evaluation.evaluate import assign_folds
 
     root = shared_path("datasets")
     photos = load_aau(root) + load_phone(root)
@@ -57,7 +57,7 @@ def test_cross_validation_folds_never_split_a_kingdom():
 
 
 def test_score_fallback_counts_regions():
-    from vision.lab.evaluate import _simple_score, score
+    from vision.lab.evaluation.evaluate import _simple_score, score
 
     terrain = [["field", "field", "lake"], ["castle", "lake", "lake"]]
     crowns = [[1, 0, 0], [0, 1, 0]]
@@ -66,7 +66,7 @@ def test_score_fallback_counts_regions():
 
 
 def test_blank_border_squares_lifts_ring_squares_off():
-    from vision.lab.train import blank_border_squares
+    from vision.lab.training.squares import blank_border_squares
 
     terrain = [["field", "lake", "forest"], ["mine", "field", "castle"], ["swamp", "lake", "empty"]]
     crowns = [[1, 0, 0], [2, 0, 0], [1, 0, 0]]
@@ -87,7 +87,7 @@ def test_blank_border_squares_lifts_ring_squares_off():
 
 
 def test_drill_mines_turns_only_tile_squares_into_crowned_mines():
-    from vision.lab.train import drill_mines
+    from vision.lab.training.squares import drill_mines
 
     terrain = [["field", "castle", "empty"], ["lake", "forest", "swamp"]]
     crowns = [[0, 0, 0], [1, 0, 2]]
@@ -112,8 +112,8 @@ def test_drill_mines_turns_only_tile_squares_into_crowned_mines():
 
 
 def test_photographed_turns_an_extra_grid_with_the_labels():
-    from vision.lab import synth
-    from vision.lab.train import photographed
+    from vision.lab.scenes import synth
+    from vision.lab.training.squares import photographed
 
     board = np.full((90, 60, 3), 120, np.uint8)
     terrain = [["field", "lake"], ["forest", "mine"], ["swamp", "grassland"]]
@@ -132,9 +132,9 @@ def test_photographed_turns_an_extra_grid_with_the_labels():
 
 def test_crown_drill_returns_only_the_drilled_mines(monkeypatch):
     from vision import config
-    from vision.lab import train
+    from vision.lab.training import squares as train
     from vision.read.classify import TERRAINS
-    from vision.lab.train import rendered_examples
+    from vision.lab.training.squares import rendered_examples
 
     cfg = config.load()["classify"]
     # boards 0 and 2 are drawn straight, 1 and 3 put into a generated photo (turned)

@@ -46,7 +46,7 @@ def test_place_the_outline_by_hand_and_read_again(live_server, tmp_path):
     sync_api = pytest.importorskip("playwright.sync_api")
     expect = sync_api.expect
     from kingdomino import service
-    from vision.lab import synth
+    from vision.lab.scenes import synth
 
     _, truth, corners = synth.make_sample("kingdom-5x5")
     width = 3000  # the sample photo's width: the page shows a copy at most 1600 px wide

@@ -2,7 +2,7 @@
 tile blob in such a map.
 
 Two maps: a small per-pixel model on colour and local texture (fitted weights in
-``models/<[detect] pixel_model>``, fitted by ``python3 -m vision.lab.pixel_model --fit``) and,
+``models/<[detect] pixel_model>``, fitted by ``python3 -m vision.lab.training.pixels --fit``) and,
 with ``[detect] tile_net`` set, a small convolutional network (``vision.find.tilenet``).
 """
 from __future__ import annotations
@@ -70,7 +70,7 @@ def tile_net(det: dict):
     if path not in _TILE_NETS:
         if not path.exists():
             raise FileNotFoundError(f"tile network {path} is missing: run "
-                                    "python3 -m vision.lab.tilenet --out models/tiles.onnx")
+                                    "python3 -m vision.lab.training.tiles --out models/tiles.onnx")
         _TILE_NETS[path] = TileNet(path)
     return _TILE_NETS[path]
 
@@ -87,7 +87,7 @@ def pixel_model(det: dict) -> dict:
     if path not in _PIXEL_MODELS:
         if not path.exists():
             raise FileNotFoundError(f"pixel model {path} is missing: run python3 -m "
-                                    "vision.lab.pixel_model --fit --out models/pixel_model.json")
+                                    "vision.lab.training.pixels --fit --out models/pixel_model.json")
         _PIXEL_MODELS[path] = json.loads(path.read_text(encoding="utf-8"))
     return _PIXEL_MODELS[path]
 

@@ -6,7 +6,7 @@ around each pixel (dilated convolutions on a quarter-resolution map): a lake squ
 tile seams and other terrain, a mat is not.
 
 ``TileNet(path).probability(small_bgr) -> H x W float32``: run by OpenCV's dnn module (no torch).
-Its training lives in ``vision.lab.tilenet`` (``python3 -m vision.lab.tilenet --out models/tiles.onnx``).
+Its training lives in ``vision.lab.training.tiles`` (``python3 -m vision.lab.training.tiles --out models/tiles.onnx``).
 """
 from __future__ import annotations
 

@@ -16,7 +16,7 @@ Three parts, all driven by a seeded ``numpy.random.Generator``:
   (``vision.find.detect.corner_error``), squares read off the kingdom, squares read wrong, total exact,
   wrong totals with or without a flagged wrong square; ``summarise`` adds them up.
 
-``python3 -m vision.lab.tables --n 40 --seed 9000 --out DIR`` writes the figures (``tables.json``)
+``python3 -m vision.lab.scenes.hard_tables --n 40 --seed 9000 --out DIR`` writes the figures (``tables.json``)
 and a few downscaled example photos (true outline green, the reader's red) to ``DIR``;
 ``--boards aau [--groups aau:1,aau:5]`` puts the AAU dev photos (real tile art) on the tables
 instead of drawn kingdoms.
@@ -34,9 +34,11 @@ from pathlib import Path
 import cv2
 import numpy as np
 
-from vision.lab import render, synth
+from vision.lab.scenes import render
+
+from vision.lab.scenes import synth
 from vision.find.detect import corner_error
-from vision.lab.evaluate import score
+from vision.lab.evaluation.evaluate import score
 
 # Seeds from here on are for measuring; a training set drawn with this module must stay below.
 MEASURE_SEEDS_FROM = 9000
@@ -773,7 +775,7 @@ def make_hard_scene(rng=None, width: int = 4000, height: int = 3000, *, size: in
     ``size``: 5 or 7 (default: 5 three times in five); ``layout``: a kingdom to draw instead of a
     random one (dict ``terrain``, ``crowns`` and optional ``dominoes`` as ``vision.render`` makes).
     ``board``: a board picture to put there instead of drawing one (dict ``image``, ``mask``,
-    ``terrain``, ``crowns`` as ``vision.lab.synth.aau_boards`` gives: a photographed kingdom).
+    ``terrain``, ``crowns`` as ``vision.lab.scenes.synth.aau_boards`` gives: a photographed kingdom).
     ``table``/``palette``: the table's kind and colours (default drawn; ``kinds`` limits the draw).
     ``scale``: the kingdom's side as a fraction of the photo's shorter side (default 0.2-0.7).
     ``clutter``: stray dominoes, loose tiles, score pad, box lid, meeples, a hand at the edge.
@@ -1024,7 +1026,7 @@ def measure(reader, seeds, width: int = 4000, height: int = 3000, on_scene=None,
             **scene_kw) -> dict:
     """``{"scenes": [measure_scene rows], "summary": summarise(rows)}`` for one scene per seed.
     ``on_scene(scene, row)`` is called after each (to save examples or print progress).
-    ``boards``: photographed boards (``vision.lab.synth.aau_boards``) put on the tables in turn
+    ``boards``: photographed boards (``vision.lab.scenes.synth.aau_boards``) put on the tables in turn
     instead of drawn kingdoms."""
     rows = []
     boards = list(boards)
@@ -1089,7 +1091,7 @@ def _aau_boards(groups: str):
 
 
 def main(argv=None) -> int:
-    ap = argparse.ArgumentParser(prog="python3 -m vision.lab.tables",
+    ap = argparse.ArgumentParser(prog="python3 -m vision.lab.scenes.hard_tables",
                                  description="Measure how the reader frames kingdoms on hard tables.")
     ap.add_argument("--n", type=int, default=40, help="number of scenes (default 40)")
     ap.add_argument("--seed", type=int, default=MEASURE_SEEDS_FROM,
@@ -1105,7 +1107,7 @@ def main(argv=None) -> int:
     ap.add_argument("--palette", choices=tuple(PALETTES), default=None, help="only this palette")
     ap.add_argument("--examples", type=int, default=8, help="example photos to write (default 8)")
     ap.add_argument("--boards", choices=("drawn", "aau"), default="drawn",
-                    help="kingdoms drawn by vision.lab.render (default), or the AAU dev photos "
+                    help="kingdoms drawn by vision.lab.scenes.render (default), or the AAU dev photos "
                          "(real tile art; needs ../shared)")
     ap.add_argument("--groups", default="",
                     help="with --boards aau: only these kingdom groups (comma-separated, e.g. "

@@ -2,7 +2,7 @@
 the labelled dev phone photos (plus generated scenes), and measuring detection on labelled
 photos.
 
-``python3 -m vision.lab.pixel_model --fit --with-synth 120 --hidden 32 --out models/pixel_model.json``
+``python3 -m vision.lab.training.pixels --fit --with-synth 120 --hidden 32 --out models/pixel_model.json``
 refits the shipped model; without ``--fit`` it reports detection on the dev photos.
 """
 from __future__ import annotations
@@ -24,10 +24,10 @@ from vision.find.tilemap import downscale, pixel_features
 
 
 def synth_training_scenes(n: int, seed: int = 0, long_side: int = 400):
-    """``n`` scenes from ``vision.lab.synth`` (rendered kingdoms on generated tables, exact
+    """``n`` scenes from ``vision.lab.scenes.synth`` (rendered kingdoms on generated tables, exact
     corners): ``(small_bgr, labels)`` pairs, labels 1 tile / 0 not / -1 undecided."""
-    from . import synth
-    from .tile_scenes import scene_labels   # not at the top: tile_scenes imports this module
+    from vision.lab.scenes import synth
+    from vision.lab.scenes.tile_scenes import scene_labels   # not at the top: tile_scenes imports this module
 
     rng = np.random.default_rng(seed)
     out = []
@@ -154,20 +154,20 @@ def model_file(model: dict, record: dict) -> str:
 
 
 def main(argv=None) -> int:
-    ap = argparse.ArgumentParser(prog="python3 -m vision.lab.pixel_model",
+    ap = argparse.ArgumentParser(prog="python3 -m vision.lab.training.pixels",
                                  description="Evaluate kingdom detection on the dev photos.")
     ap.add_argument("--fit", action="store_true",
                     help="fit the tile-likelihood model on the dev phone photos (needs scikit-learn)")
     ap.add_argument("--out", type=Path, default=None,
                     help="with --fit: the JSON file to write (default: print it)")
     ap.add_argument("--with-synth", type=int, default=0, metavar="N",
-                    help="with --fit: also fit on N generated scenes (vision.lab.synth)")
+                    help="with --fit: also fit on N generated scenes (vision.lab.scenes.synth)")
     ap.add_argument("--hidden", type=int, default=0,
                     help="with --fit: a one-hidden-layer network of this width")
     ap.add_argument("--aau", action="store_true", help="also evaluate the AAU dev photos")
     ap.add_argument("--only", default=None, help="only photos whose name contains this")
     args = ap.parse_args(argv)
-    from .datasets import load_aau, load_phone
+    from vision.lab.datasets import load_aau, load_phone
 
     try:
         photos = load_phone()
@@ -183,8 +183,8 @@ def main(argv=None) -> int:
             return 1
         extra = synth_training_scenes(args.with_synth) if args.with_synth else ()
         record = {"fitted_on": f"{len(photos)} dev phone photos and {args.with_synth} generated "
-                               "scenes (vision.lab.synth)",
-                  "command": "python3 -m vision.lab.pixel_model " + " ".join(argv or sys.argv[1:]),
+                               "scenes (vision.lab.scenes.synth)",
+                  "command": "python3 -m vision.lab.training.pixels " + " ".join(argv or sys.argv[1:]),
                   "fitted": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds")}
         text = model_file(fit_pixel_model(photos, extra=extra, hidden=args.hidden), record)
         if args.out:

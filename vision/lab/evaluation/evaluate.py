@@ -6,7 +6,7 @@ For each fold the classifier is retrained on the other folds' dev photos (no kin
 - ``aau``: the rectified AAU boards (whole image = board);
 - ``phone``: phone photos rectified from their labelled corners (reading accuracy alone);
 - ``phone-detected``: phone photos read end to end (found by the reader, then read);
-- ``synth``: held-out AAU boards put into generated photo scenes (``vision.lab.synth``) and read
+- ``synth``: held-out AAU boards put into generated photo scenes (``vision.lab.scenes.synth``) and read
   end to end (detect + read).
 
 The two sets read end to end also get frame figures (``Frame``, ``frame_summary``): whether the
@@ -17,11 +17,11 @@ the detector's outlines and windows by reading them, so in cross-validation each
 framed by its fold's network (``fold_reader``), which never saw it; ``--quick`` frames with the
 shipped one.
 
-``hard_tables`` runs ``vision.lab.tables``' measurement (generated kingdoms on tables that look
+``hard_tables`` runs ``vision.lab.scenes.hard_tables``' measurement (generated kingdoms on tables that look
 like tiles, seeds from ``MEASURE_SEEDS_FROM``) with the shipped models, in every mode.
 
 ``table_photos`` measures whole-table reading (``vision.find.whole_table.read_table``) on generated photos
-of 2-4 kingdoms (``vision.lab.table_photos``, seeds from its ``SEEDS_FROM``) with the shipped
+of 2-4 kingdoms (``vision.lab.scenes.whole_tables``, seeds from its ``SEEDS_FROM``) with the shipped
 models, in every mode: kingdoms found, exact, phantom kingdoms, photos numbered right, seconds.
 
 Temperatures for the confidences are fitted on the out-of-fold outputs and, after a full run,
@@ -378,7 +378,7 @@ def detected_cases(photos, indices, cfg: dict, log, reader=None, with_detect: bo
     (``phone-detected``), each AAU board put into a generated scene (``synth``, seeded by the
     photo's index, so the same scene whichever fold reads it), framed by ``reader``
     (``find_frame``)."""
-    from vision.lab import synth
+    from vision.lab.scenes import synth
 
     cases = []
     for i in indices:
@@ -450,7 +450,7 @@ def aligned_truth(terrain, crowns, grid):
     it. The labels are compared with the reading in the turn (among those giving the
     reading's shape) where most squares agree; the first such turn on a tie.
     """
-    from vision.lab.synth import scene_grid       # the one quarter-turn of label grids
+    from vision.lab.scenes.synth import scene_grid       # the one quarter-turn of label grids
 
     rows, cols = len(grid), len(grid[0]) if grid else 0
     read = [[(sq.terrain, sq.crowns) for sq in row] for row in grid]
@@ -607,10 +607,10 @@ HARD_TABLES_SIZE = (4000, 3000)    # photo width, height
 
 
 def hard_table_figures(rows: list) -> dict:
-    """``vision.lab.tables.summarise`` of the scenes, plus ``kinds``: the same figures for each
+    """``vision.lab.scenes.hard_tables.summarise`` of the scenes, plus ``kinds``: the same figures for each
     table kind alone (found, grid right, framed right, exact, wrong totals with and without a
     flagged wrong square, corner error, squares off the kingdom)."""
-    from vision.lab import tables
+    from vision.lab.scenes import hard_tables as tables
 
     out = tables.summarise(rows)
     out["kinds"] = {}
@@ -623,14 +623,14 @@ def hard_table_figures(rows: list) -> dict:
 def hard_tables(n: int, width: int = HARD_TABLES_SIZE[0], height: int = HARD_TABLES_SIZE[1],
                 first_seed: int | None = None, reader=None, log=print, model_path=None,
                 boards=(), kinds=None) -> dict:
-    """Frame and reading figures on ``n`` generated hard-table scenes (``vision.lab.tables``),
+    """Frame and reading figures on ``n`` generated hard-table scenes (``vision.lab.scenes.hard_tables``),
     seeds ``first_seed`` on (default ``MEASURE_SEEDS_FROM``: seeds no training set uses), read by
     ``reader`` (default: a ``vision.reader.Reader`` of the shipped models). ``boards``:
-    photographed boards put on the tables in turn (``vision.lab.synth.aau_boards``) instead of
+    photographed boards put on the tables in turn (``vision.lab.scenes.synth.aau_boards``) instead of
     drawn kingdoms. ``kinds``: the table kinds drawn (default ``tables.TABLE_KINDS``; see
     ``tables.parse_kinds``). Returns ``settings``, ``summary`` (``hard_table_figures``) and ``scenes``
     (one ``measure_scene`` row each)."""
-    from vision.lab import tables
+    from vision.lab.scenes import hard_tables as tables
 
     kinds = tables.TABLE_KINDS if kinds is None else tuple(kinds)
     first, reader = _measure_setup(n, first_seed, tables.MEASURE_SEEDS_FROM, "hard-table",
@@ -679,12 +679,12 @@ TABLE_PHOTOS = "table-photos"      # --per-photo name of the whole-table photos
 def table_photos(n: int, width: int = HARD_TABLES_SIZE[0], height: int = HARD_TABLES_SIZE[1],
                  first_seed: int | None = None, reader=None, log=print, read=None) -> dict:
     """Whole-table reading (``vision.find.whole_table.read_table``, or ``read(reader, image)``) measured on
-    ``n`` generated table photos (``vision.lab.table_photos``: 2-4 kingdoms each), seeds
+    ``n`` generated table photos (``vision.lab.scenes.whole_tables``: 2-4 kingdoms each), seeds
     ``first_seed`` on (default ``SEEDS_FROM``: seeds no training set uses), with ``reader``
     (default: a ``vision.reader.Reader`` of the shipped models). Returns ``settings``,
     ``summary`` (kingdoms found, exact, phantom kingdoms, photos numbered right, seconds per
     photo) and ``photos`` (one ``measure_photo`` row each)."""
-    from vision.lab import table_photos as tp
+    from vision.lab.scenes import whole_tables as tp
 
     first, reader = _measure_setup(n, first_seed, tp.SEEDS_FROM, "table-photo", "photos",
                                    reader)
@@ -742,7 +742,7 @@ def _err(v) -> str:
 
 def format_hard_tables(h: dict) -> str:
     """The hard-table figures: totals, then one line per table kind."""
-    from vision.lab.tables import TABLE_KINDS as usual
+    from vision.lab.scenes.hard_tables import TABLE_KINDS as usual
 
     st, s = h["settings"], h["summary"]
     n = s["n"]
@@ -785,7 +785,7 @@ def format_hard_scenes(h: dict) -> str:
 
 # ----------------------------------------------------------------------------- run
 def _fit_temperatures(logits_list, cases):
-    from vision.lab.train import fit_temperature
+    from vision.lab.training.squares import fit_temperature
 
     L, T, C = [], [], []
     for lg, cs in zip(logits_list, cases):
@@ -828,7 +828,7 @@ def run(photos, folds: int, quick: bool, log=print, epochs: int | None = None,
         read_detected(range(len(photos)), reader, clf)
         temps = (clf.t_terrain, clf.t_crowns)
     else:
-        from vision.lab.train import DEFAULT_EPOCHS, export_onnx, fit
+        from vision.lab.training.squares import DEFAULT_EPOCHS, export_onnx, fit
 
         fold_of = assign_folds(photos, folds)
         with tempfile.TemporaryDirectory() as tmp:
@@ -956,7 +956,7 @@ def _generated_options(args, count: str, seed: str, size: str, default_n: int, s
     """A generated measurement's options (``--hard-tables``/``--hard-seed``/``--hard-size`` or
     the ``--table-*`` ones) as ``(n, first seed, size)``, or the usage error to print. Saved
     outputs are re-scored in seconds: no generated photos then, unless asked for."""
-    from vision.lab.tile_scenes import TRAIN_SEEDS_FROM
+    from vision.lab.scenes.tile_scenes import TRAIN_SEEDS_FROM
 
     n = getattr(args, count, None)
     if n is None:
@@ -975,9 +975,9 @@ def _generated_options(args, count: str, seed: str, size: str, default_n: int, s
 
 
 def main(args) -> int:
-    from vision.lab import table_photos as tp
-    from vision.lab import tables
-    from vision.lab.train import dev_photos
+    from vision.lab.scenes import whole_tables as tp
+    from vision.lab.scenes import hard_tables as tables
+    from vision.lab.training.squares import dev_photos
 
     quick = bool(getattr(args, "quick", False))
     folds = int(getattr(args, "folds", 5) or 5)
@@ -999,7 +999,7 @@ def main(args) -> int:
         return _usage(f"--hard-boards must be 0 (skip them) or more, got {n_boards}")
     boards = ()
     if n_boards:
-        from vision.lab.synth import aau_boards
+        from vision.lab.scenes.synth import aau_boards
 
         try:
             boards = aau_boards(getattr(args, "datasets", None))

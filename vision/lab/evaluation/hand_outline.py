@@ -1,4 +1,4 @@
-"""Reading inside an outline given by hand: ``python3 -m vision.lab.hand_outline``
+"""Reading inside an outline given by hand: ``python3 -m vision.lab.evaluation.hand_outline``
 
 A referee drags four corners onto the kingdom's (``kingdomino score --corners``, the result
 page's outline); a hand lands a little off. Every dev phone photo of a kingdom in a square
@@ -11,7 +11,7 @@ reader (``outline_hand.decide_size`` and the squares' reading) with the corners 
 photo is exact when its total is the labelled one; a wrong total is unflagged when none of its
 wrong squares is in review.
 
-    python3 -m vision.lab.hand_outline [--off 0,0.15,0.3] [--fold-models DIR] [--photos N,...]
+    python3 -m vision.lab.evaluation.hand_outline [--off 0,0.15,0.3] [--fold-models DIR] [--photos N,...]
                                        [--json out.json]
 
 ``--fold-models``: each photo read by the network of the cross-validation fold that held it
@@ -28,7 +28,7 @@ from pathlib import Path
 import cv2
 import numpy as np
 
-from vision.lab.robust import add_photo_options, photos_and_readers, report
+from vision.lab.evaluation.robust import add_photo_options, photos_and_readers, report
 
 
 def moved(corners, rows: int, cols: int, off: float, name: str) -> np.ndarray:
@@ -53,7 +53,7 @@ def read_one(reader, image, photo, given, refine: bool, size_given: bool) -> dic
     size (``size_given``: the labelled one, else decided), the squares read wrong and whether
     any is in review, and its total."""
     from vision.find import by_hand as outline_hand
-    from vision.lab.evaluate import score
+    from vision.lab.evaluation.evaluate import score
 
     n = photo.rows
     cfg = dict(reader.cfg, outline=dict(reader.cfg["outline"], refine=refine))
@@ -76,7 +76,7 @@ def measure(reader_for, photos, offs, modes=tuple(MODES), log=None) -> dict:
     exact total, squares wrong, wrong totals with none of their wrong squares in review, and
     the photos not exact. A reading that fails is that photo's failure. ``reader_for(photo)``:
     the reader for that photo."""
-    from vision.lab.evaluate import score
+    from vision.lab.evaluation.evaluate import score
 
     out = {_key(o, m): {"n": 0, "size_right": 0, "exact": 0, "squares_wrong": 0, "unflagged": 0,
                         "failures": []} for o in offs for m in modes}

@@ -2,18 +2,18 @@
 
 The tile network learned the four tables ``vision.synth`` draws, so on a green felt mat, a blue
 cloth or yellow wood it takes the table for tiles. These scenes put the kingdom on the tables of
-``vision.lab.tables`` (every hue, a terrain's own colours included; wood, stripes, checks, felt;
+``vision.lab.scenes.hard_tables`` (every hue, a terrain's own colours included; wood, stripes, checks, felt;
 clutter, glare, hard shadows) so the network has to learn what a kingdom is, not what a table
 is not.
 
 - ``hard_training_scene(seed, ...) -> (small_bgr, labels)``: one scene, drawn directly at a small
   size (800 x 600 by default) and downscaled to the detector's ``mask_long_side`` as the detector
-  does; labels 1 tile / 0 not / -1 undecided, the format of ``vision.lab.pixel_model.synth_training_scenes``.
+  does; labels 1 tile / 0 not / -1 undecided, the format of ``vision.lab.training.pixels.synth_training_scenes``.
 - ``hard_training_scenes(n, first_seed, boards=(), real_share=0)``: ``n`` of them, seeds
   ``first_seed`` on, that share of them with a photographed board (the AAU dev photos: real tile
   art, which the drawn kingdoms only imitate) instead of a drawn kingdom.
 - ``mixed_training_scenes(n, seed, hard_share)``: the tile network's generated scenes, that share
-  of them from this module and the rest from ``vision.lab.pixel_model.synth_training_scenes``.
+  of them from this module and the rest from ``vision.lab.training.pixels.synth_training_scenes``.
 
 Kept apart from the measurement: training seeds start at ``TRAIN_SEEDS_FROM`` (the measurement
 uses ``tables.MEASURE_SEEDS_FROM`` on), and the table kinds in ``HELD_OUT_KINDS`` (printed cloth)
@@ -24,8 +24,8 @@ from __future__ import annotations
 import cv2
 import numpy as np
 
-from vision.lab import tables
-from vision.lab.pixel_model import synth_training_scenes
+from vision.lab.scenes import hard_tables as tables
+from vision.lab.training.pixels import synth_training_scenes
 from vision.find.tilemap import downscale
 
 TRAIN_SEEDS_FROM = 100_000          # training seeds start here, far above the measuring seeds
@@ -71,7 +71,7 @@ def hard_training_scene(seed: int, long_side: int = 400, width: int = 800, heigh
     is ``long_side``: ``(small_bgr, labels)``, or ``(small_bgr, labels, HardScene)`` with
     ``with_scene``. Loose dominoes and tiles in the clutter are labelled 0: the generator keeps
     them off the kingdom, and only the kingdom's own tiles are labelled 1. ``board``: a
-    photographed kingdom to put on the table instead of a drawn one (``vision.lab.synth.aau_boards``)."""
+    photographed kingdom to put on the table instead of a drawn one (``vision.lab.scenes.synth.aau_boards``)."""
     _check_seed(int(seed))
     kinds = tuple(kinds)
     drawable = tables.TABLE_KINDS + tables.TRAIN_ONLY_KINDS
@@ -117,7 +117,7 @@ def mixed_training_scenes(n: int, seed: int = 0, long_side: int = 400, hard_shar
     """``n`` generated training pairs: ``round(n * hard_share)`` on hard tables (seeds
     ``TRAIN_SEEDS_FROM + seed * that many`` on, so different ``seed`` values draw different
     scenes; ``real_share`` of those with one of the photographed ``boards``) and the rest from
-    ``vision.lab.pixel_model.synth_training_scenes(.., seed)``."""
+    ``vision.lab.training.pixels.synth_training_scenes(.., seed)``."""
     if not 0.0 <= hard_share <= 1.0:
         raise ValueError(f"hard_share is a fraction of the scenes, 0 to 1, got {hard_share}")
     n_hard = int(round(n * hard_share))

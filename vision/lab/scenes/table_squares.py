@@ -2,12 +2,12 @@
 
 The reader keeps the window of squares the classifier does not read as bare table
 (``vision.find.frame``). Its ``empty`` examples were phone-photo squares and a few lifted-off border
-squares on ``vision.lab.synth``'s four tables, so a table of a terrain's colour or pattern
+squares on ``vision.lab.scenes.synth``'s four tables, so a table of a terrain's colour or pattern
 (yellow wood, green felt, blue cloth, stripes, checks) was read as tiles and a 5x5 kingdom kept
-as 7x7. This source puts kingdoms drawn by ``vision.lab.render`` on the tables of
-``vision.lab.tables`` (clutter, glare, hard shadows, tilt, a phone photo's size) and cuts the
+as 7x7. This source puts kingdoms drawn by ``vision.lab.scenes.render`` on the tables of
+``vision.lab.scenes.hard_tables`` (clutter, glare, hard shadows, tilt, a phone photo's size) and cuts the
 kingdom's grid grown by ``ring`` squares on every side with the training crop path
-(``vision.lab.train.photo_training_crops``, the reader's crops padded for augmentation):
+(``vision.lab.training.squares.photo_training_crops``, the reader's crops padded for augmentation):
 
 - the squares beyond the kingdom are labelled ``empty`` (0 crowns); loose dominoes and tiles
   are kept ``ring`` squares and more away from the kingdom (``make_hard_scene(tiles_clear=)``),
@@ -28,8 +28,9 @@ import numpy as np
 
 from vision.geometry import centres_off_photo, ring_corners
 from vision.read.labels import TERRAINS
-from vision.lab import render, tables
-from vision.lab.tile_scenes import HELD_OUT_KINDS, TRAIN_KINDS, TRAIN_SEEDS_FROM
+from vision.lab.scenes import render
+from vision.lab.scenes import hard_tables as tables
+from vision.lab.scenes.tile_scenes import HELD_OUT_KINDS, TRAIN_KINDS, TRAIN_SEEDS_FROM
 
 FIRST_SEED = TRAIN_SEEDS_FROM + 500_000   # apart from the tile network's scenes (100000 on)
 SEEDS_PER_RUN = 10_000                    # seeds of one training run (``seed`` 0, 1, ... apart)
@@ -98,7 +99,7 @@ def ring_labels(scene: tables.HardScene, ring: int):
 def scene_squares(scene: tables.HardScene, ring: int, cfg: dict, pad: int):
     """Crops (padded by ``pad``), terrain indices, crowns and the beyond-the-kingdom mask of the
     squares of ``scene``'s grid grown by ``ring`` whose centre lies on the photo."""
-    from vision.lab.train import photo_training_crops
+    from vision.lab.training.squares import photo_training_crops
 
     if ring < 0:
         raise ValueError(f"ring is a number of squares, 0 or more, got {ring}")
@@ -114,7 +115,7 @@ def table_examples(n_boards: int, cfg: dict, ring: int, seed: int = 0, pad: int 
                    kinds=TRAIN_KINDS, log=None):
     """``n_boards`` kingdoms on hard tables as training squares: (crops, terrain index, crowns),
     or None for no boards. Seeds ``FIRST_SEED + seed * SEEDS_PER_RUN`` on."""
-    from vision.lab.train import AUG_PAD
+    from vision.lab.training.squares import AUG_PAD
 
     pad = AUG_PAD if pad is None else pad
     if n_boards > SEEDS_PER_RUN:

@@ -56,9 +56,9 @@ def load_examples(photos, cfg: dict, pad: int = AUG_PAD):
 
 def rendered_examples(n_boards: int, cfg: dict, rng: np.random.Generator, pad: int = AUG_PAD,
                       drill: int = 0):
-    """Procedurally drawn kingdoms (``vision.lab.render``) as extra training squares.
+    """Procedurally drawn kingdoms (``vision.lab.scenes.render``) as extra training squares.
 
-    Half of them are also put into a generated photo (``vision.lab.synth``: tilt, light, blur,
+    Half of them are also put into a generated photo (``vision.lab.scenes.synth``: tilt, light, blur,
     JPEG) and rectified back from their known corners, as the reader would see them.
 
     ``drill`` > 0: a crown-counting drill instead. On each board that many tile squares (not
@@ -70,7 +70,8 @@ def rendered_examples(n_boards: int, cfg: dict, rng: np.random.Generator, pad: i
     in a grass band): among the dev photos only one player's show it, and bare, it was read as
     table.
     """
-    from vision.lab import render, synth
+    from vision.lab.scenes import render
+    from vision.lab.scenes import synth
 
     xs, ts, cs = [], [], []
     for k in range(n_boards):
@@ -118,7 +119,7 @@ def drill_mines(terrain, crowns, rng: np.random.Generator, n: int):
 
 
 def photographed(synth, board, terrain, crowns, rng, width: int, mask=None, extra=None):
-    """A board put into a generated phone photo ``width`` px wide (``vision.lab.synth``), with its
+    """A board put into a generated phone photo ``width`` px wide (``vision.lab.scenes.synth``), with its
     corners there and its label grids turned as the photo turned it (``extra``, a per-square
     grid, turned the same way and returned last when given)."""
     scene, corners, info = synth.make_scene(board, rng, width=width, board_mask=mask,
@@ -151,10 +152,10 @@ def blank_border_squares(shape, terrain, crowns, rng: np.random.Generator, n: in
 
 def scene_examples(photos, cfg: dict, rng: np.random.Generator, share: float = 1.0,
                    pad: int = AUG_PAD):
-    """The rectified (AAU) training boards put into generated phone photos (``vision.lab.synth``:
+    """The rectified (AAU) training boards put into generated phone photos (``vision.lab.scenes.synth``:
     table, tilt, light, glare, blur, JPEG) and cut back out from their known corners, as the
     reader sees a photographed board. Returns (crops, terrain index, crowns, board index)."""
-    from vision.lab import synth
+    from vision.lab.scenes import synth
 
     xs, ts, cs, bs = [], [], [], []
     for i, photo in enumerate(photos):
@@ -259,14 +260,14 @@ def build_model(width: int | None = None):
 
 
 BUILDING_CROWNS = 3.0    # crowned grassland/swamp/mine squares are drawn this much more often
-RENDERED_EVERY = 6       # one procedurally drawn board (vision.lab.render) per this many dev photos
+RENDERED_EVERY = 6       # one procedurally drawn board (vision.lab.scenes.render) per this many dev photos
 SCENE_BLANK = 4          # up to this many border squares of a scene board are lifted off (table shows)
 SCENE_SHARE = 1.0        # share of the rectified training boards also put into one generated photo
 PHONE_WEIGHT = 2.0       # phone-photo squares are drawn this much more often (harder, fewer)
 MINE_DRILL = 4           # squares per drawn board made crowned mines in the crown-counting drill
 PLAIN_START = 0.0        # share of drawn boards whose start square is the bare one of other printings
 MODEL_WIDTH = 2          # channel multiplier of the network (1: 16-32-48-64 channels)
-TABLE_BOARDS = 20        # drawn kingdoms on hard tables (vision.lab.table_squares): the table around them is `empty`
+TABLE_BOARDS = 20        # drawn kingdoms on hard tables (vision.lab.scenes.table_squares): the table around them is `empty`
 TABLE_RING = 1           # ... cut with this many squares of table beyond the kingdom on every side (2: worse, docs/reader.md)
 
 
@@ -410,7 +411,7 @@ def fit(photos, cfg: dict, epochs: int, seed: int = 0, log=None, rendered: int |
 
     table_boards = TABLE_BOARDS if table_boards is None else int(table_boards)
     if table_boards:
-        from vision.lab.table_squares import table_examples
+        from vision.lab.scenes.table_squares import table_examples
 
         add(table_examples(table_boards, cfg, TABLE_RING, seed=seed, log=log))
     if rendered is None:

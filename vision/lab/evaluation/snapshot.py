@@ -1,11 +1,11 @@
 """What the reader prints for a fixed set of photos, kept to compare before and after a change
 that must not change it (a move of code, a faster path).
 
-``python3 -m vision.lab.snapshot --out before.jsonl`` reads the bundled samples, the dev phone
+``python3 -m vision.lab.evaluation.snapshot --out before.jsonl`` reads the bundled samples, the dev phone
 photos and the AAU dev photos (``../shared/datasets``; the held-out photos are never read here)
 with the shipped models, one JSON object a line (``kingdomino score --json`` of each, plus
 ``--corners`` readings of the phone photos from their labelled corners), then
-``python3 -m vision.lab.snapshot --compare before.jsonl after.jsonl`` lists every photo whose
+``python3 -m vision.lab.evaluation.snapshot --compare before.jsonl after.jsonl`` lists every photo whose
 output differs and exits 1 when any does.
 """
 from __future__ import annotations
@@ -71,7 +71,7 @@ def compare(before: Path, after: Path) -> int:
 
 
 def main(argv=None) -> int:
-    p = argparse.ArgumentParser(prog="python3 -m vision.lab.snapshot", description=__doc__.split("\n\n")[0])
+    p = argparse.ArgumentParser(prog="python3 -m vision.lab.evaluation.snapshot", description=__doc__.split("\n\n")[0])
     p.add_argument("--out", type=Path, help="write the readings here (JSON Lines)")
     p.add_argument("--compare", nargs=2, type=Path, metavar=("BEFORE", "AFTER"))
     p.add_argument("--datasets", type=Path, default=None)

@@ -2,18 +2,18 @@
 
 - ``make_table_scene(seed, n=None, width=4000, height=3000) -> TableScene``: 2-4 rendered 5x5
   kingdoms (or two 7x7, Mighty Duel) of 700-1000 px, each turned any way with a slight tilt, on a
-  procedural table (``vision.lab.tables.table_surface``) with clutter around them (loose
+  procedural table (``vision.lab.scenes.hard_tables.table_surface``) with clutter around them (loose
   dominoes, a draft line, loose tiles, a score pad, a box lid, meeples, a hand), then a phone's
   light, blur, noise and JPEG. The truth per kingdom: outer corners (the reader's order), size,
   terrain and crowns as seen in the photo, and its number (``vision.find.whole_table.number_order`` on the
   true centres).
-- ``measure(reader, seeds)``: per photo, kingdoms found, read exactly (``vision.lab.tables``'
+- ``measure(reader, seeds)``: per photo, kingdoms found, read exactly (``vision.lab.scenes.hard_tables``'
   per-kingdom measure on the matched reading), phantom kingdoms (read where there is none),
   numbering right, seconds.
 
 Seeds from ``SEEDS_FROM`` are for measuring only; never train or tune on them.
 
-``python3 -m vision.lab.table_photos --n 12 --seed 20000 --out DIR`` writes ``table_photos.json``.
+``python3 -m vision.lab.scenes.whole_tables --n 12 --seed 20000 --out DIR`` writes ``table_photos.json``.
 """
 from __future__ import annotations
 
@@ -28,7 +28,11 @@ from pathlib import Path
 import cv2
 import numpy as np
 
-from vision.lab import render, synth, tables
+from vision.lab.scenes import render
+
+from vision.lab.scenes import synth
+
+from vision.lab.scenes import hard_tables as tables
 
 SEEDS_FROM = 20000
 
@@ -205,7 +209,7 @@ def measure(reader, seeds, read=None, on_photo=None, **scene_kw) -> dict:
 
 
 def main(argv=None) -> int:
-    ap = argparse.ArgumentParser(prog="python3 -m vision.lab.table_photos",
+    ap = argparse.ArgumentParser(prog="python3 -m vision.lab.scenes.whole_tables",
                                  description="measure whole-table reading on generated table photos")
     ap.add_argument("--n", type=int, default=12, help="photos (default 12)")
     ap.add_argument("--seed", type=int, default=SEEDS_FROM, help=f"first seed (>= {SEEDS_FROM})")

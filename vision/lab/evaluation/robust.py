@@ -1,4 +1,4 @@
-"""Does the frame hold when the photo changes a little? ``python3 -m vision.lab.robust``
+"""Does the frame hold when the photo changes a little? ``python3 -m vision.lab.evaluation.robust``
 
 Every dev phone photo (labelled corners and grid) is framed by ``Reader.find`` as it is and
 changed the ways a phone, a lamp or a file change a photo: shrunk (a smaller phone, a
@@ -14,7 +14,7 @@ A frame that holds as found but breaks under a tenth of a change is luck, not a 
 the held-out photos differ from the dev photos by more than that. Holdout photos are never
 loaded (``vision.lab.datasets.load_phone`` reads the dev split).
 
-    python3 -m vision.lab.robust [--only warm,turn1,far0.5+cool] [--photos NAME,...]
+    python3 -m vision.lab.evaluation.robust [--only warm,turn1,far0.5+cool] [--photos NAME,...]
                                  [--json out.json] [--fold-models DIR]
 
 ``--fold-models``: each photo framed by the network of the cross-validation fold that held it
@@ -308,7 +308,7 @@ def fold_readers(folder, photos):
     network that never saw it, as on a photo that is not a dev photo. ``ValueError`` when the
     folder holds no such networks, or a photo is not held out by exactly one of them."""
     from vision import config
-    from vision.lab.evaluate import fold_reader, fold_record
+    from vision.lab.evaluation.evaluate import fold_reader, fold_record
 
     folder = Path(folder)
     paths = sorted(folder.glob("fold*.onnx"))

@@ -3,7 +3,7 @@
 Main entry points:
 
 - ``make_scene(board_bgr, rng, width=None, ...) -> (scene_bgr, corners)``: the board (an AAU dev
-  photo or a ``vision.lab.render`` board) put into a 3000-4000 px wide photo. ``corners`` is the
+  photo or a ``vision.lab.scenes.render`` board) put into a 3000-4000 px wide photo. ``corners`` is the
   ground truth, a float32 (4, 2) array ordered tl, tr, br, bl **as the reader orders them**
   (``top_first``: clockwise on screen, the tl-tr side being the side nearest the top of the
   photo, i.e. with the smallest mean y). With ``return_info=True`` a third value, a dict, also
@@ -13,8 +13,8 @@ Main entry points:
   scene (row 0 along the tl-tr edge) is ``numpy.rot90(grid, turns)`` of the board's own grid:
   ``scene_grid(grid, turns)`` does this for label grids (lists of rows) and for images.
 - ``evaluate_scenes(reader, boards, n, rng) -> dict``: how well a reader reads ``n`` scenes.
-- ``python3 -m vision.lab.synth scenes OUTDIR --n N --seed S`` writes scenes and ``truth.json``;
-  ``python3 -m vision.lab.synth samples samples/`` (re)writes the bundled sample photos.
+- ``python3 -m vision.lab.scenes.synth scenes OUTDIR --n N --seed S`` writes scenes and ``truth.json``;
+  ``python3 -m vision.lab.scenes.synth samples samples/`` (re)writes the bundled sample photos.
 """
 from __future__ import annotations
 
@@ -28,7 +28,7 @@ from pathlib import Path
 import cv2
 import numpy as np
 
-from vision.lab import render
+from vision.lab.scenes import render
 
 TABLES = ("wood", "laminate", "cloth", "mat")
 
@@ -537,7 +537,7 @@ def _spans_frame(terrain) -> bool:
 
 
 def rendered_board(rng, size=5, cell=None, castle_3d=None, full_frame=True):
-    """A random kingdom drawn by ``vision.lab.render``: dict ``image``, ``mask``, ``terrain``,
+    """A random kingdom drawn by ``vision.lab.scenes.render``: dict ``image``, ``mask``, ``terrain``,
     ``crowns``, ``dominoes``. ``castle_3d``: default a 3D castle in a third of the boards.
     ``full_frame``: the tiles reach all four sides of the frame (so the board's corners are the
     kingdom's outline, as in a finished game; otherwise an empty border row or column leaves
@@ -744,7 +744,7 @@ def _cmd_scenes(out: Path, n: int, seed: int, source: str, width: int | None, oc
 
 
 def main(argv=None) -> int:
-    ap = argparse.ArgumentParser(prog="python3 -m vision.lab.synth",
+    ap = argparse.ArgumentParser(prog="python3 -m vision.lab.scenes.synth",
                                  description="Synthetic Kingdomino photos with exact ground truth.")
     sub = ap.add_subparsers(dest="cmd", required=True)
     sc = sub.add_parser("scenes", help="write N scenes and truth.json to OUTDIR")
@@ -752,7 +752,7 @@ def main(argv=None) -> int:
     sc.add_argument("--n", type=int, default=20)
     sc.add_argument("--seed", type=int, default=0)
     sc.add_argument("--source", choices=("rendered", "aau"), default="rendered",
-                    help="boards drawn by vision.lab.render, or AAU dev photos (needs ../shared)")
+                    help="boards drawn by vision.lab.scenes.render, or AAU dev photos (needs ../shared)")
     sc.add_argument("--width", type=int, default=None, help="photo width (default random 3000-4000)")
     sc.add_argument("--occlude", type=float, default=0.0, help="fraction of scenes with an occluder")
     sc.add_argument("--other-kingdom", type=float, default=0.0,

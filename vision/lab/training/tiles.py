@@ -1,11 +1,11 @@
 """Training of the detector's tile-likelihood network (``vision.find.tilenet`` runs it).
 
 ``fit(...)``: trained with torch on generated scenes of procedurally drawn kingdoms
-(``vision.lab.pixel_model.synth_training_scenes``; ``HARD_SHARE`` of them on the hard tables of
-``vision.lab.tile_scenes`` among ``KINDS``, printed cloth held out and motif prints drawn for
+(``vision.lab.training.pixels.synth_training_scenes``; ``HARD_SHARE`` of them on the hard tables of
+``vision.lab.scenes.tile_scenes`` among ``KINDS``, printed cloth held out and motif prints drawn for
 training only, ``REAL_SHARE`` of those with a photographed AAU dev board instead of a drawn
 kingdom) and the dev phone photos' labelled squares;
-``python3 -m vision.lab.tilenet --out models/tiles.onnx`` rebuilds the shipped file, and with
+``python3 -m vision.lab.training.tiles --out models/tiles.onnx`` rebuilds the shipped file, and with
 ``--lit`` (glare, shadows and far-away kingdoms drawn over the crops) ``models/tiles_lit.onnx``,
 the reader's second network (``vision.find.second_net``).
 """
@@ -20,7 +20,7 @@ from pathlib import Path
 import cv2
 import numpy as np
 
-from vision.lab import tile_scenes
+from vision.lab.scenes import tile_scenes
 from vision.find.tilenet import preprocess
 
 CROP = 176          # training crop side (px of the downscaled photo)
@@ -31,7 +31,7 @@ STEPS = 4000        # optimiser steps
 BATCH = 16          # crops per step
 PHONE_SHARE = 0.5   # share of the crops cut from the dev phone photos
 EDGE_WEIGHT = 4.0   # loss weight of pixels near a tile outline
-HARD_SHARE = 0.5    # share of the generated scenes drawn on hard tables (vision.lab.tile_scenes)
+HARD_SHARE = 0.5    # share of the generated scenes drawn on hard tables (vision.lab.scenes.tile_scenes)
 REAL_SHARE = 0.0    # share of the hard-table scenes with a photographed AAU dev board (0.5 tried: no gain on held-out boards)
 # table kinds of the hard-table scenes: the usual ones (printed cloth held out) and the motif
 # prints drawn for training only (2026-12-04: the unseen kinds framed better, see docs/detection.md)
@@ -77,7 +77,7 @@ def training_pairs(phone_photos, n_scenes: int, seed: int = 0, long_side: int = 
     drawn kingdoms (``real_share`` of the hard-table ones with one of the photographed ``boards``
     instead; tables drawn among ``kinds``) and the labelled phone photos, downscaled as the
     detector sees them."""
-    from vision.lab.pixel_model import label_mask
+    from vision.lab.training.pixels import label_mask
     from vision.find.tilemap import downscale
 
     pairs = tile_scenes.mixed_training_scenes(n_scenes, seed, long_side, hard_share=HARD_SHARE,
@@ -229,7 +229,7 @@ def export(model, path: Path) -> float:
 
 
 def main(argv=None) -> int:
-    ap = argparse.ArgumentParser(prog="python3 -m vision.lab.tilenet",
+    ap = argparse.ArgumentParser(prog="python3 -m vision.lab.training.tiles",
                                  description="Train the tile-likelihood network of the detector.")
     ap.add_argument("--out", type=Path, required=True, help="ONNX file to write")
     ap.add_argument("--datasets", type=Path, default=None,
@@ -250,8 +250,8 @@ def main(argv=None) -> int:
                     help="draw glare, shadows and far-away kingdoms over the training crops "
                          "(the recipe of models/tiles_lit.onnx, the reader's second network)")
     args = ap.parse_args(argv)
-    from .datasets import load_aau, load_phone
-    from .synth import aau_boards
+    from vision.lab.datasets import load_aau, load_phone
+    from vision.lab.scenes.synth import aau_boards
 
     if not 0.0 <= args.real_share <= 1.0:
         print(f"error: --real-share is a fraction, 0 to 1, got {args.real_share}", file=sys.stderr)
