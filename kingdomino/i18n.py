@@ -178,41 +178,265 @@ def gettext_for_environment(env=None):
 WORD_ARGS = frozenset({"courtier", "what", "pieces"})
 # the value that decides a sentence's plural form when only its English text is at hand
 _COUNTS = ("n", "crowns")
+# sentences inside sentences: the engine writes two levels ("not met: <why>", a square in a
+# warning); past this many (only a made-up text has them) the rest stays English, so a text of
+# "not met: not met: ..." costs no deep recursion
+MAX_NESTING = 4
 
 
-# what a value looks like in the English text, where it is more than "some text"
-_SHAPES = {**{name: r"-?\d+" for name in ("n", "row", "col", "each", "points", "base", "squares",
-                                           "crowns", "have", "most", "rows", "cols", "frame", "min")},
-           "more": r"(?: \.\.\.)?", "confidence": r"\d+\.\d+"}
+# How a value looks in the English text, where it is more than "some text": a whole number
+# (-?\d+, digits as many as fit), a decimal (\d+\.\d+), the optional " ..." of a cut list.
+# Any other value is some text: at least one character, as few as let the rest of the sentence fit.
+_NUMBER, _DECIMAL, _ELLIPSIS, _TEXT, _WORDS = "number", "decimal", "ellipsis", "text", "words"
+_SHAPES = {**dict.fromkeys(("n", "row", "col", "each", "points", "base", "squares", "crowns", "have",
+                            "most", "rows", "cols", "frame", "min"), _NUMBER),
+           "more": _ELLIPSIS, "confidence": _DECIMAL}
+_DIGITS = re.compile(r"\d*")        # the digits from a position on (\d: any decimal digit)
+_NUMBER_START = re.compile(r"-?\d")
+_ANY_DIGIT = re.compile(r"\d")
+ELLIPSIS = " ..."
 
 
-@functools.lru_cache(maxsize=1)
-def _patterns() -> list:
-    """Each template as a pattern that finds its values in the English text, longest first
-    (the most specific template wins)."""
+class _Template:
+    """One template as its own words and its values, matched against an English text.
+
+    The match is the one the regular expression ``words (?P<n>-?\\d+) words (?P<what>.+?) ...``
+    found (numbers take as many digits as fit, text values as few characters as let the rest
+    fit, a value named twice is the same text both times), worked out without trying splits
+    over and over: :class:`_Walk` says once per piece and position whether the rest of the
+    template can match from there, and the walk only steps to such positions, so it never has
+    to step back, except where a value named twice turns out to differ. Those steps back are
+    few in an engine sentence; past :data:`MAX_RETRIES` of them the text is taken as no
+    sentence of this template (it stays English). A sentence of n characters thus costs a few
+    steps per piece and position, not n to the power of its number of text values (which made
+    a 4,000-character text take seconds)."""
+
+    def __init__(self, template: str):
+        self.template = template
+        self.pieces: list[tuple[str, str, bool]] = []  # (kind, words or value name, named before)
+        seen, pos = set(), 0
+        for m in re.finditer(r"%\((\w+)\)s", template):
+            if m.start() > pos:
+                self.pieces.append((_WORDS, template[pos:m.start()], False))
+            name = m.group(1)
+            self.pieces.append((_SHAPES.get(name, _TEXT), name, name in seen))
+            seen.add(name)
+            pos = m.end()
+        if pos < len(template):
+            self.pieces.append((_WORDS, template[pos:], False))
+        self.words = [arg for kind, arg, _ in self.pieces if kind == _WORDS]
+
+    def could_be(self, text: str) -> bool:
+        """A quick test that rules most texts out: the template's words, in order, with its
+        first and last words at the ends."""
+        first, last = self.pieces[0], self.pieces[-1]
+        if first[0] == _WORDS and not text.startswith(first[1]):
+            return False
+        if last[0] == _WORDS and not text.endswith(last[1]):
+            return False
+        pos = 0
+        for words in self.words:
+            pos = text.find(words, pos)
+            if pos < 0:
+                return False
+            pos += len(words)
+        return True
+
+    def match(self, text: str) -> dict | None:
+        """The values of ``text`` if it is this template's sentence, else None."""
+        if not self.could_be(text):
+            return None
+        walk = _Walk(self.pieces, text)
+        if not walk.fits(0, 0):
+            return None
+        values: dict = {}
+        try:
+            return values if self._follow(walk, 0, 0, values) else None
+        except _TooManyRetries:
+            return None
+
+    def _follow(self, walk: "_Walk", i: int, pos: int, values: dict) -> bool:
+        """Match pieces ``i`` onward from ``pos``, the first way in the regular expression's
+        order (``values`` gets the values); False when a repeated value differs on every way."""
+        if i == len(self.pieces):
+            return True
+        kind, arg, again = self.pieces[i]
+        text = walk.text
+        if again:  # the same text as before, or this way fails
+            end = pos + len(values[arg])
+            if text.startswith(values[arg], pos) and walk.fits(i + 1, end):
+                return self._follow(walk, i + 1, end, values)
+            walk.retry()
+            return False
+        if kind == _TEXT:  # the fewest characters that let the rest fit
+            ends = (q for q in walk.starts(i + 1, pos + 1) if walk.fits(i + 1, q))
+        else:  # the ways the old expression tried, in its order, that let the rest fit
+            ends = (e for e in walk.ends(i, pos) if walk.fits(i + 1, e))
+        for end in ends:
+            if kind != _WORDS:
+                values[arg] = text[pos:end]
+            if self._follow(walk, i + 1, end, values):
+                return True
+            walk.retry()
+        return False
+
+
+class _TooManyRetries(Exception):
+    pass
+
+
+# how many times one match may step back (only a value named twice makes it step back at all)
+MAX_RETRIES = 200
+
+
+class _Walk:
+    """The positions of one text that the rest of one template can match from (remembered)."""
+
+    def __init__(self, pieces, text: str):
+        self.pieces, self.text, self.n = pieces, text, len(text)
+        self._fits: dict = {}
+        self._latest: dict = {}
+        self._longest: dict = {}
+        self._retries = MAX_RETRIES
+
+    def retry(self) -> None:
+        """Count a step back of the match (see :class:`_Template`)."""
+        self._retries -= 1
+        if self._retries < 0:
+            raise _TooManyRetries
+
+    def fits(self, i: int, pos: int) -> bool:
+        """Whether pieces ``i`` onward match the text from ``pos`` to its end."""
+        if i == len(self.pieces):
+            return pos == self.n
+        key = (i, pos)
+        found = self._fits.get(key)
+        if found is None:
+            if self.pieces[i][0] == _TEXT:  # one character or more, then the rest
+                found = self.latest(i + 1) > pos
+            else:
+                found = any(self.fits(i + 1, e) for e in self.ends(i, pos))
+            self._fits[key] = found
+        return found
+
+    def latest(self, i: int) -> int:
+        """The last position pieces ``i`` onward match from (-1: none)."""
+        if i == len(self.pieces):
+            return self.n
+        found = self._latest.get(i)
+        if found is None:
+            kind = self.pieces[i][0]
+            after = self.latest(i + 1)
+            if after < 0:
+                found = -1
+            elif kind == _TEXT:
+                found = after - 1 if after >= 1 else -1
+            elif kind == _ELLIPSIS:  # it may be empty, and is never longer than what follows
+                found = after
+            else:
+                found = next((q for q in reversed(list(self.starts(i, 0, after)))
+                              if self.fits(i, q)), -1)
+            self._latest[i] = found
+        return found
+
+    def starts(self, i: int, lo: int, hi: int | None = None):
+        """Positions from ``lo`` to ``hi`` (the end) where piece ``i`` could begin, in order."""
+        text, n = self.text, self.n
+        hi = n if hi is None else hi
+        if i == len(self.pieces):
+            if lo <= n <= hi:
+                yield n
+            return
+        kind, arg, _ = self.pieces[i]
+        if kind == _WORDS:
+            pos = text.find(arg, lo, hi + len(arg))
+            while pos >= 0:
+                yield pos
+                pos = text.find(arg, pos + 1, hi + len(arg))
+        elif kind in (_NUMBER, _DECIMAL):
+            first = _NUMBER_START if kind == _NUMBER else _ANY_DIGIT
+            m = first.search(text, lo, hi + 1)
+            while m:
+                yield m.start()
+                m = first.search(text, m.start() + 1, hi + 1)
+        elif kind == _ELLIPSIS:  # where it is, or where what follows it begins
+            dots = text.find(ELLIPSIS, lo, hi + len(ELLIPSIS))
+            for pos in self.starts(i + 1, lo, hi):
+                while 0 <= dots < pos:
+                    yield dots
+                    dots = text.find(ELLIPSIS, dots + 1, hi + len(ELLIPSIS))
+                if dots == pos:
+                    dots = text.find(ELLIPSIS, dots + 1, hi + len(ELLIPSIS))
+                yield pos
+            while dots >= 0:
+                yield dots
+                dots = text.find(ELLIPSIS, dots + 1, hi + len(ELLIPSIS))
+        else:  # a text value: any character
+            yield from range(lo, min(hi, n - 1) + 1)
+
+    def ends(self, i: int, pos: int):
+        """Where piece ``i`` begun at ``pos`` could end, in the order the old regular expression
+        tried them (numbers longest first, the ellipsis before none)."""
+        kind, arg, _ = self.pieces[i]
+        text = self.text
+        if kind == _WORDS:
+            if text.startswith(arg, pos):
+                yield pos + len(arg)
+        elif kind == _ELLIPSIS:
+            if text.startswith(ELLIPSIS, pos):
+                yield pos + len(ELLIPSIS)
+            yield pos
+        elif kind in (_NUMBER, _DECIMAL):
+            start = pos + 1 if kind == _NUMBER and text.startswith("-", pos) else pos
+            if kind == _DECIMAL:  # the digits up to the point are all taken: then the point
+                dot = _DIGITS.match(text, pos).end()
+                if dot == pos or not text.startswith(".", dot):
+                    return
+                start = dot + 1
+            end = self._longest_fit(i, start)
+            if end is not None:
+                yield end  # then fewer digits (only a value named twice asks for them)
+                yield from range(end - 1, start, -1)
+
+    def _longest_fit(self, i: int, start: int) -> int | None:
+        """The end of the longest run of digits from ``start`` (one digit at least) after which
+        pieces ``i + 1`` onward fit. Remembered per run: every start inside one run of digits
+        shares its ends, so a long run is looked through once, not once per start."""
+        last = _DIGITS.match(self.text, start).end()
+        if last == start:
+            return None
+        key = (i, last)
+        best = self._longest.get(key)
+        if best is None:
+            best, end = -1, last
+            while end > 0 and _ANY_DIGIT.match(self.text, end - 1):
+                if self.fits(i + 1, end):
+                    best = end
+                    break
+                end -= 1
+            self._longest[key] = best
+        return best if best > start else None
+
+
+def _templates() -> list:
+    """Every template, longest first (the most specific template wins)."""
     from engine.rules import rule_names
 
     rule_names()  # every rule set's module is loaded, so its templates are registered
-    out = []
-    for template in sorted(TEMPLATES, key=len, reverse=True):
-        parts, seen, pos = [], set(), 0
-        for m in re.finditer(r"%\((\w+)\)s", template):
-            parts.append(re.escape(template[pos:m.start()]))
-            name = m.group(1)
-            parts.append(f"(?P={name})" if name in seen else f"(?P<{name}>{_SHAPES.get(name, '.+?')})")
-            seen.add(name)
-            pos = m.end()
-        parts.append(re.escape(template[pos:]))
-        out.append((template, re.compile("".join(parts), re.S)))
-    return out
+    return _templates_of(len(TEMPLATES))  # again when a module loaded since added some
+
+
+@functools.lru_cache(maxsize=1)
+def _templates_of(count: int) -> list:
+    return [_Template(t) for t in sorted(TEMPLATES, key=len, reverse=True)]
 
 
 def parse(text: str):
     """``(template, values)`` of an English sentence made from a template, or None."""
-    for template, pattern in _patterns():
-        m = pattern.fullmatch(text)
-        if m:
-            return template, m.groupdict()
+    for template in _templates():
+        values = template.match(text)
+        if values is not None:
+            return template.template, values
     return None
 
 
@@ -224,23 +448,32 @@ def _word(value: str, tr) -> str:
     return value
 
 
-def _value(name: str, value, tr):
+def _value(name: str, value, tr, depth: int):
     if isinstance(value, Message):
-        return render(value, tr)
+        return render(value, tr, depth)
     if isinstance(value, (tuple, list)):
-        return ", ".join(str(_value(name, v, tr)) for v in value)
+        return ", ".join(str(_value(name, v, tr, depth)) for v in value)
     if not isinstance(value, str):
         return value
     if name in TERRAIN_ARGS:
         return tr.gettext(TERRAINS[value]) if value in TERRAINS else value
     if name in WORD_ARGS:
         return _word(value, tr)
-    if parse(value):
-        return render(value, tr)
+    if depth > MAX_NESTING:
+        return value
+    found = parse(value)
+    if found:
+        return _say(value, *found, tr, depth)
     pieces = value.split(", ")
-    if len(pieces) > 1 and all(parse(p) for p in pieces):  # a list of sentences
-        return ", ".join(render(p, tr) for p in pieces)
-    return value
+    if len(pieces) < 2:
+        return value
+    sentences = []
+    for piece in pieces:  # a list of sentences, or text that is not one
+        found = parse(piece)
+        if found is None:
+            return value
+        sentences.append((piece, *found))
+    return ", ".join(_say(*sentence, tr, depth) for sentence in sentences)
 
 
 def _lookup(tr, template: str, n) -> str:
@@ -254,25 +487,31 @@ def _lookup(tr, template: str, n) -> str:
     return tr.gettext(template)
 
 
-def render(text, tr) -> str:
+def render(text, tr, _depth: int = 0) -> str:
     """An engine or reader sentence (a :class:`engine.messages.Message`, or the English text of
     one, as stored JSON keeps it) in the language of ``tr`` (a catalog from :func:`translations`
-    or Flask-Babel's); text that is no template's comes back unchanged. English is the text."""
+    or Flask-Babel's); text that is no template's comes back unchanged. English is the text.
+    Sentences inside sentences are translated down to :data:`MAX_NESTING` levels."""
+    if _depth > MAX_NESTING:
+        return str(text)
     if isinstance(text, Message):
-        template, count, values = text.msgid, text.count, text.args
-    elif isinstance(text, str):
+        return _say(text, text.msgid, text.args, tr, _depth, text.count)
+    if isinstance(text, str):
         found = parse(text)
-        if found is None:
-            return text
-        template, values = found
-        count = next((k for k in _COUNTS if str(values.get(k, "")).isdigit()), None)
-    else:
-        return text
+        return text if found is None else _say(text, *found, tr, _depth)
+    return text
+
+
+def _say(text, template: str, values: dict, tr, depth: int, count=""):
+    """``text`` (the sentence of ``template`` with ``values``) in the language of ``tr``;
+    ``count`` names the value deciding its plural form ("": found from the values, None: none)."""
     if isinstance(tr, NullTranslations) and type(tr) is NullTranslations:
         return str(text)  # English: the text itself, exactly as before
+    if count == "":
+        count = next((k for k in _COUNTS if str(values.get(k, "")).isdigit()), None)
     said = _lookup(tr, template, values.get(count) if count else None)
     try:
-        return said % {k: _value(k, v, tr) for k, v in values.items()}
+        return said % {k: _value(k, v, tr, depth + 1) for k, v in values.items()}
     except (KeyError, TypeError, ValueError):
         return str(text)  # a catalog with a broken placeholder: the English beats a crash
 

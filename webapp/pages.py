@@ -148,10 +148,18 @@ def script_catalog(locale):
 def engine_texts():
     """The engine's sentences (warnings, reasons) of a score the page shows, in the page's
     language: ``{"texts": [english, ...]}`` -> ``{"texts": {english: translated}}``."""
-    body = request.get_json(silent=True)
-    texts = body.get("texts") if isinstance(body, dict) else None
+    what = '{"texts": ["...", ...]} (a list of the score\'s sentences)'
+    texts = service.json_body(what).get("texts")  # JSON nested too deeply is a 400 there
     if not isinstance(texts, list) or not all(isinstance(t, str) for t in texts):
-        raise BadRequest('send {"texts": ["...", ...]}: a list of the score\'s sentences')
+        raise BadRequest(f"send {what}")
     if len(texts) > terms.MAX_TEXTS:
         raise BadRequest(f"at most {terms.MAX_TEXTS} sentences at once; send them in parts")
+    longest = max(texts, key=len, default="")
+    if len(longest) > terms.MAX_TEXT_CHARS:
+        raise BadRequest(f"a sentence of {len(longest)} characters is too long: at most "
+                         f"{terms.MAX_TEXT_CHARS} characters each")
+    total = sum(map(len, texts))
+    if total > terms.MAX_TEXTS_CHARS:
+        raise BadRequest(f"the sentences have {total} characters in all; at most "
+                         f"{terms.MAX_TEXTS_CHARS} at once: send them in parts")
     return {"texts": terms.engine_texts(texts)}

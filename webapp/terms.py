@@ -51,8 +51,12 @@ def page_names(meta: list[dict]) -> dict:
     }
 
 
-# the most engine sentences one request may ask to have translated (POST /i18n/texts)
+# the most engine sentences one request may ask to have translated (POST /i18n/texts), the
+# longest one (the engine's longest, a 9x9 kingdom's list of squares, is well under it) and the
+# most characters in all (a score's sentences are a few thousand)
 MAX_TEXTS = 500
+MAX_TEXT_CHARS = 1000
+MAX_TEXTS_CHARS = 100_000
 
 
 def score_texts(score: dict | None) -> list[str]:

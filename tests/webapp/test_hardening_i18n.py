@@ -1,0 +1,145 @@
+"""Issue 48, the language side: the engine-sentence translations (``POST /i18n/texts``) cannot
+be made to run for seconds or to crash, the language menu only sends a player back to a path of
+this site, and a page whose language follows the request says so in ``Vary``."""
+from __future__ import annotations
+
+import re
+import time
+from urllib.parse import urljoin, urlsplit
+
+import pytest
+from webapp_helpers import page_token
+
+import engine.dominoes  # noqa: F401  (its templates are the engine's too)
+from engine.messages import TEMPLATES
+from kingdomino import i18n
+from webapp import terms
+
+hypothesis = pytest.importorskip("hypothesis")
+from hypothesis import given, settings  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+
+SLOW = "a: 1 + 1 a"  # splits many ways between the free values of a courtier's line
+
+
+def _texts(client, texts, lang="ko", **headers):
+    token = page_token(client)
+    return client.post("/i18n/texts", json={"texts": texts},
+                       headers={"X-CSRF-Token": token, "Accept-Language": lang, **headers})
+
+
+# --- 1. no regular-expression blow-up ------------------------------------------------------
+
+def test_a_sentence_over_the_length_cap_is_refused_with_a_clear_400(client):
+    started = time.perf_counter()
+    resp = _texts(client, [SLOW * 400], Accept="application/json")
+    assert time.perf_counter() - started < 2  # was 3.8 s to 5.2 s
+    assert resp.status_code == 400
+    assert f"at most {terms.MAX_TEXT_CHARS} characters" in resp.get_json()["error"]
+
+
+def test_too_many_characters_in_all_are_refused_with_a_clear_400(client):
+    count = terms.MAX_TEXTS_CHARS // terms.MAX_TEXT_CHARS + 1
+    resp = _texts(client, ["x" * terms.MAX_TEXT_CHARS] * count, Accept="application/json")
+    assert resp.status_code == 400
+    assert f"at most {terms.MAX_TEXTS_CHARS} at once" in resp.get_json()["error"]
+
+
+@pytest.mark.parametrize("piece", [SLOW, "not met: "])
+@pytest.mark.parametrize("longest", [terms.MAX_TEXT_CHARS, terms.MAX_TEXTS_CHARS // terms.MAX_TEXTS])
+def test_the_most_a_request_may_send_is_translated_quickly(client, piece, longest):
+    # sentences as long and as many as the caps let through, made to split many ways (or nest
+    # deeply) in the templates
+    count = min(terms.MAX_TEXTS, terms.MAX_TEXTS_CHARS // longest)
+    texts = [(piece * longest)[:longest - len(str(k))] + str(k) for k in range(count)]
+    started = time.perf_counter()
+    resp = _texts(client, texts)
+    took = time.perf_counter() - started
+    assert resp.status_code == 200
+    assert took < 2, f"{count} sentences of {longest} characters took {took:.1f} s"
+
+
+@pytest.mark.parametrize("piece", ["not met: ", "square (row 1, col 2) ", "Lumberjack r1c1: 1 + "])
+def test_sentences_nested_in_sentences_are_not_a_crash(client, piece):
+    text = (piece * terms.MAX_TEXT_CHARS)[:terms.MAX_TEXT_CHARS - 1] + "x"
+    started = time.perf_counter()
+    said = i18n.render(text, i18n.translations("ko"))
+    assert isinstance(said, str) and time.perf_counter() - started < 2
+    assert _texts(client, [text]).status_code == 200
+
+
+def test_sentences_nested_deeper_than_any_the_engine_writes_stay_english_past_the_depth():
+    deep = "not met: " * 40 + "frame completely filled, no domino discarded"
+    said = i18n.render(deep, i18n.translations("ko"))
+    assert said.count("미달성") == i18n.MAX_NESTING + 1  # "not met" in Korean, as deep as it goes
+    assert said.endswith("not met: frame completely filled, no domino discarded")
+
+
+def _reference(text):
+    """What the engine's sentences parsed to with the regular expressions used before issue 48
+    (rebuilt here for short texts only: the same template, the same values)."""
+    shapes = dict.fromkeys(("n", "row", "col", "each", "points", "base", "squares", "crowns", "have",
+                            "most", "rows", "cols", "frame", "min"), r"-?\d+")
+    shapes.update(more=r"(?: \.\.\.)?", confidence=r"\d+\.\d+")
+    for template in sorted(TEMPLATES, key=len, reverse=True):
+        seen, out, pos = set(), [], 0
+        for m in re.finditer(r"%\((\w+)\)s", template):
+            out.append(re.escape(template[pos:m.start()]))
+            name = m.group(1)
+            out.append(f"(?P={name})" if name in seen else f"(?P<{name}>{shapes.get(name, '.+?')})")
+            seen.add(name)
+            pos = m.end()
+        out.append(re.escape(template[pos:]))
+        found = re.fullmatch("".join(out), text, re.S)
+        if found:
+            return template, found.groupdict()
+    return None
+
+
+VALUES = ["1", "-2", "3.25", "12", " ...", "x", "a b", "r1c1", ", ", ": ", "(", ")", " x ", "\n", ".",
+          "7x7", "-", "0.5.", "\u0663", "", "a: 1 + 1 a", "row 1 col 2, row 3 col 4", "forest"]
+
+
+def _made_up_sentences():
+    """Texts near the engine's: its templates' words and some values strung together, or a
+    template with made-up values (the same value named twice may differ)."""
+    words = sorted({w for t in TEMPLATES for w in re.split(r"%\(\w+\)s", t) if w})
+    strung = st.lists(st.sampled_from(words + VALUES), min_size=1, max_size=7).map("".join)
+
+    @st.composite
+    def filled(draw):
+        template = draw(st.sampled_from(sorted(TEMPLATES)))
+        names = re.findall(r"%\((\w+)\)s", template)
+        return template % {name: draw(st.sampled_from(VALUES)) for name in names}
+
+    return strung | filled()
+
+
+@settings(max_examples=800, deadline=None, database=None)
+@given(text=_made_up_sentences())
+def test_sentences_parse_to_the_same_template_and_values_as_before(text):
+    assert i18n.parse(text) == _reference(text)
+
+
+@pytest.mark.parametrize("text", sorted(TEMPLATES))
+def test_every_template_with_made_up_values_parses_as_before(text):
+    values = {name: "12" if name != "confidence" else "0.75"
+              for name in re.findall(r"%\((\w+)\)s", text)}
+    values.update({"more": " ...", "listed": "row 1 col 2, row 3 col 4", "courtier": "Axe warrior"})
+    sentence = text % {k: v for k, v in values.items()}
+    assert i18n.parse(sentence) == _reference(sentence)
+
+
+# --- 4. deep JSON is a 400 ------------------------------------------------------------------
+
+@pytest.mark.parametrize("body", ["[" * 100_000 + "]" * 100_000,
+                                  '{"texts": ' + "[" * 100_000 + "]" * 100_000 + "}",
+                                  '{"a":' * 100_000 + "1" + "}" * 100_000], ids=["list", "texts", "object"])
+@pytest.mark.parametrize("accept", ["application/json", "text/html"])
+def test_deeply_nested_json_is_a_400_not_a_500(client, body, accept):
+    token = page_token(client)
+    resp = client.post("/i18n/texts", data=body, content_type="application/json",
+                       headers={"X-CSRF-Token": token, "Accept-Language": "ko", "Accept": accept})
+    assert resp.status_code == 400, resp.status
+    if accept == "application/json":
+        assert "nested too deeply" in resp.get_json()["error"]
