@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import json
+from urllib.parse import urlsplit, urlunsplit
 
 from flask import Blueprint, Response, abort, redirect, render_template, request, url_for
 from werkzeug.exceptions import BadRequest, UnprocessableEntity
@@ -114,10 +115,21 @@ LANGUAGE_COOKIE_DAYS = 365
 
 
 def _local_path(target: str | None) -> str:
-    """Where to go back to after choosing a language: a path of this site only."""
-    if not target or not target.startswith("/") or target.startswith("//") or "\\" in target:
+    """Where to go back to after choosing a language: a path of this site only, else the index.
+
+    Browsers drop tabs and line breaks anywhere in an address, trim spaces and control
+    characters at its ends and read a backslash as a slash, so ``/<tab>/host`` or ``/\\host`` is
+    ``//host``: another site. Hence no control character, space or backslash at all (a line
+    break could not be sent in a header anyway), one slash first and not two, and the path is
+    written out again from its parts, so nothing but a path, query and fragment comes back."""
+    if not target or not target.startswith("/") or target[1:2] == "/":
         return url_for("pages.index")
-    return target
+    if any(ch == "\\" or ch.isspace() or not ch.isprintable() for ch in target):
+        return url_for("pages.index")
+    parts = urlsplit(target)
+    if parts.scheme or parts.netloc or not parts.path.startswith("/") or parts.path.startswith("//"):
+        return url_for("pages.index")
+    return urlunsplit(("", "", parts.path, parts.query, parts.fragment))
 
 
 @bp.get("/lang/<locale>")

@@ -130,6 +130,46 @@ def test_every_template_with_made_up_values_parses_as_before(text):
     assert i18n.parse(sentence) == _reference(sentence)
 
 
+# --- 2, 3. the language menu goes back to a path of this site only ---------------------------
+
+OFF_SITE = ["/\t/evil.example", "/%09/evil.example", "\t//evil.example", "/\n/evil.example",
+            "/\r/evil.example", "//evil.example", "/\\evil.example", "\\/evil.example",
+            "https://evil.example", "javascript:alert(1)", " //evil.example", "/ /evil.example",
+            "\x00//evil.example", "/\x0b/evil.example", "/x\\..\\..\\/evil", "evil.example",
+            "/\u3000/evil.example", "//", "/\r\nSet-Cookie:x=1", "/%0D%0ASet-Cookie:x=1"]
+
+
+@pytest.mark.parametrize("target", OFF_SITE)
+def test_the_language_menu_never_sends_a_player_off_the_site(client, target):
+    resp = client.get("/lang/ko", query_string={"next": target})
+    assert resp.status_code == 303, resp.status
+    location = resp.headers["Location"]
+    assert not re.search(r"[\x00-\x20\x7f\\]", location), repr(location)
+    assert location.startswith("/") and not location.startswith("//"), location
+    resolved = urlsplit(urljoin("http://localhost/page", location))
+    assert (resolved.scheme, resolved.netloc) == ("http", "localhost")
+    assert "x=1" not in resp.headers.get("Set-Cookie", "")
+
+
+@pytest.mark.parametrize("target", ["/\r\nSet-Cookie:x=1", "/\n", "/x\ry"])
+def test_a_line_break_in_next_goes_to_the_index_not_a_500(client, target):
+    resp = client.get("/lang/en", query_string={"next": target})
+    assert resp.status_code == 303 and resp.headers["Location"] == "/"
+    assert all(c.startswith("lang=") for c in resp.headers.getlist("Set-Cookie"))
+
+
+def test_a_raw_line_break_in_the_query_is_not_a_500(client):
+    resp = client.get("/lang/en?next=/%0D%0ASet-Cookie:x=1")
+    assert resp.status_code == 303 and resp.headers["Location"] == "/"
+
+
+@pytest.mark.parametrize("target", ["/new", "/r/abc123?x=1#why", "/batch/", "/game/A.B?name=kingdom+0",
+                                    "/r/%2F%2Fevil"])
+def test_the_language_menu_still_goes_back_to_the_page(client, target):
+    resp = client.get("/lang/ko", query_string={"next": target})
+    assert resp.status_code == 303 and resp.headers["Location"] == target
+
+
 # --- 4. deep JSON is a 400 ------------------------------------------------------------------
 
 @pytest.mark.parametrize("body", ["[" * 100_000 + "]" * 100_000,
