@@ -97,11 +97,21 @@ def _rules_title(name: str) -> str:
 
 def _select_locale() -> str:
     """The page's language: the one chosen on a page (cookie), else the browser's best match."""
+    g.language_negotiated = True  # this answer depends on both headers (_vary_on_language)
     chosen = request.cookies.get(i18n.COOKIE)
     if chosen in i18n.available():
         return chosen
     tags = [tag for tag, _q in request.accept_languages]  # most wanted first
     return i18n.negotiate(tags)
+
+
+def _vary_on_language(resp):
+    """An answer in the language the request's cookie or Accept-Language picked says so, so a
+    shared cache keeps one copy per language instead of giving everyone the first one's."""
+    if g.get("language_negotiated"):
+        resp.vary.add("Accept-Language")
+        resp.vary.add("Cookie")
+    return resp
 
 
 class _Catalogs(Domain):
@@ -166,6 +176,7 @@ def create_app(test_config: dict | None = None) -> Flask:
     babel = Babel(app, default_locale=i18n.DEFAULT, locale_selector=_select_locale)
     babel.domain_instance = _Catalogs()  # the catalogs are read from the .po files
     app.context_processor(_page_language)
+    app.after_request(_vary_on_language)
 
     app.before_request(security.check_host)
     app.before_request(security.check_csrf)

@@ -183,3 +183,25 @@ def test_deeply_nested_json_is_a_400_not_a_500(client, body, accept):
     assert resp.status_code == 400, resp.status
     if accept == "application/json":
         assert "nested too deeply" in resp.get_json()["error"]
+
+
+# --- 16. Vary: the language follows the request --------------------------------------------
+
+def _vary(resp) -> set:
+    return {v.strip().lower() for v in resp.headers.get("Vary", "").split(",") if v.strip()}
+
+
+@pytest.mark.parametrize("url", ["/", "/new", "/no-such-page"])
+def test_pages_in_the_negotiated_language_say_so_in_vary(client, url):
+    resp = client.get(url, headers={"Accept-Language": "ko"})
+    assert {"accept-language", "cookie"} <= _vary(resp), resp.headers.get("Vary")
+
+
+def test_translations_of_sentences_say_so_in_vary(client):
+    resp = _texts(client, ["not met: no castle"])
+    assert resp.status_code == 200 and {"accept-language", "cookie"} <= _vary(resp)
+
+
+def test_answers_in_no_language_do_not_vary_on_it(client):
+    resp = client.get("/i18n/ko.js")
+    assert "accept-language" not in _vary(resp)
