@@ -20,7 +20,7 @@ from werkzeug.exceptions import BadRequest, Conflict, ServiceUnavailable, Unproc
 
 from vision.io import PhotoBusy
 
-from . import get_store
+from . import get_store, security
 
 bp = Blueprint("outline", __name__)
 
@@ -132,7 +132,8 @@ def reread(rid):
     fits_photo(photo, corners)
     read = current_app.config.get("READ_OUTLINE") or default_read_outline
     try:
-        obj = read(photo, corners, size, rec["rules"], rec["bonuses"])
+        with security.hold_photo(photo):  # its pixels count in the budget while it is read
+            obj = read(photo, corners, size, rec["rules"], rec["bonuses"])
     except PhotoBusy as exc:
         raise ServiceUnavailable(str(exc))
     except ValueError as exc:

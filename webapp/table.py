@@ -18,7 +18,7 @@ from werkzeug.exceptions import BadRequest, NotFound, ServiceUnavailable, Unproc
 import engine
 from vision.io import PhotoBusy
 
-from . import get_store, outline, service
+from . import get_store, outline, security, service
 from .reading import READ_LOCK, copy_scale
 
 bp = Blueprint("table", __name__)
@@ -67,7 +67,13 @@ def read_table_photo(upload, rules: str, bonuses, players=(), size=None
     """Check, read, score and store every kingdom of an uploaded table photo: ``[(id, source as
     stored, scored object with "kingdom" and "corners"), ...]`` in kingdom order. 400 for a bad file, 422 when
     the photo holds no kingdom (nothing is stored then), 503 when the server is busy. ``size``
-    (5 or 7, every kingdom's; None: the reader decides) goes to the reader only when given."""
+    (5 or 7, every kingdom's; None: the reader decides) goes to the reader only when given.
+    The photo's pixels are held in the budget (``security``) until every kingdom is read."""
+    with security.pixel_budget().keep():
+        return _read_table_photo(upload, rules, bonuses, players, size)
+
+
+def _read_table_photo(upload, rules, bonuses, players, size) -> list[tuple[str, str, dict]]:
     data, small, (width, height) = service.decode_upload(upload)
     name = service.upload_name(upload, 180)
     reader = current_app.config.get("TABLE_READER") or default_table_reader

@@ -238,3 +238,99 @@ def test_an_ordinary_request_is_answered_beside_205_idle_connections(real_server
     finally:
         for s in idle:
             s.close()
+
+
+# ---------------------------------------------------------------- 10: pixels in flight
+
+
+def _until(condition, limit: float = 30.0) -> None:
+    """Poll ``condition`` until it holds; fail after ``limit`` seconds."""
+    import time
+
+    deadline = time.monotonic() + limit
+    while not condition():
+        assert time.monotonic() < deadline, "timed out waiting"
+        time.sleep(0.005)
+
+
+def test_two_large_decodes_never_run_at_once_under_a_budget_that_fits_one():
+    import threading
+
+    from webapp.security import PixelBudget
+
+    budget = PixelBudget(150_000_000)
+    running, most, lock = [], [0], threading.Lock()
+    release = {name: threading.Event() for name in ("a", "b")}
+
+    def fake_decode(name):  # a 120 MP decode that lasts until the test lets it end
+        with budget.hold(120_000_000, wait_s=60):
+            with lock:
+                running.append(name)
+                most[0] = max(most[0], len(running))
+            release[name].wait(60)
+            with lock:
+                running.remove(name)
+
+    first = threading.Thread(target=fake_decode, args=("a",))
+    first.start()
+    _until(lambda: running == ["a"])
+    second = threading.Thread(target=fake_decode, args=("b",))
+    second.start()
+    _until(lambda: budget.waiting() == 1)   # b is queued behind a, not decoding
+    assert running == ["a"] and budget.in_use() == 120_000_000
+    release["a"].set()
+    _until(lambda: running == ["b"])
+    release["b"].set()
+    first.join(30)
+    second.join(30)
+    assert most[0] == 1 and budget.in_use() == 0
+
+
+def test_small_photos_share_the_budget_and_a_wait_too_long_is_busy():
+    import threading
+
+    from vision.io import PhotoBusy
+    from webapp.security import PixelBudget
+
+    budget = PixelBudget(150_000_000)
+    with budget.hold(12_000_000, wait_s=1), budget.hold(130_000_000, wait_s=1):
+        # re-entrant: the thread's second hold only adds what the first did not cover
+        assert budget.in_use() == 130_000_000
+    assert budget.in_use() == 0
+    with budget.hold(12_000_000, wait_s=1):
+        with budget.hold(12_000_000, wait_s=1):  # same thread: nothing more
+            assert budget.in_use() == 12_000_000
+        refused = []
+
+        def other():
+            try:
+                with budget.hold(140_000_000, wait_s=0.05):
+                    pass
+            except PhotoBusy as exc:
+                refused.append(str(exc))
+
+        t = threading.Thread(target=other)
+        t.start()
+        t.join(30)
+        assert refused and "try again" in refused[0]
+    # a photo larger than the whole budget still runs, alone
+    with budget.hold(500_000_000, wait_s=1):
+        assert budget.in_use() == 150_000_000
+
+
+def test_an_upload_holds_its_pixels_from_decoding_until_it_is_read(make_app):
+    from webapp import security
+
+    seen = []
+
+    def reader(photo, rules, bonuses=()):
+        seen.append(security.pixel_budget().in_use())
+        return FakeReader()(photo, rules, bonuses)
+
+    app = make_app(READER=reader)
+    client = app.test_client()
+    resp = client.post("/api/score", data={"photo": (io.BytesIO(png_bytes(600, 500)), "k.png")},
+                       content_type="multipart/form-data")
+    assert resp.status_code == 200
+    with app.app_context():
+        assert seen == [600 * 500] and security.pixel_budget().in_use() == 0
