@@ -102,10 +102,18 @@ CREATE TABLE IF NOT EXISTS rereadings (
 CREATE INDEX IF NOT EXISTS rereadings_reading ON rereadings (reading_id)""")
 
 
+def _v4_undo_links(db: sqlite3.Connection) -> None:
+    """Each correction's place in its reading's undo history (``Store.undo_history``); left
+    empty on older corrections until their reading is next shown or corrected."""
+    _add_column(db, "corrections", "undo_to", "INTEGER")
+    _add_column(db, "corrections", "undo_depth", "INTEGER")
+
+
 MIGRATIONS = [  # (user_version after the step, the step): append, never edit or reorder
     (1, _v1_readings_and_corrections),
     (2, _v2_derived_and_table_readings),
     (3, _v3_rereadings),
+    (4, _v4_undo_links),
 ]
 SCHEMA_VERSION = MIGRATIONS[-1][0]
 BUSY_TIMEOUT_S = 30  # how long a connection waits for another one's write before giving up
@@ -183,6 +191,30 @@ def _pid_alive(pid: int) -> bool:
 def content_hash(data: bytes) -> str:
     """The key a photo is known by, whatever its file name."""
     return hashlib.sha256(data).hexdigest()
+
+
+def _same_json(kingdom) -> str:
+    return json.dumps(kingdom, sort_keys=True)
+
+
+def _next_link(new_key: str, now, key_of, link_of, has_machine: bool) -> tuple:
+    """A new correction's place in the undo history: ``(undo_to, undo_depth)``.
+
+    The history is a stack kept as links: each correction names the correction whose kingdom
+    Undo goes back to from it (``undo_to``: its rowid; 0: the machine's reading; None: nothing)
+    and how many steps Undo has from it (``undo_depth``). ``now``: the rowid of the latest live
+    correction (None: none yet, the machine's reading, if any, is the kingdom);
+    ``key_of(rowid)`` a state's key (0: the machine's), ``link_of(rowid)`` its links."""
+    if now is None:
+        if not has_machine or new_key == key_of(0):
+            return None, 0  # the first kingdom of one built by hand, or the machine's again
+        return 0, 1
+    undo_to, depth = link_of(now)
+    if new_key == key_of(now):
+        return undo_to, depth  # the same save again: nothing changes
+    if undo_to is not None and new_key == key_of(undo_to):  # an undo: one step back
+        return link_of(undo_to) if undo_to else (None, 0)
+    return now, depth + 1
 
 
 class Store:
@@ -285,15 +317,107 @@ class Store:
             rid = secrets.token_urlsafe(9)
         return rid
 
-    def add_correction(self, reading_id: str, kingdom: dict) -> None:
-        """Keep a person's corrected kingdom; the machine reading stays as it was."""
-        if self.get(reading_id) is None:
-            raise KeyError(reading_id)
-        with self._db:
+    def add_correction(self, reading_id: str, kingdom: dict, key=None) -> None:
+        """Keep a person's corrected kingdom; the machine reading stays as it was.
+
+        The correction also takes its place in the reading's undo history (``undo_history``):
+        ``key(kingdom)`` says which kingdoms are the same state (default: the same JSON); a
+        correction equal to the state Undo goes back to takes the last change back, one equal
+        to the current kingdom changes nothing, any other is one more step. The work does not
+        depend on how many corrections came before."""
+        key = key or _same_json
+        with self._immediate():
+            row = self._db.execute("SELECT machine FROM readings WHERE id=?",
+                                   (reading_id,)).fetchone()
+            if row is None:
+                raise KeyError(reading_id)
+            machine = json.loads(row[0]) if row[0] else None
+            last = self._latest_live(reading_id)
+            if last is not None and last["undo_depth"] is None:  # stored before the links
+                self._relink(reading_id, machine, key)
+                last = self._latest_live(reading_id)
+
+            def key_of(rowid):
+                if rowid == 0:
+                    return key(machine)
+                text = self._db.execute("SELECT kingdom FROM corrections WHERE rowid=?",
+                                        (rowid,)).fetchone()[0]
+                return key(json.loads(text))
+
+            def link_of(rowid):
+                r = self._db.execute("SELECT undo_to, undo_depth FROM corrections WHERE rowid=?",
+                                     (rowid,)).fetchone()
+                return r[0], r[1]
+
+            undo_to, depth = _next_link(key(kingdom), last["rowid"] if last else None,
+                                        key_of, link_of, machine is not None)
             self._db.execute(
-                "INSERT INTO corrections (reading_id, created, kingdom) VALUES (?,?,?)",
-                (reading_id, time.time(), json.dumps(kingdom)),
+                "INSERT INTO corrections (reading_id, created, kingdom, undo_to, undo_depth)"
+                " VALUES (?,?,?,?,?)",
+                (reading_id, time.time(), json.dumps(kingdom), undo_to, depth),
             )
+
+    def _latest_live(self, reading_id: str):
+        """The reading's latest correction not set aside: rowid, undo_to, undo_depth."""
+        return self._db.execute(
+            f"SELECT rowid, undo_to, undo_depth FROM corrections c WHERE reading_id=?"
+            f" AND NOT {_SET_ASIDE} ORDER BY rowid DESC LIMIT 1", (reading_id,)).fetchone()
+
+    def _relink(self, reading_id: str, machine: dict | None, key) -> None:
+        """Work out the undo links of every live correction of a reading from the first (the
+        corrections of a store from before the links; once per reading), inside the caller's
+        transaction."""
+        rows = self._db.execute(
+            f"SELECT rowid, kingdom FROM corrections c WHERE reading_id=? AND NOT {_SET_ASIDE}"
+            " ORDER BY rowid", (reading_id,)).fetchall()
+        keys = {0: key(machine) if machine is not None else None}
+        links: dict[int, tuple] = {}
+        now = None
+        for rowid, text in rows:
+            keys[rowid] = key(json.loads(text))
+            links[rowid] = _next_link(keys[rowid], now, keys.__getitem__, links.__getitem__,
+                                      machine is not None)
+            now = rowid
+        self._db.executemany("UPDATE corrections SET undo_to=?, undo_depth=? WHERE rowid=?",
+                             [(u, d, rowid) for rowid, (u, d) in links.items()])
+
+    def undo_history(self, reading_id: str, limit: int, key=None) -> tuple[list[dict], int]:
+        """What Undo goes back to from the reading's current kingdom: the newest ``limit``
+        kingdoms, oldest first (the reading's machine reading, when Undo reaches it, as it is
+        stored), and how many steps there are in all. Corrections set aside by a new reading
+        (``replace_machine``) are not in it. ``key``: as for ``add_correction`` (used once, to
+        link the corrections of a store from before the links)."""
+        last = self._latest_live(reading_id)
+        if last is not None and last["undo_depth"] is None:
+            with self._immediate():
+                row = self._db.execute("SELECT machine FROM readings WHERE id=?",
+                                       (reading_id,)).fetchone()
+                self._relink(reading_id, json.loads(row[0]) if row and row[0] else None,
+                             key or _same_json)
+            last = self._latest_live(reading_id)
+        if last is None:
+            return [], 0
+        out = []
+        step = last["undo_to"]
+        while step is not None and len(out) < max(0, limit):
+            if step == 0:  # the machine's reading: nothing before it
+                row = self._db.execute("SELECT machine FROM readings WHERE id=?",
+                                       (reading_id,)).fetchone()
+                out.append(json.loads(row[0]))
+                break
+            row = self._db.execute("SELECT kingdom, undo_to FROM corrections WHERE rowid=?",
+                                   (step,)).fetchone()
+            out.append(json.loads(row[0]))
+            step = row[1]
+        out.reverse()
+        return out, int(last["undo_depth"])
+
+    def correction_count(self, reading_id: str, live_only: bool = False) -> int:
+        """How many corrections ``corrections`` would list (without loading them)."""
+        live = f" AND NOT {_SET_ASIDE}" if live_only else ""
+        return int(self._db.execute(
+            f"SELECT COUNT(*) FROM corrections c WHERE reading_id=?{live}",
+            (reading_id,)).fetchone()[0])
 
     def _row(self, row) -> dict:
         d = dict(row)

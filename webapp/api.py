@@ -57,7 +57,8 @@ def correct(rid):
     """Store a person's corrected kingdom (the machine's reading is kept) and re-score it."""
     service.load(rid)  # 404 before looking at the body
     service.correct(rid, service.json_body())
-    return jsonify(service.view(service.load(rid)))
+    # the new state and the newest undo steps: an answer's size does not grow with the history
+    return jsonify(service.view(service.load(rid), history=service.HISTORY_ANSWER))
 
 
 @bp.post("/readings")

@@ -252,3 +252,16 @@ def undo_stack(machine: dict | None, rules: str, bonuses, corrections: list[dict
         now = state
     return stack
 
+
+
+def state_key(rules: str, bonuses):
+    """When two stored kingdoms of a reading are the same editor state (as ``undo_stack``
+    compares them): the key the store links its undo history by (``Store.add_correction``)."""
+    def key(kingdom: dict) -> str:
+        return json.dumps(_state(kingdom, rules, bonuses), sort_keys=True)
+    return key
+
+
+def undo_states(kingdoms: list[dict], rules: str, bonuses) -> list[dict]:
+    """The kingdoms of ``Store.undo_history`` as the editor's states (``undo_stack``'s form)."""
+    return [_state(kingdom, rules, bonuses) for kingdom in kingdoms]

@@ -19,8 +19,8 @@ from vision.io import PhotoBusy
 
 from . import get_store, outline
 from .reading import (breakdown_csv, copy_scale, dispute, grid_points, scale_points,
-                      shrink_photo, undo_stack)
-from .security import ImageRejected, check_image, hold_photo, pixel_budget
+                      shrink_photo, state_key, undo_states)
+from .security import ImageRejected, check_image
 
 # keys a reading carries that are not part of the kingdom itself
 READER_KEYS = ("review", "corners", "homography", "score", "source", "id", "permalink", "rows",
@@ -37,6 +37,11 @@ MAX_ITEMS = 50            # items of any list or object inside a kingdom
 MAX_DEPTH = 6             # nesting of lists and objects inside a kingdom
 MAX_BONUSES = 10
 MAX_CLAIMED = 10_000
+
+# Undo steps a reading's JSON carries, the newest (``view``): every correction stays stored, and
+# a reload after undoing these offers the ones before them
+HISTORY_SHOWN = 50        # the result page and GET /api/readings/<id>
+HISTORY_ANSWER = 10       # the answer to a correction (the page keeps its own; see result.js)
 
 
 # ---------------------------------------------------------------- rule sets
@@ -281,8 +286,7 @@ def decode_upload(upload) -> tuple[bytes, bytes, tuple[int, int]]:
     data = upload.read()
     try:
         check_image(data, current_app.config["MAX_PIXELS"])
-        with hold_photo(data):  # its pixels count in the budget (held on inside keep())
-            small, size = shrink_photo(data)
+        small, size = shrink_photo(data)
     except PhotoBusy as exc:  # every decoding turn taken: the photo is fine, the server busy
         raise ServiceUnavailable(str(exc))
     except ImageRejected as exc:
@@ -313,12 +317,6 @@ def read_photo(upload, rules: str, bonuses, player: str | None = None,
     happen before anything heavy: the header is checked before any pixel is decoded. Whatever
     goes wrong while reading one photo is that photo's error, never a server error.
     """
-    # the photo's pixels are held in the budget from its decoding until it is read (security)
-    with pixel_budget().keep():
-        return _read_photo(upload, rules, bonuses, player, claimed, corners, size)
-
-
-def _read_photo(upload, rules, bonuses, player, claimed, corners, size) -> tuple[str, dict]:
     data, small, (width, height) = decode_upload(upload)
     outline.fits_photo(data, corners)  # 400 when the outline given lies outside the photo
     name = upload_name(upload, 200)
@@ -373,11 +371,14 @@ def current(rec: dict) -> tuple[dict | None, list[str]]:
     return None, list(rec["bonuses"])
 
 
-def view(rec: dict) -> dict:
+def view(rec: dict, history: int = HISTORY_SHOWN) -> dict:
     """Everything the result page shows, as one JSON object.
 
     A record that cannot be scored (stored before a rule or a check changed) is shown with its
-    error, so a person can fix it; it never makes the page fail.
+    error, so a person can fix it; it never makes the page fail. ``history``: how many undo
+    steps it carries at most (the newest); ``history_total`` says how many there are, and
+    ``history_truncated`` whether some were left out. Its size and its work do not grow with
+    the number of corrections.
     """
     try:
         kingdom, bonuses = current(rec)
@@ -385,12 +386,16 @@ def view(rec: dict) -> dict:
         kingdom, bonuses = None, []
     machine = rec.get("machine") if isinstance(rec.get("machine"), dict) else None
     # corrections set aside by a re-read (a new outline) were made on other squares: not undone
-    corrections = [c["kingdom"] for c in get_store().corrections(rec["id"], live_only=True)]
+    store = get_store()
+    steps, total = store.undo_history(rec["id"], history, key=state_key(rec["rules"],
+                                                                        rec["bonuses"]))
     out = {"id": rec["id"], "rules": rec["rules"], "bonuses": bonuses, "player": rec["player"],
            "claimed": rec["claimed"], "source": rec["source"], "error": rec["error"],
-           "created": rec["created"], "corrections": len(corrections),
+           "created": rec["created"],
+           "corrections": store.correction_count(rec["id"], live_only=True),
            # the states Undo goes back to, so it still works after a reload (result.js)
-           "history": undo_stack(machine, rec["rules"], rec["bonuses"], corrections),
+           "history": undo_states(steps, rec["rules"], rec["bonuses"]),
+           "history_total": total, "history_truncated": total > len(steps),
            "kingdom": None, "score": None, "machine": None, "review": [], "grid": None,
            "photo": url_for("pages.photo", rid=rec["id"]) if rec["has_photo"] else None,
            "photo_size": None, "dispute": None}
@@ -440,7 +445,8 @@ def correct(rid: str, data: dict) -> None:
     kingdom = kingdom_of(data)
     kingdom["rules"] = rules
     score_kingdom(kingdom, rules=rules, bonuses=bonuses)  # refuse what cannot be scored
-    get_store().add_correction(rid, {**kingdom, "bonuses": bonuses})
+    get_store().add_correction(rid, {**kingdom, "bonuses": bonuses},
+                               key=state_key(rec["rules"], rec["bonuses"]))
 
 
 def create(data: dict) -> str:
