@@ -20,7 +20,7 @@ from vision.io import PhotoBusy
 from . import get_store, outline
 from .reading import (breakdown_csv, copy_scale, dispute, grid_points, scale_points,
                       shrink_photo, state_key, undo_states)
-from .security import ImageRejected, check_image
+from .security import ImageRejected, check_image, hold_photo, pixel_budget
 
 # keys a reading carries that are not part of the kingdom itself
 READER_KEYS = ("review", "corners", "homography", "score", "source", "id", "permalink", "rows",
@@ -286,7 +286,8 @@ def decode_upload(upload) -> tuple[bytes, bytes, tuple[int, int]]:
     data = upload.read()
     try:
         check_image(data, current_app.config["MAX_PIXELS"])
-        small, size = shrink_photo(data)
+        with hold_photo(data):  # its pixels count in the budget (held on inside keep())
+            small, size = shrink_photo(data)
     except PhotoBusy as exc:  # every decoding turn taken: the photo is fine, the server busy
         raise ServiceUnavailable(str(exc))
     except ImageRejected as exc:
@@ -317,6 +318,12 @@ def read_photo(upload, rules: str, bonuses, player: str | None = None,
     happen before anything heavy: the header is checked before any pixel is decoded. Whatever
     goes wrong while reading one photo is that photo's error, never a server error.
     """
+    # the photo's pixels are held in the budget from its decoding until it is read (security)
+    with pixel_budget().keep():
+        return _read_photo(upload, rules, bonuses, player, claimed, corners, size)
+
+
+def _read_photo(upload, rules, bonuses, player, claimed, corners, size) -> tuple[str, dict]:
     data, small, (width, height) = decode_upload(upload)
     outline.fits_photo(data, corners)  # 400 when the outline given lies outside the photo
     name = upload_name(upload, 200)
