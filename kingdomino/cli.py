@@ -119,8 +119,6 @@ def cmd_score(args) -> int:
 
     _check_rules(args)
     if getattr(args, "all", False):  # whole-table photos: kingdomino.table
-        from kingdomino.table import cmd_score_all
-
         return cmd_score_all(args)
     if getattr(args, "players", None) is not None:
         raise UsageError("--players names the kingdoms of a whole-table photo: add --all")
@@ -135,6 +133,68 @@ def cmd_score(args) -> int:
             status = EXIT_INPUT
             continue
         _emit({"source": path, **obj}, args.json)
+    return status
+
+
+def _format_standings(rows: list[dict]) -> str:
+    """The game's standings (``kingdomino.table.standings``) as the lines ``score --all`` prints."""
+    out = ["standings:"]
+    for row in rows:
+        line = f"  {row['place']}. {row['player']} (kingdom {row['kingdom']})  {row['total']}"
+        breaks = ", ".join(f"{name.replace('_', ' ')} {value}"
+                           for name, value in row["tiebreak"].items())
+        if breaks:
+            line += f"  [tie-break: {breaks}]"
+        notes = (["shared place"] if row["shared"] else []) + (
+            ["kingdom cut by the photo's edge: incomplete"] if row["cut"] else [])
+        if notes:
+            line += f"  ({'; '.join(notes)})"
+        out.append(line)
+    return "\n".join(out)
+
+
+def cmd_score_all(args) -> int:
+    """``kingdomino score PHOTO... --all``: every kingdom of each photo (``kingdomino.table``).
+
+    JSON: one line per kingdom (the contract's object plus ``kingdom``, ``corners``, ``cut``);
+    a photo with no kingdom gives one ``{"source", "error"}`` line and exit code 1. Table: each
+    kingdom numbered and, with ``--players``, the game's standings per photo."""
+    from kingdomino import table
+    from kingdomino.report import format_result
+
+    if getattr(args, "corners", None) is not None:
+        raise UsageError("--corners gives one kingdom's outline and --all reads every kingdom: "
+                         "use one or the other")
+    try:
+        players = table.parse_players(getattr(args, "players", None))
+    except table.PlayersError as exc:
+        raise UsageError(f"--players: {exc}") from None
+    status = EXIT_OK
+    for path in args.photos:
+        try:
+            objs = table.score_table(path, rules=args.rules, bonuses=args.bonus, size=args.size)
+        except Exception as exc:  # one photo's failure never stops the others (contract)
+            _photo_failed(path, exc, args)
+            status = EXIT_INPUT
+            continue
+        if args.json:
+            for obj in objs:
+                print(json.dumps({"source": path, **obj}), flush=True)
+            continue
+        plural = "" if len(objs) == 1 else "s"
+        print(f"{path}: {len(objs)} kingdom{plural} (numbered by centre, left to right)",
+              flush=True)
+        for obj in objs:
+            k = obj["kingdom"]
+            name = f" ({players[k]})" if k < len(players) else ""
+            print(format_result({**obj, "source": f"kingdom {k}{name}"}), flush=True)
+            print(flush=True)
+        if not players:
+            continue
+        warning = table.players_warning(objs, players)
+        if warning:
+            print(f"warning: {warning}", flush=True)
+        print(_format_standings(table.standings(objs, players)), flush=True)
     return status
 
 

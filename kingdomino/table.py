@@ -4,6 +4,9 @@ as ``vision.table`` numbers them, and the game's standings.
 
 A kingdom cut by the photo's edge keeps ``"cut": true`` and a warning: it is scored as far as
 it is seen, never as complete, and the standings mark it.
+
+A service: it prints nothing and knows nothing of the command line (``kingdomino.cli`` prints
+``score --all`` and chooses its exit codes) or of the web app.
 """
 from __future__ import annotations
 
@@ -101,63 +104,3 @@ def players_warning(objs: list[dict], players: list[str]) -> str | None:
         return (f"{len(players)} players named but {len(objs)} kingdoms found: names go to "
                 "kingdoms in numbering order (0 is the leftmost); check the numbers on the photo")
     return None
-
-
-def format_standings(rows: list[dict]) -> str:
-    lines = ["standings:"]
-    for row in rows:
-        tie = ", ".join(f"{k.replace('_', ' ')} {v}" for k, v in row["tiebreak"].items())
-        note = []
-        if row["shared"]:
-            note.append("shared place")
-        if row["cut"]:
-            note.append("kingdom cut by the photo's edge: incomplete")
-        lines.append(f"  {row['place']}. {row['player']} (kingdom {row['kingdom']})  "
-                     f"{row['total']}" + (f"  [tie-break: {tie}]" if tie else "")
-                     + (f"  ({'; '.join(note)})" if note else ""))
-    return "\n".join(lines)
-
-
-def cmd_score_all(args) -> int:
-    """``kingdomino score PHOTO... --all``: every kingdom of each photo (see ``kingdomino.cli``).
-
-    JSON: one line per kingdom (the contract's object plus ``kingdom``, ``corners``, ``cut``);
-    a photo with no kingdom gives one ``{"source", "error"}`` line and exit code 1. Table: each
-    kingdom numbered and, with ``--players``, the game's standings per photo."""
-    import json
-
-    from kingdomino.cli import EXIT_INPUT, EXIT_OK, UsageError, _photo_failed
-    from kingdomino.report import format_result
-
-    if getattr(args, "corners", None) is not None:
-        raise UsageError("--corners gives one kingdom's outline and --all reads every kingdom: "
-                         "use one or the other")
-    try:
-        players = parse_players(getattr(args, "players", None))
-    except PlayersError as exc:
-        raise UsageError(f"--players: {exc}") from None
-    status = EXIT_OK
-    for path in args.photos:
-        try:
-            objs = score_table(path, rules=args.rules, bonuses=args.bonus, size=args.size)
-        except Exception as exc:  # one photo's failure never stops the others (contract)
-            _photo_failed(path, exc, args)
-            status = EXIT_INPUT
-            continue
-        if args.json:
-            for obj in objs:
-                print(json.dumps({"source": path, **obj}), flush=True)
-            continue
-        print(f"{path}: {len(objs)} kingdom{'s' if len(objs) != 1 else ''} "
-              "(numbered by centre, left to right)", flush=True)
-        for obj in objs:
-            k = obj["kingdom"]
-            title = f"kingdom {k}" + (f" ({players[k]})" if k < len(players) else "")
-            print(format_result({**obj, "source": title}), flush=True)
-            print(flush=True)
-        if players:
-            warning = players_warning(objs, players)
-            if warning:
-                print(f"warning: {warning}", flush=True)
-            print(format_standings(standings(objs, players)), flush=True)
-    return status
