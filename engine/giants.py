@@ -7,28 +7,31 @@ from __future__ import annotations
 
 from collections import Counter
 
-from engine.kingdom import Kingdom, square_code, square_name
+from engine.kingdom import BASE_TERRAINS, Kingdom, square_code, square_name
 from engine.messages import Message, N_
-from engine.rules import (Bonus, Kingdomino, RegionScore, connection_warnings, frame_filled,
-                          register, start_in_centre)
+from engine.rules import (HARMONY, MIDDLE_KINGDOM, Bonus, Kingdomino, RegionScore,
+                          connection_warnings, frame_filled, register, start_in_centre)
 
-TERRAINS = ("field", "forest", "lake", "grassland", "swamp", "mine")
 # Bleak King counts regions of these terrains only (never swamp or mine).
 BLEAK_TERRAINS = ("field", "forest", "grassland", "lake")
 BLEAK_MIN_SQUARES = 5
 # Squares of each terrain on the 60 dominoes (48 + the 12 of the expansion).
 SET_SQUARES = {"field": 30, "forest": 26, "lake": 22, "grassland": 19, "swamp": 14, "mine": 9}
 WOODEN_GIANTS = 6
+# quest -> (points, test, rule), as Rules.bonuses holds them; quest() scores each with its
+# arithmetic. The base game's two variants are quest tiles too (engine.rules).
 QUESTS = {
-    "harmony": (5, "frame completely filled, no domino discarded"),
-    "middle-kingdom": (10, "castle on the centre square"),
-    "lost-corner": (20, "castle on a corner square of the frame"),
-    "bleak-king": (10, "10 per field, forest, grassland or lake region of 5+ squares without a "
-                       "visible crown"),
-    "folie-des-grandeurs": (10, "10 per line of 3 crowned squares (lines share at most one square)"),
-    **{f"four-corners-{t}": (5, f"5 per corner square of the frame that is {t}") for t in TERRAINS},
-    **{f"local-business-{t}": (5, f"5 per {t} square among the 8 around the castle")
-       for t in TERRAINS},
+    "harmony": HARMONY,
+    "middle-kingdom": MIDDLE_KINGDOM,
+    "lost-corner": (20, None, "castle on a corner square of the frame"),
+    "bleak-king": (10, None, "10 per field, forest, grassland or lake region of 5+ squares "
+                             "without a visible crown"),
+    "folie-des-grandeurs": (10, None, "10 per line of 3 crowned squares (lines share at most "
+                                      "one square)"),
+    **{f"four-corners-{t}": (5, None, f"5 per corner square of the frame that is {t}")
+       for t in BASE_TERRAINS},
+    **{f"local-business-{t}": (5, None, f"5 per {t} square among the 8 around the castle")
+       for t in BASE_TERRAINS},
 }
 
 
@@ -103,7 +106,7 @@ Q_AROUND = N_("%(n)s %(terrain)s square(s) around the castle x %(each)s = %(poin
 
 def quest(name: str, kingdom: Kingdom, regions: list[RegionScore]) -> Bonus:
     """One quest tile's points with the arithmetic, or 0 and why not."""
-    each, rule = QUESTS[name]
+    each = QUESTS[name][0]
     start = kingdom.start
     if name == "harmony":
         if frame_filled(kingdom):
@@ -191,7 +194,7 @@ class AgeOfGiants(Kingdomino):
     cell_pieces = ("giants",)
     piece_options = {"giants": {"kind": "count", "min": 0, "max": 3, "label": "Giants",
                                 "hint": "each giant hides one crown of this square"}}
-    bonuses = {name: (points, None, reason) for name, (points, reason) in QUESTS.items()}
+    bonuses = QUESTS
 
     def region_crowns(self, kingdom, cells):
         return sum(kingdom[rc].visible_crowns for rc in cells)

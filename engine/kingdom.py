@@ -17,9 +17,11 @@ from engine.messages import SQUARE, Message
 
 SIZES = (5, 7)
 
+# The base game's six terrains (Kingdomino; Queendomino and both expansions keep them).
+BASE_TERRAINS = ("field", "forest", "lake", "grassland", "swamp", "mine")
 # Every terrain any rule set knows; each rule set checks that a kingdom uses only its own.
 TERRAINS = (
-    "field", "forest", "lake", "grassland", "swamp", "mine",    # Kingdomino
+    *BASE_TERRAINS,                                              # Kingdomino
     "town",                                                      # Queendomino
     "desert", "quarry", "volcano",                               # Origins (+ grassland, lake, forest)
     "village", "city", "gold", "silver", "copper", "gems", "wall",  # Domain

@@ -2,7 +2,8 @@
 from __future__ import annotations
 
 from engine.messages import Message, N_
-from engine.rules import Rules, RegionScore, register, start_in_centre, frame_filled
+from engine.kingdom import BASE_TERRAINS
+from engine.rules import VARIANTS, Rules, RegionScore, register
 
 # a building's and the coins' arithmetic in the breakdown
 FIXED = N_("%(points)s fixed")
@@ -16,14 +17,11 @@ COINS = N_("%(n)s coins // 3")
 class Queendomino(Rules):
     name = "queendomino"
     title = "Queendomino"
-    terrains = ("field", "forest", "lake", "grassland", "swamp", "mine", "town")
+    terrains = (*BASE_TERRAINS, "town")
     cell_pieces = ("building",)
     kingdom_pieces = ("coins", "knights", "queen")
     # The Queendomino rulebook keeps the Kingdomino variants.
-    bonuses = {
-        "middle-kingdom": (10, start_in_centre, "castle in the centre of the frame"),
-        "harmony": (5, frame_filled, "frame completely filled, no domino discarded"),
-    }
+    bonuses = dict(VARIANTS)
 
     def regions(self, kingdom):
         regions = super().regions(kingdom)

@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 from typing import Callable
 
 from engine.errors import KingdomError, RulesError
-from engine.kingdom import Kingdom
+from engine.kingdom import BASE_TERRAINS, Kingdom
 from engine.messages import TEMPLATES, Message, N_
 from engine.regions import find_regions, terrain_key
 
@@ -299,6 +299,13 @@ def score(kingdom: Kingdom, rules: str | None = None, bonuses=()) -> Score:
 
 
 # --- Kingdomino -------------------------------------------------------------------------------
+# The base game's two variants, as bonuses: (points, test, reason). Queendomino keeps both;
+# Age of Giants has them among its quest tiles (engine/giants.py).
+MIDDLE_KINGDOM = (10, start_in_centre, N_("castle in the centre of the frame"))
+HARMONY = (5, frame_filled, N_("frame completely filled, no domino discarded"))
+VARIANTS = {"middle-kingdom": MIDDLE_KINGDOM, "harmony": HARMONY}
+
+
 def _dominoes():
     from engine.dominoes import domino_warnings
 
@@ -310,11 +317,8 @@ class Kingdomino(Rules):
     name = "kingdomino"
     aliases = ("base", "mighty-duel")
     title = "Kingdomino (base game; 7x7 = Mighty Duel)"
-    terrains = ("field", "forest", "lake", "grassland", "swamp", "mine")
-    bonuses = {
-        "middle-kingdom": (10, start_in_centre, N_("castle in the centre of the frame")),
-        "harmony": (5, frame_filled, N_("frame completely filled, no domino discarded")),
-    }
+    terrains = BASE_TERRAINS
+    bonuses = dict(VARIANTS)
 
     def tiebreak(self, kingdom, regions):
         return [("largest_region", max((r.squares for r in regions), default=0)),
