@@ -30,14 +30,15 @@ def english_messages(monkeypatch):
 
 @pytest.fixture
 def fresh_jobs(monkeypatch):
-    """An empty table of the web app's batches (``webapp.batch._JOBS`` is one per process, so
-    the batches other tests left waiting would count against this test's limits)."""
+    """An empty table of the web app's batches (``webapp.batch.jobs._JOBS`` is one per process,
+    so the batches other tests left waiting would count against this test's limits); gives the
+    jobs module."""
     from collections import OrderedDict
 
-    from webapp import batch as web_batch
+    from webapp.batch import jobs
 
-    monkeypatch.setattr(web_batch, "_JOBS", OrderedDict())
-    return web_batch
+    monkeypatch.setattr(jobs, "_JOBS", OrderedDict())
+    return jobs
 
 
 @pytest.fixture

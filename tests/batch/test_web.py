@@ -201,7 +201,7 @@ class _FinishesWhileLooked(object):
 
 
 def test_page_built_while_the_batch_finishes_shows_progress_not_an_empty_queue(app, client):
-    from webapp import batch as web_batch
+    from webapp.batch import jobs as web_batch
 
     class RacingJob(web_batch.Job):
         state = _FinishesWhileLooked()

@@ -1,22 +1,9 @@
-"""Batch page of the web app: many photos (or zips) -> standings, review queue, CSV downloads.
+"""The batch page's jobs (``webapp.batch.routes`` answers the requests): the table of batches
+this server process holds, their uploads on disk, and the one queue that reads them.
 
-Flow (``batch.js`` drives it; without JavaScript the form posts everything at once):
-
-- ``GET /batch/``: the form (photos or zips, optional manifest CSV, rules, bonuses).
-- ``POST /batch/``: makes a job (rules, bonuses, manifest checked first). Files sent with it are
-  added; ``start=1`` (the plain form) starts it at once and redirects to the job page, else the
-  answer is JSON ``{"id", "upload", "start", "page"}``.
-- ``POST /batch/<id>/photos``: adds files (field ``photos``, repeatable) to a job not started yet,
-  so a page can send hundreds of photos one request at a time, each under the upload limit.
-- ``POST /batch/<id>/start``: reads the photos in a background thread (worker processes when
-  ``BATCH_JOBS`` > 1; results go into the store as they come, like ``kingdomino batch``).
-- ``GET /batch/<id>/progress``: ``{"state", "done", "total", "errors", "review", "message"}``.
-- ``GET /batch/<id>``: progress, then the standings, the review queue (links to ``/r/<id>``, the
-  permalink where a square can be corrected) and the downloads ``results.csv`` /
-  ``standings.csv``, built from the store on each request, so corrections count at once.
-
-Jobs live in this server process (the readings themselves are in the store); a job id is random
-and unguessable, and its page is the only way to it. Uploaded file names are labels only.
+A job lives in this server's memory only (the readings themselves go into the store, as
+``kingdomino batch`` puts them there); its id is random and unguessable. Uploaded file names
+are labels only.
 
 Limits (app config; one client must not fill the server's memory or disk, docs/webapp.md):
 
@@ -51,23 +38,16 @@ from pathlib import Path
 from collections import OrderedDict
 from dataclasses import dataclass, field
 
-from flask import (Blueprint, Response, abort, current_app, jsonify, redirect, render_template,
-                   request, url_for)
-from werkzeug.exceptions import (BadRequest, HTTPException, NotFound, RequestEntityTooLarge,
-                                 ServiceUnavailable)
+from flask import current_app
+from werkzeug.exceptions import BadRequest, NotFound, RequestEntityTooLarge, ServiceUnavailable
 
 from kingdomino import batch as core
-from kingdomino import standings as standings_mod
 from kingdomino.store import Store
-
-from . import service
 
 try:
     import fcntl
 except ImportError:  # not POSIX: a folder's age tells whether its batch may still be alive
     fcntl = None
-
-bp = Blueprint("batch", __name__, url_prefix="/batch")
 
 MAX_JOBS_KEPT = 50
 DEFAULT_MAX_FILES = 2000
@@ -132,57 +112,18 @@ _QUEUE: "queue.Queue[Job]" = queue.Queue()
 _WORKER: threading.Thread | None = None
 
 
-def _wants_json() -> bool:
-    return request.accept_mimetypes.best == "application/json" or request.headers.get(
-        "X-Requested-With") == "fetch"
-
-
-def _plain_form() -> bool:
-    """Whether a POST came from the page's form without its script (it gets a page back, the
-    script and other programs JSON). Never reads a body that cannot be read again."""
-    if _wants_json():
-        return False
-    try:
-        return bool(request.form.get("start"))
-    except HTTPException:  # the body was refused (too large): go by what the client reads
-        return request.accept_mimetypes.best_match(["application/json",
-                                                    "text/html"]) == "text/html"
-
-
-def _size(n: int) -> str:
+def readable_size(n: int) -> str:
+    """``n`` bytes as a person reads them: ``2 GB``, ``64 KB``, ``12 bytes``."""
     for unit, scale in (("GB", 2**30), ("MB", 2**20), ("KB", 2**10)):
         if n >= scale:
             return f"{n / scale:.3g} {unit}"
     return f"{n} bytes"
 
 
-@bp.errorhandler(HTTPException)
-def _error(exc: HTTPException):
-    message = exc.description or exc.name
-    if exc.code == 413 and message == RequestEntityTooLarge.description:  # the request's limit
-        limit = _size(current_app.config["MAX_CONTENT_LENGTH"])
-        message = (f"the upload is too large: at most {limit} in one request; send fewer photos "
-                   "at a time (the page does so by itself when JavaScript is on), or use "
-                   "`kingdomino batch` on the command line")
-    if request.method == "GET" and not _wants_json():
-        return render_template("error.html", code=exc.code, name=exc.name,
-                               message=message), exc.code
-    if not _plain_form():
-        return jsonify(error=message), exc.code
-    if request.endpoint == "batch.create":  # the form again, with the reason
-        return render_template("batch.html", choices=service.all_rules_meta(),
-                               error=message), exc.code
-    return render_template("error.html", code=exc.code, name=exc.name,
-                           message=message), exc.code
-
-
-def _job(job_id: str) -> Job:
+def find(job_id: str) -> Job | None:
+    """The batch of this id on this server, or None."""
     with _JOBS_LOCK:
-        job = _JOBS.get(job_id)
-    if job is None:
-        abort(404, description="no such batch on this server (batches are kept until the server "
-                               "restarts; the readings themselves stay in the store)")
-    return job
+        return _JOBS.get(job_id)
 
 
 def _config(name: str, default):
@@ -261,18 +202,12 @@ def sweep_uploads(root: Path, ttl: float = DEFAULT_WAITING_TTL) -> int:
     return removed
 
 
-@bp.record_once
-def _sweep_at_start(state) -> None:
+def sweep_at_start(app) -> None:
     """A new app deletes the uploads left by a server gone (no batch of theirs is alive)."""
-    app = state.app
     ttl = float(app.config.get("BATCH_WAITING_TTL") or DEFAULT_WAITING_TTL)
     removed = sweep_uploads(_upload_root(app), ttl)
     if removed:
         app.logger.info("deleted the uploads of %d batch(es) left by a server gone", removed)
-
-
-def _client() -> str:
-    return request.remote_addr or ""
 
 
 def _check_place(job: Job, claim: bool = False) -> None:
@@ -298,11 +233,12 @@ def _check_place(job: Job, claim: bool = False) -> None:
             job.placed = True
 
 
-def _admit(job: Job) -> None:
-    """Register a new job (no photo yet); 503 when no waiting place is free for its address
-    (after expiring the old ones). Past the caps on empty batches the oldest are dropped."""
+def admit(job: Job, client: str) -> None:
+    """Register a new job (no photo yet) made by the address ``client``; 503 when no waiting
+    place is free for that address (after expiring the old ones). Past the caps on empty
+    batches the oldest are dropped."""
     job.touched = _now()
-    job.client = _client()
+    job.client = client
     expire_waiting(job.touched)
     _check_place(job)
     per_client = int(_config("BATCH_MAX_EMPTY_PER_CLIENT", DEFAULT_MAX_EMPTY_PER_CLIENT))
@@ -330,7 +266,8 @@ def _keep(job: Job) -> None:
             del _JOBS[oldest]
 
 
-def _forget(job: Job) -> None:
+def forget(job: Job) -> None:
+    """Take a job that failed to be made out of the table, its files deleted."""
     with _JOBS_LOCK:
         _JOBS.pop(job.id, None)
     job.discard_files()
@@ -366,8 +303,8 @@ def _make_folder(job: Job) -> None:
 def _disk_check(job: Job, limit_bytes: int) -> None:
     """413/503 when ``job`` (its uploads counted so far) holds more disk than it may."""
     if job.nbytes > limit_bytes:
-        raise RequestEntityTooLarge(f"a batch takes at most {_size(limit_bytes)} of photos: "
-                                    "make another batch for the rest")
+        raise RequestEntityTooLarge(f"a batch takes at most {readable_size(limit_bytes)} of "
+                                    "photos: make another batch for the rest")
     per_client = int(_config("BATCH_MAX_CLIENT_BYTES", DEFAULT_MAX_CLIENT_BYTES))
     everyone = int(_config("BATCH_MAX_WAITING_BYTES", DEFAULT_MAX_WAITING_BYTES))
     with _JOBS_LOCK:
@@ -377,13 +314,13 @@ def _disk_check(job: Job, limit_bytes: int) -> None:
     mine = sum(n for client, n in held if client == job.client)
     if mine > per_client:
         raise ServiceUnavailable(
-            f"the batches from your address hold {_size(mine)} of photos not read yet, more "
-            f"than the {_size(per_client)} one address may have: start a batch (or wait "
-            "until it is read) and send the rest then")
+            f"the batches from your address hold {readable_size(mine)} of photos not read yet, "
+            f"more than the {readable_size(per_client)} one address may have: start a batch (or "
+            "wait until it is read) and send the rest then")
     total = sum(n for _, n in held)
     if total > everyone:
         raise ServiceUnavailable(
-            f"the server has {_size(everyone)} of photos waiting to be read, the most it "
+            f"the server has {readable_size(everyone)} of photos waiting to be read, the most it "
             "keeps: try again when some batches have been read")
 
 
@@ -427,7 +364,10 @@ def _label(name: str | None, n: int) -> str:
     return name
 
 
-def _add_files(job: Job) -> int:
+def add_files(job: Job, uploads) -> int:
+    """Stream the uploads of one request into ``job``; how many were added. ``uploads()`` gives
+    them (asked for once the job is known to take more, so a started batch says so before the
+    request's body is read)."""
     limit_files = current_app.config.get("BATCH_MAX_FILES", DEFAULT_MAX_FILES)
     limit_bytes = current_app.config.get("BATCH_MAX_BYTES", DEFAULT_MAX_BYTES)
     added = 0
@@ -435,7 +375,7 @@ def _add_files(job: Job) -> int:
         if job.state != "uploading":
             raise BadRequest("this batch has already started: make a new batch for more photos")
         try:
-            for upload in request.files.getlist("photos"):
+            for upload in uploads():
                 if upload is None or not upload.filename:
                     continue
                 if len(job.files) >= limit_files:
@@ -543,7 +483,8 @@ def _ensure_worker() -> None:
             _WORKER.start()
 
 
-def _start(job: Job) -> None:
+def start(job: Job) -> None:
+    """Put a job in the one queue (503 when it is full); its photos are read in turn."""
     limit = int(_config("BATCH_MAX_QUEUED", DEFAULT_MAX_QUEUED))
     with job.lock:
         if job.state != "uploading":
@@ -561,138 +502,3 @@ def _start(job: Job) -> None:
     _QUEUE.put(job)
     if current_app.config.get("BATCH_WAIT"):  # tests: finish before answering
         job.finished.wait()
-
-
-def _urls(job: Job) -> dict:
-    return {"id": job.id, "upload": url_for("batch.photos", job_id=job.id),
-            "start": url_for("batch.start", job_id=job.id),
-            "progress": url_for("batch.progress", job_id=job.id),
-            "page": url_for("batch.page", job_id=job.id)}
-
-
-# ---------------------------------------------------------------- routes
-
-
-@bp.get("/")
-def index():
-    return render_template("batch.html", choices=service.all_rules_meta(), error=None)
-
-
-@bp.post("/")
-def create():
-    form = request.form
-    try:
-        rules, bonuses = service.check_choice(form.get("rules"), form.getlist("bonus"))
-        manifest = None
-        upload = request.files.get("manifest")
-        if upload is not None and upload.filename:
-            raw = upload.read(2 * 2**20 + 1)
-            if len(raw) > 2 * 2**20:
-                raise BadRequest("the manifest is larger than 2 MB: is it the right file?")
-            try:
-                manifest = standings_mod.read_manifest(raw.decode("utf-8-sig"))
-            except UnicodeDecodeError:
-                raise BadRequest("the manifest is not a UTF-8 text CSV file")
-            except standings_mod.ManifestError as exc:
-                raise BadRequest(f"manifest: {exc}")
-        job = Job(id=secrets.token_urlsafe(12), rules=rules, bonuses=bonuses, manifest=manifest)
-        _admit(job)
-        try:
-            _add_files(job)
-        except BaseException:
-            _forget(job)
-            raise
-        if form.get("start"):
-            _start(job)
-            return redirect(url_for("batch.page", job_id=job.id), code=303)
-    except BadRequest as exc:
-        if form.get("start") and not _wants_json():
-            return render_template("batch.html", choices=service.all_rules_meta(),
-                                   error=exc.description), 400
-        raise
-    return jsonify(_urls(job)), 201
-
-
-@bp.post("/<job_id>/photos")
-def photos(job_id):
-    job = _job(job_id)
-    added = _add_files(job)
-    if not added:
-        raise BadRequest("no files: send them in a multipart field named \"photos\"")
-    return jsonify(added=added, files=len(job.files))
-
-
-@bp.post("/<job_id>/start")
-def start(job_id):
-    job = _job(job_id)
-    _start(job)
-    return jsonify(_urls(job) | job.progress()), 202
-
-
-@bp.get("/<job_id>/progress")
-def progress(job_id):
-    resp = jsonify(_job(job_id).progress())
-    resp.headers["Cache-Control"] = "no-store"
-    return resp
-
-
-def _results(job: Job, with_manifest: bool = True):
-    manifest = job.manifest if with_manifest else None
-    store = Store(current_app.config["DATABASE"])
-    try:
-        rows = core.build_rows(store, job.outcomes or [], rules=job.rules, bonuses=job.bonuses,
-                               manifest=manifest)
-    finally:
-        store.close()
-    table = core.standings_for(rows) if manifest else None
-    return rows, table
-
-
-@bp.get("/<job_id>")
-def page(job_id):
-    job = _job(job_id)
-    rows, table, error = [], None, None
-    # one look at the state: the reading thread may finish while this page is being built, and
-    # a page that saw "running" for the rows but "done" for the layout showed an empty queue
-    state = job.state
-    if state == "done":
-        try:
-            rows, table = _results(job)
-        except standings_mod.ManifestError as exc:
-            error = f"manifest: {exc}"
-            rows, table = _results(job, with_manifest=False)
-    looks = [r for r in rows if r["status"] != "ok"]
-    return render_template("batch_job.html", job=job, state=state, urls=_urls(job), rows=rows, looks=looks,
-                           standings=table, error=error,
-                           tiebreaks=core.tiebreak_columns(rows))
-
-
-def _download(job_id: str, which: str) -> Response:
-    job = _job(job_id)
-    if job.state != "done":
-        raise BadRequest("the batch is not finished yet: wait for the progress bar to end")
-    try:
-        rows, table = _results(job)
-    except standings_mod.ManifestError as exc:
-        raise BadRequest(f"manifest: {exc}")
-    if which == "results":
-        text = core.rows_to_csv(rows, rules=job.rules, bonuses=job.bonuses)
-    else:
-        if table is None:
-            abort(404, description="this batch has no manifest, so no standings")
-        text = standings_mod.to_csv(table)
-    from .pages import csv_text  # the pages' links ask for a byte order mark (spreadsheets)
-
-    resp = Response(csv_text(text), mimetype="text/csv; charset=utf-8")
-    resp.headers["Content-Disposition"] = f'attachment; filename="batch-{job.id}-{which}.csv"'
-    return resp
-
-
-@bp.get("/<job_id>/results.csv")
-def results_csv(job_id):
-    return _download(job_id, "results")
-
-
-@bp.get("/<job_id>/standings.csv")
-def standings_csv(job_id):
-    return _download(job_id, "standings")
