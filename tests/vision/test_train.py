@@ -56,13 +56,15 @@ def test_cross_validation_folds_never_split_a_kingdom():
     assert min(sizes) > 0 and max(sizes) - min(sizes) <= max(sizes) // 2
 
 
-def test_score_fallback_counts_regions():
-    from vision.lab.evaluation.evaluate import _simple_score, score
+def test_the_lab_scores_with_the_engine_even_a_grid_no_kingdom_holds():
+    from vision.lab.evaluation.evaluate import score
 
     terrain = [["field", "field", "lake"], ["castle", "lake", "lake"]]
     crowns = [[1, 0, 0], [0, 1, 0]]
-    assert _simple_score(terrain, crowns) == 2 * 1 + 3 * 1
-    assert score(terrain, crowns) == 5
+    assert score(terrain, crowns) == 2 * 1 + 3 * 1
+    # a misread grid: a second castle, crowns on a castle and on an empty square score nothing
+    misread = [["field", "castle", "lake"], ["castle", "lake", "empty"]]
+    assert score(misread, [[1, 2, 0], [3, 1, 1]]) == 1 * 1 + 1 * 0 + 1 * 1  # field, two lakes
 
 
 def test_blank_border_squares_lifts_ring_squares_off():

@@ -42,6 +42,7 @@ from pathlib import Path
 import cv2
 import numpy as np
 
+import engine
 from vision import config as _config
 from vision import photo
 from vision.read import glare as deglare
@@ -89,37 +90,22 @@ def kingdom_obj(terrain, crowns, size: int | None = None) -> dict:
     return {"rules": "kingdomino", "size": size, "cells": cells}
 
 
-def _simple_score(terrain, crowns) -> int:
-    rows, cols = len(terrain), len(terrain[0])
-    seen, total = set(), 0
-    for r in range(rows):
-        for c in range(cols):
-            if (r, c) in seen or terrain[r][c] in ("castle", "empty"):
-                continue
-            stack, n, k = [(r, c)], 0, 0
-            seen.add((r, c))
-            while stack:
-                a, b = stack.pop()
-                n, k = n + 1, k + crowns[a][b]
-                for da, db in ((1, 0), (-1, 0), (0, 1), (0, -1)):
-                    x, y = a + da, b + db
-                    if 0 <= x < rows and 0 <= y < cols and (x, y) not in seen \
-                            and terrain[x][y] == terrain[r][c]:
-                        seen.add((x, y))
-                        stack.append((x, y))
-            total += n * k
-    return total
-
-
 def score(terrain, crowns) -> int:
-    """Base Kingdomino total (``engine.score``; a plain region count if the engine is absent)."""
-    try:
-        import engine
+    """A grid's base Kingdomino total, as ``engine.score`` gives it (no bonus).
 
-        return int(engine.score(engine.Kingdom.from_json(kingdom_obj(terrain, crowns))).to_json()["total"])
-    except (ImportError, AttributeError, ValueError):
-        # no engine, or a reading the engine refuses (e.g. no castle): still a comparable number
-        return _simple_score(terrain, crowns)
+    A misread grid may hold what no kingdom does: a second castle, crowns on a castle or on an
+    empty square. Neither is land, so neither scores: they go to the engine as a crownless
+    empty square, and the total is the engine's all the same."""
+    obj = kingdom_obj(terrain, crowns)
+    castles = 0
+    for line in obj["cells"]:
+        for cell in line:
+            castles += cell["terrain"] == "castle"
+            if cell["terrain"] == "castle" and castles > 1:
+                cell["terrain"] = "empty"
+            if cell["terrain"] in ("castle", "empty"):
+                cell["crowns"] = 0
+    return engine.score(engine.Kingdom.from_json(obj)).total
 
 
 # ----------------------------------------------------------------------------- frames
@@ -247,18 +233,15 @@ def find_frame(image, cfg, reader=None):
     outlines, the windows the classifier chooses among, the seams' quadrilateral, the
     whole-table search when unconvinced -- read by that reader's network; in cross-validation
     it is the fold's (``fold_reader``), so the frame too is chosen by a network that never saw
-    the photo. Without it, the detector's first outline (``detect.find_board``), which needs no
+    the photo. Without it, the detector's first outline (``detect.locate``), which needs no
     network."""
     if reader is not None:
         f = reader.find(image)
         return np.asarray(f.corners, np.float64), int(f.rows), int(f.cols), f.offsets
     from vision.find import detect
 
-    b = detect.find_board(image, cfg)
-    offsets = None
-    if getattr(b, "offsets", None) is not None and b.cell:
-        offsets = np.asarray(b.offsets, np.float64) * (cfg["classify"]["cell"] / b.cell)
-    return np.asarray(b.corners, np.float64), int(b.rows), int(b.cols), offsets
+    first = detect.locate(image, cfg)
+    return np.asarray(first.corners, np.float64), int(first.rows), int(first.cols), None
 
 
 class FoldModelsError(ValueError):

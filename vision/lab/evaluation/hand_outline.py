@@ -28,6 +28,8 @@ from pathlib import Path
 import cv2
 import numpy as np
 
+from engine.kingdom import SIZES
+from vision.find.detect import is_frame
 from vision.lab.evaluation.robust import add_photo_options, photos_and_readers, report
 
 
@@ -81,7 +83,7 @@ def measure(reader_for, photos, offs, modes=tuple(MODES), log=None) -> dict:
     out = {_key(o, m): {"n": 0, "size_right": 0, "exact": 0, "squares_wrong": 0, "unflagged": 0,
                         "failures": []} for o in offs for m in modes}
     for photo in photos:
-        if photo.rows != photo.cols or photo.rows not in (5, 7):
+        if not is_frame(photo.rows, photo.cols, SIZES):
             continue                    # a half-built kingdom: no frame to give by hand
         image = cv2.imread(str(photo.path), cv2.IMREAD_COLOR)
         if image is None:

@@ -34,6 +34,7 @@ from pathlib import Path
 import cv2
 import numpy as np
 
+from engine.kingdom import BASE_TERRAINS, SIZES
 from vision.lab.scenes import render
 
 from vision.lab.scenes import synth
@@ -494,7 +495,7 @@ def _paste(img, patch, cx, cy, ang, mask=None):
 def _loose_tiles(img, cx, cy, square, ang, rng):
     """One to three single squares (a domino's halves split apart, tiles of another game)."""
     for k in range(int(rng.integers(1, 4))):
-        t = str(rng.choice(["field", "forest", "lake", "grassland", "swamp", "mine"]))
+        t = str(rng.choice(list(BASE_TERRAINS)))
         tile = render.draw_square(t, int(rng.choice([0, 0, 1, 2])), max(12, int(square)), rng)
         x = cx + math.cos(ang) * square * 1.3 * k
         y = cy + math.sin(ang) * square * 1.3 * k
@@ -792,7 +793,7 @@ def make_hard_scene(rng=None, width: int = 4000, height: int = 3000, *, size: in
     W, H = int(width), int(height)
     if min(W, H) < 120:
         raise ValueError(f"the photo must be at least 120 pixels on each side, got {W} x {H}")
-    if size is not None and size not in (5, 7):
+    if size is not None and size not in SIZES:
         raise ValueError(f"size must be 5 or 7, got {size}")
     if board is not None and layout is not None:
         raise ValueError("give either layout (a kingdom to draw) or board (a picture), not both")
@@ -800,7 +801,7 @@ def make_hard_scene(rng=None, width: int = 4000, height: int = 3000, *, size: in
         layout = board
     if layout is not None:
         n = len(layout["terrain"])
-        if n not in (5, 7) or any(len(row) != n for row in layout["terrain"]):
+        if n not in SIZES or any(len(row) != n for row in layout["terrain"]):
             raise ValueError("layout['terrain'] must be a 5x5 or 7x7 grid (lists of rows)")
         size = n
     size = size or (5 if rng.random() < 0.6 else 7)

@@ -20,6 +20,7 @@ import cv2
 import numpy as np
 
 from engine.dominoes import dominoes
+from engine.kingdom import SIZES
 from vision.read.classify import TERRAINS
 
 # Base colours (BGR) of each terrain as printed; each tile jitters around these.
@@ -547,7 +548,7 @@ def random_layout(rng=None, size: int = 5, fill: float | None = None) -> dict:
     "dominoes", "castle"}``; ``dominoes`` lists ``((r, c), (r, c), number)`` (first square = the
     domino's ``a`` half).
     """
-    if size not in (5, 7):
+    if size not in SIZES:
         raise ValueError(f"size must be 5 or 7, got {size}")
     rng = as_rng(rng)
     if fill is None:

@@ -28,6 +28,7 @@ from pathlib import Path
 import cv2
 import numpy as np
 
+from engine.kingdom import BASE_TERRAINS
 from vision.lab.scenes import render
 
 TABLES = ("wood", "laminate", "cloth", "mat")
@@ -340,7 +341,7 @@ def _place_other_kingdom(img, keep_small, board_side, rng) -> bool:
 
 def draw_loose_domino(img, cx, cy, size, ang, rng):
     """A single domino lying apart from the kingdom (as in the real photos' draft rows)."""
-    t = rng.choice(["field", "forest", "lake", "grassland", "swamp", "mine"], 2)
+    t = rng.choice(list(BASE_TERRAINS), 2)
     s = max(16, int(size / 2))
     tile = np.concatenate([render.draw_square(str(t[0]), 0, s, rng), render.draw_square(str(t[1]), 0, s, rng)], 1)
     h, w = tile.shape[:2]
