@@ -41,7 +41,7 @@ def outline_app(make_app):
     [[10, 10], [500, -int("7" * 400)], [500, 400], [10, 400]],
     [10, 10, 500, 10, 500, 400, 10, int("1" * 400)],
     ",".join(["1" * 400] * 8),
-])
+], ids=["pairs, huge x", "pairs, huge negative y", "flat list", "text"])
 def test_outline_with_a_huge_number_is_400_saying_so(outline_app, corners):
     client, token, rid, again = outline_app
     resp = client.post(f"/api/readings/{rid}/outline", json={"corners": corners},
