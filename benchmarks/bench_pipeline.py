@@ -4,7 +4,7 @@
 
 Photos: ``--n`` generated 4000x3000 scenes (``vision.lab.scenes.synth``, rendered kingdoms, written as JPEG
 quality 90 like a phone's file) and, when ``../shared`` is present, the dev phone photos at their
-own size, each decoded as the product decodes it (``vision.photo``: with ``[io]
+own size, each decoded as the product decodes it (``vision.photo.scale``: with ``[io]
 read_long_side`` set, a JPEG whose long side is at least twice that is decoded reduced). Each stage is timed separately on one thread (OpenCV, OpenMP, BLAS and torch all held
 to 1); the table gives the median and 90th percentile per stage in milliseconds, and ``total_cpu``, the
 photo's CPU time (what it costs one core, steady when other work shares the machine). The

@@ -41,10 +41,10 @@ def score_image(image, rules: str | None = None, bonuses=(), size: int | None = 
     """Read a decoded BGR image and score it; the contract's JSON (without ``source``).
 
     ``factor``: how many times smaller a side the image is than the upright photo (a JPEG
-    decoded reduced, ``vision.photo``); the reading's corners and homography are put back in
+    decoded reduced, ``vision.photo.scale``); the reading's corners and homography are put back in
     the photo's pixels. Raises ``vision.PhotoError`` when no kingdom can be read.
     """
-    from vision import photo
+    from vision.photo import scale as photo
 
     reading = photo.to_photo_pixels(reader().read(image, size=size), factor)
     return score_reading(reading, rules=rules, bonuses=bonuses)
@@ -74,7 +74,7 @@ def score_photo(path_or_bytes, rules: str | None = None, bonuses=(), size: int |
     ``"outline": {"by": "hand", "corners": [...]}`` (the given points, ordered tl, tr, br, bl,
     stored pixels) next to ``corners`` (the same outline in the upright photo's pixels).
     """
-    from vision import photo
+    from vision.photo import scale as photo
 
     if corners is not None:
         return score_outline(path_or_bytes, corners, rules=rules, bonuses=bonuses, size=size)
@@ -86,7 +86,7 @@ def score_photo(path_or_bytes, rules: str | None = None, bonuses=(), size: int |
 def score_outline(path_or_bytes, corners, rules: str | None = None, bonuses=(),
                   size: int | None = None) -> dict:
     """Read and score the kingdom inside an outline given by hand (see ``score_photo``)."""
-    from vision import io as photo_io
+    from vision.photo import files as photo_io
     from vision import outline_hand
 
     data = photo_io.photo_bytes(path_or_bytes)

@@ -16,8 +16,8 @@ from vision.errors import PhotoError
 
 
 def load_image(path_or_bytes):
-    """Decode a photo (path or bytes) to a BGR array; see ``vision.io.load_image``."""
-    from vision import io
+    """Decode a photo (path or bytes) to a BGR array; see ``vision.photo.files.load_image``."""
+    from vision.photo import files as io
 
     return io.load_image(path_or_bytes)
 

@@ -18,7 +18,7 @@ from __future__ import annotations
 from flask import Blueprint, current_app, jsonify, request
 from werkzeug.exceptions import BadRequest, Conflict, ServiceUnavailable, UnprocessableEntity
 
-from vision.io import PhotoBusy
+from vision.photo.files import PhotoBusy
 
 from . import get_store, security
 
@@ -80,7 +80,7 @@ def form_outline(form) -> tuple:
 
 def fits_photo(data: bytes, corners) -> None:
     """``BadRequest`` when the outline lies far outside the photo (its stored pixels)."""
-    from vision import io as photo_io
+    from vision.photo import files as photo_io
     from vision.outline_hand import OutlineError, check_outline
 
     if corners is None:
@@ -114,7 +114,7 @@ def default_read_outline(photo: bytes, corners, size, rules: str, bonuses=()) ->
 
 @bp.post("/api/readings/<rid>/outline")
 def reread(rid):
-    from vision import io as photo_io
+    from vision.photo import files as photo_io
 
     from . import service
 

@@ -4,7 +4,6 @@ plain data out, so it is tested without a server.
 """
 from __future__ import annotations
 
-import csv
 import io
 import json
 import threading
@@ -36,15 +35,15 @@ def default_reader(photo: bytes, rules: str, bonuses=(), corners=None, size=None
 
 def decode(photo: bytes):
     """The photo as a BGR array, upright (EXIF honoured); ``vision.PhotoError`` (a ValueError)
-    when it cannot be (``vision.io.load_image``: limits checked before decoding)."""
-    from vision import io as photo_io
+    when it cannot be (``vision.photo.files.load_image``: limits checked before decoding)."""
+    from vision.photo import files as photo_io
 
     return photo_io.load_image(photo)
 
 
 def shrink_photo(photo: bytes, max_side: int = PHOTO_MAX_SIDE) -> tuple[bytes, tuple[int, int]]:
     """A JPEG copy of the photo at most ``max_side`` px, and the upright original's (w, h)."""
-    from vision import io as photo_io
+    from vision.photo import files as photo_io
 
     image = decode(photo)
     h, w = image.shape[:2]
@@ -194,23 +193,6 @@ def breakdown_csv(reading_id: str, rules: str, score: dict) -> str:
                 w.writerow([reading_id, rules, "courtier", item.get("reason"), "", "",
                             item.get("points")])
     w.writerow([reading_id, rules, "total", "", "", "", score.get("total")])
-    return out.getvalue()
-
-
-def squares_csv(kingdom: dict, machine: dict | None) -> str:
-    """Every square: the current kingdom next to what the machine read."""
-    out = io.StringIO()
-    w = csv.writer(out, lineterminator="\n")
-    w.writerow(["row", "col", "terrain", "crowns", "machine_terrain", "machine_crowns",
-                "confidence", "review"])
-    review = {tuple(rc) for rc in (machine or {}).get("review") or []}
-    mcells = (machine or {}).get("cells") or []
-    for r, row in enumerate(kingdom.get("cells") or []):
-        for c, cell in enumerate(row):
-            m = mcells[r][c] if r < len(mcells) and c < len(mcells[r]) else {}
-            w.writerow([r, c, cell.get("terrain"), cell.get("crowns"), m.get("terrain", ""),
-                        m.get("crowns", ""), m.get("confidence", ""),
-                        "yes" if (r, c) in review else ""])
     return out.getvalue()
 
 

@@ -15,7 +15,7 @@ from werkzeug.exceptions import BadRequest, NotFound, ServiceUnavailable, Unproc
 import engine
 from kingdomino import service
 from kingdomino.store import content_hash
-from vision.io import PhotoBusy
+from vision.photo.files import PhotoBusy
 
 from . import get_store, outline
 from .reading import (breakdown_csv, copy_scale, dispute, grid_points, scale_points,

@@ -16,7 +16,7 @@ from flask import Blueprint, current_app, jsonify, redirect, render_template, re
 from werkzeug.exceptions import BadRequest, NotFound, ServiceUnavailable, UnprocessableEntity
 
 import engine
-from vision.io import PhotoBusy
+from vision.photo.files import PhotoBusy
 
 from . import get_store, outline, security, service
 from .reading import READ_LOCK, copy_scale

@@ -1,6 +1,6 @@
-"""Reading one photo's bytes for the batch, through ``vision.io`` (the project's one photo opener).
+"""Reading one photo's bytes for the batch, through ``vision.photo.files`` (the project's one photo opener).
 
-``read_item`` returns an item's bytes once ``vision.io`` has checked them (a regular file, the
+``read_item`` returns an item's bytes once ``vision.photo.files`` has checked them (a regular file, the
 size, pixel and memory limits of ``vision/config.toml`` ``[io]``, a readable header);
 ``photo_copy`` makes the small copy the web app's review page shows.
 """
@@ -10,7 +10,7 @@ import zipfile
 
 from kingdomino.batch import limits
 from kingdomino.store import PHOTO_COPY_SIDE
-from vision import io as photo_io
+from vision.photo import files as photo_io
 from vision.errors import PhotoError
 
 
@@ -19,7 +19,7 @@ class ItemError(Exception):
 
 
 def looks_like_image(head: bytes) -> bool:
-    """Whether the first bytes (32 are enough) are those of an image format ``vision.io`` knows
+    """Whether the first bytes (32 are enough) are those of an image format ``vision.photo.files`` knows
     (HEIC too: it is refused with a message that says how to export it)."""
     return photo_io.sniff_format(head) is not None
 
@@ -48,7 +48,7 @@ def _member_bytes(item, budget: dict) -> bytes:
 
 
 def read_item(item, budget: dict) -> bytes:
-    """The item's bytes, checked by ``vision.io``; raises ``ItemError`` with a message for a
+    """The item's bytes, checked by ``vision.photo.files``; raises ``ItemError`` with a message for a
     person (a folder, a FIFO, too large, not an image, a damaged header...)."""
     if item.error:
         raise ItemError(item.error)

@@ -85,7 +85,7 @@ def test_bad_inputs_are_error_rows_and_exit_1(tmp_path, calls):
     assert "not a photo" in by_name["notes.jpg"]["status"]
     assert "empty" in by_name["empty.png"]["status"]
     assert "no kingdom" in by_name["table.png"]["status"]
-    assert "damaged" in by_name["cut.png"]["status"]  # vision.io's header check, before any read
+    assert "damaged" in by_name["cut.png"]["status"]  # vision.photo.files's header check, before any read
     assert [r["status"].startswith("error") for r in rows] == [True] * 5 + [False] * 2
     assert by_name["p01.png"]["status"] == "ok"
 

@@ -1,4 +1,4 @@
-"""vision.io: safe decoding of photos."""
+"""vision.photo.files: safe decoding of photos."""
 from __future__ import annotations
 
 import os
@@ -11,9 +11,9 @@ import numpy as np
 import pytest
 
 from vision import config as vision_config
-from vision import io as photo_io
+from vision.photo import files as photo_io
 from vision.errors import PhotoError
-from vision.io import PhotoInfo, check_photo, image_dimensions, load_image, read_header
+from vision.photo.files import PhotoInfo, check_photo, image_dimensions, load_image, read_header
 
 
 def _jpeg(img: np.ndarray) -> bytes:

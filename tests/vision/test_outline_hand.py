@@ -95,7 +95,7 @@ def test_outline_far_outside_the_photo_is_refused():
 
 @pytest.mark.parametrize("orientation", range(1, 9))
 def test_stored_points_land_where_the_decoder_puts_them(orientation):
-    from vision.io import load_image
+    from vision.photo.files import load_image
 
     stored = np.full((120, 200, 3), 40, np.uint8)
     stored[18:23, 28:33] = 255  # a bright mark centred on stored (30.5, 20.5)
@@ -119,7 +119,7 @@ def test_no_exif_is_orientation_1():
 
 
 def test_decide_size_counts_the_squares_inside_the_outline(samples):
-    from vision.io import load_image
+    from vision.photo.files import load_image
 
     for name, n in (("kingdom-5x5", 5), ("kingdom-7x7", 7)):
         data, _, corners = samples[name]

@@ -8,9 +8,9 @@ import numpy as np
 import pytest
 
 from vision import config as vision_config
-from vision import photo
+from vision.photo import scale as photo
 from vision.geometry import board_homography
-from vision.io import PhotoInfo, load_image
+from vision.photo.files import PhotoInfo, load_image
 from vision.reader import Reading
 
 from tests.vision.test_io import _jpeg, _with_exif_orientation
@@ -58,7 +58,7 @@ def test_a_large_jpeg_is_decoded_reduced_and_a_png_whole(tmp_path):
 
 
 def test_off_the_photo_is_checked_and_decoded_once_as_load_image_does(tmp_path, monkeypatch):
-    from vision import io as photo_io
+    from vision.photo import files as photo_io
 
     path = tmp_path / "a.jpg"
     path.write_bytes(_jpeg(_stripes(600, 1200)))

@@ -326,18 +326,18 @@ def test_a_reader_that_crashes_is_a_clear_error_for_that_photo(make_app):
 
 
 def test_uploads_are_decoded_by_the_readers_safe_loader(client, monkeypatch):
-    """Issue 15 #10: decoding in the web app goes through vision.io (which bounds how many
+    """Issue 15 #10: decoding in the web app goes through vision.photo.files (which bounds how many
     decodes run at once and their memory), never around it."""
-    import vision.io
+    import vision.photo.files
 
     calls = []
-    real = vision.io.load_image
+    real = vision.photo.files.load_image
 
     def counting(source, *args, **kwargs):
         calls.append(len(source) if isinstance(source, (bytes, bytearray)) else source)
         return real(source, *args, **kwargs)
 
-    monkeypatch.setattr(vision.io, "load_image", counting)
+    monkeypatch.setattr(vision.photo.files, "load_image", counting)
     data = png_bytes()
     assert post_photo(client, data).status_code == 200
     assert calls == [len(data)]
@@ -471,9 +471,9 @@ def test_fuzz_form_endpoints_never_500(tmp_path_factory, fresh_jobs):
 
 
 def test_busy_decoder_is_503_json_and_nothing_is_stored(app, client, monkeypatch):
-    """Every decoding turn taken (vision.io.PhotoBusy): the photo is fine, the server is busy:
+    """Every decoding turn taken (vision.photo.files.PhotoBusy): the photo is fine, the server is busy:
     503 with a JSON error saying to try again, and no error reading is stored for the photo."""
-    from vision import io as photo_io
+    from vision.photo import files as photo_io
 
     import webapp.service
 

@@ -289,7 +289,7 @@ def test_two_large_decodes_never_run_at_once_under_a_budget_that_fits_one():
 def test_small_photos_share_the_budget_and_a_wait_too_long_is_busy():
     import threading
 
-    from vision.io import PhotoBusy
+    from vision.photo.files import PhotoBusy
     from webapp.security import PixelBudget
 
     budget = PixelBudget(150_000_000)

@@ -143,7 +143,7 @@ def test_api_all_checks_the_upload_as_a_single_photo_is(tclient, table_reader, m
     label = ("k" * 300 + ".png")[-180:]
     assert [k["source"] for k in resp.get_json()["kingdoms"]] == [f"{label} #0", f"{label} #1"]
 
-    from vision import io as photo_io
+    from vision.photo import files as photo_io
 
     import webapp.service
 

@@ -44,7 +44,7 @@ import numpy as np
 
 import engine
 from vision import config as _config
-from vision import photo
+from vision.photo import scale as photo
 from vision.read import glare as deglare
 from vision.read.classify import MODELS_DIR, N_CROWNS, TERRAINS, SquareClassifier
 from vision.find.frame import too_few_tiles

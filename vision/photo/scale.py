@@ -27,8 +27,8 @@ import dataclasses
 
 import numpy as np
 
-from . import config as _config
-from . import io as photo_io
+from vision import config as _config
+from vision.photo import files as photo_io
 
 FACTORS = (1,) + photo_io.REDUCTIONS      # a photo decoded whole, or reduced by libjpeg
 

@@ -1,0 +1,399 @@
+"""Opening photos: the one place that sniffs headers, applies the size limits, decodes and shrinks.
+
+Every door in (``kingdomino score``, the batch, the web app) opens photos here, so a photo is
+refused or read the same way everywhere. The limits come from ``config.toml`` ``[io]`` only.
+
+- ``check_photo(data) -> PhotoInfo``: format, size, channels and sample depth read from the
+  header, and every limit checked, without decoding a pixel (cheap: run it before anything else).
+- ``read_photo_file(path) -> bytes``: a regular file's bytes, within the byte limit; a folder, a
+  named pipe, a device or a symbolic link loop is named as what it is (and never read from).
+- ``photo_bytes(path_or_bytes) -> bytes``: the bytes given, or ``read_photo_file``'s.
+- ``load_image(path_or_bytes) -> BGR uint8 array``: ``check_photo`` then decode, EXIF orientation
+  honoured (OpenCV applies it), at most ``[io] max_decodes`` decodes at once in one process.
+- ``shrink_photo(data, max_side) -> (JPEG bytes, (width, height))``: a small upright copy.
+
+Every refusal is a ``PhotoError`` (a ``ValueError``) whose message says what is wrong and what to
+do about it. JPEG, PNG, WebP and BMP (both BMP header kinds) are read; HEIC is named and refused.
+"""
+from __future__ import annotations
+
+import errno
+import os
+import stat
+import struct
+import threading
+from contextlib import contextmanager
+from dataclasses import dataclass
+
+import cv2
+import numpy as np
+
+from vision import config as _config
+from vision.errors import PhotoError
+
+SUPPORTED = "JPEG, PNG, WebP or BMP"
+REDUCTIONS = (2, 4, 8)      # how many times smaller a side libjpeg can decode (IMREAD_REDUCED_COLOR_*)
+
+_JPEG_SOF = (0xC0, 0xC1, 0xC2, 0xC3, 0xC5, 0xC6, 0xC7, 0xC9, 0xCA, 0xCB, 0xCD, 0xCE, 0xCF)
+_PNG_CHANNELS = {0: 1, 2: 3, 3: 3, 4: 2, 6: 4}  # colour type -> samples per pixel (palette: RGB)
+
+
+class PhotoBusy(PhotoError):
+    """Too many photos are being decoded at once in this process: try again shortly."""
+
+
+@dataclass(frozen=True)
+class PhotoInfo:
+    """What a photo's header says: ``format`` ('jpeg', 'png', 'webp', 'bmp'), size in pixels,
+    samples per pixel and bytes per sample of the stored image."""
+
+    format: str
+    width: int
+    height: int
+    channels: int = 3
+    sample_bytes: int = 1
+
+    @property
+    def pixels(self) -> int:
+        return self.width * self.height
+
+    @property
+    def decoded_bytes(self) -> int:
+        """Memory one decoded copy takes: the stored samples, or the 8-bit BGR result if larger."""
+        return self.pixels * max(self.channels, 3) * self.sample_bytes
+
+
+def _io_settings(cfg) -> dict:
+    return dict((cfg if cfg is not None else _config.load())["io"])
+
+
+def sniff_format(data: bytes) -> str | None:
+    """'jpeg', 'png', 'webp', 'bmp', 'heic' (recognised but unsupported) or None, from the
+    first bytes (16 are enough for everything but BMP, which needs 26)."""
+    if data[:3] == b"\xff\xd8\xff":
+        return "jpeg"
+    if data[:8] == b"\x89PNG\r\n\x1a\n":
+        return "png"
+    if data[:4] == b"RIFF" and data[8:12] == b"WEBP":
+        return "webp"
+    if data[:2] == b"BM" and len(data) >= 26:
+        return "bmp"
+    if data[4:8] == b"ftyp" and data[8:12] in (b"heic", b"heix", b"hevc", b"mif1", b"msf1",
+                                                b"heis", b"heif", b"avif"):
+        return "heic"
+    return None
+
+
+def _jpeg_scan(data: bytes):
+    """Walk the JPEG marker segments: ``(frame header offset, start of scan data offset)``,
+    either None when the file ends before it (a truncated or damaged file)."""
+    pos, n = 2, len(data)
+    sof = None
+    while pos + 4 <= n:
+        if data[pos] != 0xFF:
+            return sof, None  # not a marker where one must be: damaged
+        marker = data[pos + 1]
+        if marker == 0xFF:  # fill byte
+            pos += 1
+            continue
+        if marker in (0xD8, 0x01) or 0xD0 <= marker <= 0xD7:  # no length field
+            pos += 2
+            continue
+        (length,) = struct.unpack(">H", data[pos + 2:pos + 4])
+        if length < 2:
+            return sof, None
+        if marker in _JPEG_SOF and sof is None and pos + 10 <= n:
+            sof = pos
+        if marker == 0xDA:  # start of scan: entropy-coded data follows
+            return sof, pos + 2 + length
+        if marker == 0xD9:
+            return sof, None
+        pos += 2 + length
+    return sof, None
+
+
+def _jpeg_info(data: bytes) -> PhotoInfo | None:
+    sof, _ = _jpeg_scan(data)
+    if sof is None:
+        return None
+    precision = data[sof + 4]
+    h, w = struct.unpack(">HH", data[sof + 5:sof + 9])
+    return PhotoInfo("jpeg", w, h, data[sof + 9], 2 if precision > 8 else 1)
+
+
+def _png_info(data: bytes) -> PhotoInfo | None:
+    if len(data) < 26 or data[12:16] != b"IHDR":
+        return None
+    w, h = struct.unpack(">II", data[16:24])
+    depth, colour = data[24], data[25]
+    if colour not in _PNG_CHANNELS:
+        return None
+    return PhotoInfo("png", w, h, _PNG_CHANNELS[colour], 2 if depth == 16 else 1)
+
+
+def _webp_info(data: bytes) -> PhotoInfo | None:
+    chunk = data[12:16]
+    if chunk == b"VP8X" and len(data) >= 30:
+        alpha = bool(data[20] & 0x10)
+        w = 1 + int.from_bytes(data[24:27], "little")
+        h = 1 + int.from_bytes(data[27:30], "little")
+        return PhotoInfo("webp", w, h, 4 if alpha else 3)
+    if chunk == b"VP8 " and len(data) >= 30 and data[23:26] == b"\x9d\x01\x2a":
+        w, h = struct.unpack("<HH", data[26:30])
+        return PhotoInfo("webp", w & 0x3FFF, h & 0x3FFF, 3)
+    if chunk == b"VP8L" and len(data) >= 25 and data[20] == 0x2F:
+        bits = int.from_bytes(data[21:25], "little")
+        alpha = bool(bits >> 28 & 1)
+        return PhotoInfo("webp", 1 + (bits & 0x3FFF), 1 + (bits >> 14 & 0x3FFF), 4 if alpha else 3)
+    return None
+
+
+def _bmp_info(data: bytes) -> PhotoInfo | None:
+    """Both header kinds: the OS/2 BITMAPCOREHEADER (12 bytes: 16-bit unsigned width and
+    height) and the Windows BITMAPINFOHEADER family (40+ bytes: 32-bit signed, height < 0
+    when stored top-down)."""
+    (header,) = struct.unpack("<I", data[14:18])
+    if header == 12:
+        w, h, _planes, bpp = struct.unpack("<HHHH", data[18:26])
+    elif header >= 16 and len(data) >= 30:
+        w, h, _planes, bpp = struct.unpack("<iiHH", data[18:30])
+        h = abs(h)
+    else:
+        return None
+    return PhotoInfo("bmp", w, h, 4 if bpp in (32, 64) else 3, 2 if bpp == 64 else 1)
+
+
+_READERS = {"jpeg": _jpeg_info, "png": _png_info, "webp": _webp_info, "bmp": _bmp_info}
+
+
+def read_header(data: bytes) -> PhotoInfo:
+    """The header's ``PhotoInfo``, no limit applied; ``PhotoError`` when it cannot be read."""
+    data = bytes(data)
+    if not data:
+        raise PhotoError("the image file is empty (0 bytes): send the photo again")
+    fmt = sniff_format(data[:32])
+    if fmt == "heic":
+        raise PhotoError("HEIC/AVIF photos are not supported: save the photo as JPEG "
+                         "(on an iPhone: Settings > Camera > Formats > Most Compatible)")
+    if fmt is None:
+        raise PhotoError(f"not an image file: send a photo as {SUPPORTED}")
+    try:
+        info = _READERS[fmt](data)
+    except struct.error:
+        info = None
+    if info is None:
+        raise PhotoError(f"the {fmt.upper()} file is cut short or damaged (its header cannot be "
+                         "read): send the photo again")
+    return info
+
+
+def image_dimensions(data: bytes) -> tuple[int, int] | None:
+    """``(width, height)`` from the header of a JPEG/PNG/WebP/BMP file, else None."""
+    try:
+        info = read_header(data)
+    except PhotoError:
+        return None
+    return info.width, info.height
+
+
+def is_truncated(data: bytes, fmt: str) -> bool:
+    """Whether the file was cut off in transfer (decoders often fill in grey instead of failing)."""
+    try:
+        if fmt == "jpeg":
+            _, sos = _jpeg_scan(data)
+            return sos is None or data.find(b"\xff\xd9", sos) < 0
+        if fmt == "png":
+            pos, n = 8, len(data)
+            while pos + 8 <= n:
+                length, kind = struct.unpack(">I4s", data[pos:pos + 8])
+                pos += 12 + length
+                if kind == b"IEND":
+                    return pos > n
+            return True
+        if fmt == "webp":
+            (riff,) = struct.unpack("<I", data[4:8])
+            return len(data) < riff + 8
+        if fmt == "bmp":
+            (size,) = struct.unpack("<I", data[2:6])
+            return size > 0 and len(data) < size
+    except struct.error:
+        return True
+    return False
+
+
+def check_photo(data: bytes, cfg=None, max_pixels: int | None = None) -> PhotoInfo:
+    """Every check that needs no decoding: a supported format, a readable header, the byte,
+    pixel and decoded-memory limits of ``[io]`` (``max_pixels`` may only tighten the pixel limit:
+    a server's own) and a file not cut short. The header's ``PhotoInfo``, or ``PhotoError``."""
+    io = _io_settings(cfg)
+    max_bytes = int(io["max_bytes"])
+    limit = int(io["max_pixels"]) if max_pixels is None else min(int(max_pixels), int(io["max_pixels"]))
+    max_decoded = int(io["max_decoded_bytes"])
+    data = bytes(data)
+    if len(data) > max_bytes:
+        raise PhotoError(f"the image file is too large: {len(data) / 1e6:.1f} MB, the limit is "
+                         f"{max_bytes / 1e6:g} MB: send a smaller photo")
+    info = read_header(data)
+    if info.width <= 0 or info.height <= 0:
+        raise PhotoError(f"the {info.format.upper()} file is damaged: its header says it has "
+                         "no pixels; send the photo again")
+    if info.pixels > limit:
+        raise PhotoError(f"the image is too large: {info.width}x{info.height} pixels, more than "
+                         f"the {limit / 1e6:g} megapixels a photo may have: send a smaller photo")
+    if info.decoded_bytes > max_decoded:
+        bits = 8 * info.sample_bytes
+        raise PhotoError(f"the image is too large to decode: {info.width}x{info.height} pixels of "
+                         f"{info.channels} {bits}-bit channels take {info.decoded_bytes / 1e6:.0f} MB, "
+                         f"more than the {max_decoded / 1e6:g} MB allowed: send an 8-bit JPEG "
+                         "or a smaller photo")
+    if is_truncated(data, info.format):
+        raise PhotoError(f"the {info.format.upper()} file is cut short (truncated) or damaged: "
+                         "send the photo again")
+    return info
+
+
+# ---------------------------------------------------------------- files
+
+
+def _kind_of(mode: int) -> str | None:
+    """What a non-regular file is, in words; None for a regular file."""
+    if stat.S_ISREG(mode):
+        return None
+    if stat.S_ISDIR(mode):
+        return "a folder, not a photo: name the photo files in it (kingdomino batch reads whole folders)"
+    if stat.S_ISFIFO(mode):
+        return "a named pipe (FIFO), not a photo file: save the photo to a file and give that"
+    if stat.S_ISSOCK(mode):
+        return "a socket, not a photo file: give a photo file"
+    return "a device, not a photo file: give a photo file"
+
+
+def file_problem(path) -> str | None:
+    """Why ``path`` cannot be read as a photo file, in words (a folder, a named pipe, a symbolic
+    link loop, a broken link, no such file), or None for a regular file. Opens nothing."""
+    name = os.fspath(path)
+    try:
+        st = os.stat(name)
+    except OSError as exc:
+        if exc.errno == errno.ELOOP:
+            return (f"{name} is a symbolic link loop (it leads back to itself), not a photo: "
+                    "point it at the photo file")
+        if os.path.islink(name):
+            return f"{name} is a broken symbolic link (what it points to does not exist): check the path"
+        if isinstance(exc, FileNotFoundError):
+            return f"no such photo file: {name}; check the path"
+        return f"{name} cannot be read: {exc.strerror or exc}"
+    kind = _kind_of(st.st_mode)
+    return None if kind is None else f"{name} is {kind}"
+
+
+def read_photo_file(path, cfg=None) -> bytes:
+    """A regular file's bytes (at most ``[io] max_bytes``); ``PhotoError`` naming what the path
+    is otherwise. Never blocks on a named pipe: it is opened non-blocking and refused."""
+    max_bytes = int(_io_settings(cfg)["max_bytes"])
+    name = os.fspath(path)
+    try:
+        fd = os.open(name, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
+    except OSError as exc:  # what the path is (a folder, a link loop, ...), else the OS's reason
+        why = None if isinstance(exc, PermissionError) else file_problem(name)
+        raise PhotoError(why or f"{name} cannot be read: {exc.strerror or exc}; check the path "
+                         "and who may read it") from None
+    try:
+        st = os.fstat(fd)
+        kind = _kind_of(st.st_mode)
+        if kind is not None:
+            raise PhotoError(f"{name} is {kind}")
+        if st.st_size > max_bytes:
+            raise PhotoError(f"the image file is too large: {st.st_size / 1e6:.1f} MB, the limit "
+                             f"is {max_bytes / 1e6:g} MB: send a smaller photo")
+        os.set_blocking(fd, True)
+        with os.fdopen(fd, "rb", closefd=False) as fh:
+            data = fh.read(max_bytes + 1)
+    except OSError as exc:
+        raise PhotoError(f"{name} cannot be read: {exc.strerror or exc}") from None
+    finally:
+        os.close(fd)
+    return data
+
+
+def photo_bytes(path_or_bytes, cfg=None) -> bytes:
+    """A photo file's bytes: those given, or those :func:`read_photo_file` reads from a path."""
+    if isinstance(path_or_bytes, (bytes, bytearray, memoryview)):
+        return bytes(path_or_bytes)
+    return read_photo_file(path_or_bytes, cfg)
+
+
+# ---------------------------------------------------------------- decoding
+
+_TURNS: dict[int, threading.BoundedSemaphore] = {}
+_TURNS_LOCK = threading.Lock()
+
+
+def _forget_turns() -> None:  # a forked child starts with every turn free
+    global _TURNS_LOCK
+    _TURNS.clear()
+    _TURNS_LOCK = threading.Lock()
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_forget_turns)
+
+
+@contextmanager
+def decode_turn(cfg=None):
+    """Hold one of the ``[io] max_decodes`` decoding turns of this process while decoding;
+    ``PhotoBusy`` when none comes free within ``[io] decode_wait_s`` seconds."""
+    io = _io_settings(cfg)
+    slots = max(1, int(io["max_decodes"]))
+    with _TURNS_LOCK:
+        turns = _TURNS.setdefault(slots, threading.BoundedSemaphore(slots))
+    if not turns.acquire(timeout=max(0.0, float(io["decode_wait_s"]))):
+        raise PhotoBusy("too many photos are being read at once: try again in a minute")
+    try:
+        yield
+    finally:
+        turns.release()
+
+
+def load_image(path_or_bytes, cfg=None, reduce: int = 1) -> np.ndarray:
+    """Decode a photo (a path or the file's bytes) into a BGR uint8 array, EXIF-oriented.
+
+    ``check_photo`` runs first, so an oversized or damaged file is refused before any pixel
+    is decoded. ``reduce`` (one of ``REDUCTIONS``, JPEG only): that many times smaller a side, as
+    libjpeg decodes it (``vision.photo``). Raises ``PhotoError`` (``PhotoBusy``: no turn free)."""
+    data = photo_bytes(path_or_bytes, cfg)
+    info = check_photo(data, cfg)
+    if reduce != 1 and (info.format != "jpeg" or reduce not in REDUCTIONS):
+        raise ValueError(f"reduce must be 1, or 2, 4 or 8 for a JPEG, not {reduce!r} ({info.format})")
+    flag = cv2.IMREAD_COLOR if reduce == 1 else getattr(cv2, f"IMREAD_REDUCED_COLOR_{reduce}")
+    with decode_turn(cfg):
+        try:
+            image = cv2.imdecode(np.frombuffer(data, dtype=np.uint8), flag)
+        except cv2.error:
+            image = None
+    if image is None or image.size == 0:
+        raise PhotoError(f"the {info.format.upper()} file is damaged and cannot be decoded: "
+                         "send the photo again")
+    if image.dtype != np.uint8:  # 16-bit samples
+        image = (image / 257).astype(np.uint8)
+    return image
+
+
+def shrink_image(image: np.ndarray, max_side: int) -> bytes:
+    """A JPEG of the image, scaled down so its long side is at most ``max_side`` px."""
+    h, w = image.shape[:2]
+    scale = min(1.0, max_side / max(h, w))
+    if scale < 1.0:
+        image = cv2.resize(image, (max(1, round(w * scale)), max(1, round(h * scale))),
+                           interpolation=cv2.INTER_AREA)
+    ok, buf = cv2.imencode(".jpg", image, [cv2.IMWRITE_JPEG_QUALITY, 85])
+    if not ok:
+        raise PhotoError("the photo cannot be re-encoded as JPEG: send it as a JPEG")
+    return buf.tobytes()
+
+
+def shrink_photo(data: bytes, max_side: int, cfg=None) -> tuple[bytes, tuple[int, int]]:
+    """A small upright JPEG copy of the photo and the upright original's ``(width, height)``."""
+    image = load_image(data, cfg)
+    h, w = image.shape[:2]
+    return shrink_image(image, max_side), (w, h)
