@@ -441,15 +441,6 @@ class Store:
         row = self._db.execute("SELECT photo FROM readings WHERE id=?", (reading_id,)).fetchone()
         return row[0] if row else None
 
-    def find_by_hash(self, content_hash: str, rules: str, bonuses=()) -> dict | None:
-        """The newest reading of this photo under these rules, or None."""
-        row = self._db.execute(
-            "SELECT * FROM readings WHERE content_hash=? AND rules=? AND bonuses=?"
-            " ORDER BY created DESC LIMIT 1",
-            (content_hash, rules, json.dumps(sorted(bonuses))),
-        ).fetchone()
-        return self._row(row) if row else None
-
     def corrections(self, reading_id: str, live_only: bool = False) -> list[dict]:
         """The reading's corrections, oldest first; ``live_only``: without those set aside when
         the photo was read again (``replace_machine``)."""
