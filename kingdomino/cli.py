@@ -273,6 +273,15 @@ def cmd_evaluate(args) -> int:
     return evaluate.main(args)
 
 
+def _tile_net_files() -> tuple[str, str]:
+    """The tile networks' file names in models/, as the reader's configuration gives them:
+    ``[detect] tile_net`` and ``[reader] second_tile_net`` ("" where a network is off)."""
+    from vision import config
+
+    cfg = config.load()
+    return str(cfg["detect"]["tile_net"]), str(cfg["reader"]["second_tile_net"])
+
+
 def cmd_train(args) -> int:
     if args.tiles:
         from pathlib import Path
@@ -286,9 +295,15 @@ def cmd_train(args) -> int:
             common += ["--datasets", args.datasets]
         if args.limit:  # smoke test: a few scenes, a few steps
             common += ["--scenes", str(args.limit), "--steps", str(10 * args.limit)]
-        # the detector's network, then the reader's second one (vision.second_net)
-        rc = tilenet.main(["--out", str(out / "tiles.onnx")] + common)
-        return rc or tilenet.main(["--out", str(out / "tiles_lit.onnx"), "--lit"] + common)
+        # the detector's network, then the reader's second one (vision.find.second_net), under
+        # the names the reader loads them by
+        for name, recipe in zip(_tile_net_files(), ([], ["--lit"])):
+            if not name:
+                continue                        # "": that network is off
+            rc = tilenet.main(["--out", str(out / name)] + recipe + common)
+            if rc:
+                return rc
+        return EXIT_OK
     from vision.lab.training import squares as train
 
     return train.main(args)
@@ -303,6 +318,7 @@ def _add_scoring_options(p: argparse.ArgumentParser) -> None:
 
 
 def build_parser() -> argparse.ArgumentParser:
+    from engine.kingdom import SIZES
     from kingdomino.store import STORE_HELP
 
     parser = argparse.ArgumentParser(
@@ -316,7 +332,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser("score", help="read and score photos of kingdoms")
     p.add_argument("photos", nargs="+", metavar="PHOTO")
-    p.add_argument("--size", type=int, choices=(5, 7), default=None,
+    p.add_argument("--size", type=int, choices=SIZES, default=None,
                    help="kingdom frame size (default: decided from the photo)")
     p.add_argument("--corners", metavar="X1,Y1,...,X4,Y4", default=None,
                    help="the kingdom's four outer corners in the photo's stored pixels (any "
@@ -426,9 +442,10 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--out", default=None, help="folder for the model files (default: models/)")
     p.add_argument("--epochs", type=int, default=None)
     p.add_argument("--limit", type=int, default=None, help="use only the first N boards (smoke test)")
+    first, second = _tile_net_files()
     p.add_argument("--tiles", action="store_true",
-                   help="rebuild the detector's tile networks (models/tiles.onnx and the "
-                        "second, models/tiles_lit.onnx) instead")
+                   help=f"rebuild the detector's tile networks (models/{first} and the "
+                        f"second, models/{second}) instead")
     p.set_defaults(func=cmd_train)
     return parser
 

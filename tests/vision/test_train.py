@@ -154,3 +154,18 @@ def test_crown_drill_returns_only_the_drilled_mines(monkeypatch):
     x, t, c = rendered_examples(1, cfg, np.random.default_rng(3))
     assert len(x) in (25, 49) and len(set(t.tolist())) > 2
 
+
+
+def test_train_tiles_writes_the_files_the_reader_loads(tmp_path, monkeypatch):
+    """The tile networks' file names are the configuration's, not the command's own."""
+    from kingdomino.cli import main
+    from vision import config
+    from vision.lab.training import tiles
+
+    asked = []
+    monkeypatch.setattr(tiles, "main", lambda argv: asked.append(argv) or 0)
+    assert main(["train", "--tiles", "--out", str(tmp_path)]) == 0
+    cfg = config.load()
+    assert [argv[argv.index("--out") + 1] for argv in asked] == [
+        str(tmp_path / cfg["detect"]["tile_net"]), str(tmp_path / cfg["reader"]["second_tile_net"])]
+    assert ["--lit" in argv for argv in asked] == [False, True]
