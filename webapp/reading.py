@@ -35,15 +35,15 @@ def default_reader(photo: bytes, rules: str, bonuses=(), corners=None, size=None
 
 def decode(photo: bytes):
     """The photo as a BGR array, upright (EXIF honoured); ``vision.PhotoError`` (a ValueError)
-    when it cannot be (``vision.io.load_image``: limits checked before decoding)."""
-    from vision import io as photo_io
+    when it cannot be (``vision.photo.files.load_image``: limits checked before decoding)."""
+    from vision.photo import files as photo_io
 
     return photo_io.load_image(photo)
 
 
 def shrink_photo(photo: bytes, max_side: int = PHOTO_MAX_SIDE) -> tuple[bytes, tuple[int, int]]:
     """A JPEG copy of the photo at most ``max_side`` px, and the upright original's (w, h)."""
-    from vision import io as photo_io
+    from vision.photo import files as photo_io
 
     image = decode(photo)
     h, w = image.shape[:2]

@@ -25,7 +25,7 @@ from urllib.parse import urlsplit
 from flask import abort, current_app, has_app_context, request, session
 from werkzeug.sansio.utils import host_is_trusted
 
-from vision import io as photo_io
+from vision.photo import files as photo_io
 from vision.errors import PhotoError
 
 TOKEN_KEY = "csrf"
@@ -96,7 +96,7 @@ def check_host() -> None:
 
 
 # ---------------------------------------------------------------- image headers
-# Thin calls into vision.io, the one place that reads photo headers and applies the limits.
+# Thin calls into vision.photo.files, the one place that reads photo headers and applies the limits.
 
 
 class ImageRejected(PhotoError):
@@ -116,7 +116,7 @@ def image_format_and_size(data: bytes) -> tuple[str, int | None, int | None]:
 
 
 def check_image(data: bytes, max_pixels: int | None = None) -> tuple[str, int | None, int | None]:
-    """Header checks run before any decoding (``vision.io.check_photo``: the ``[io]`` limits of
+    """Header checks run before any decoding (``vision.photo.files.check_photo``: the ``[io]`` limits of
     ``vision/config.toml``; ``max_pixels`` may only tighten them); ``ImageRejected`` says why."""
     if not data:
         raise ImageRejected("the uploaded file is empty: choose a photo of the kingdom")
@@ -130,7 +130,7 @@ def check_image(data: bytes, max_pixels: int | None = None) -> tuple[str, int | 
 # ---------------------------------------------------------------- pixels in flight
 # Decoding a photo takes memory in proportion to its pixels (3 bytes each, and the reading path
 # decodes more than once), not to its file: a 350 KB PNG of 10950x10950 pixels is 360 MB once
-# decoded. Counting decodes (vision.io's turns) lets four such photos take gigabytes; this
+# decoded. Counting decodes (vision.photo.files's turns) lets four such photos take gigabytes; this
 # counts their pixels instead. Every upload holds its header's pixel count from before its
 # decoding until it is read and stored (``PixelBudget.keep`` around the request's work); the
 # pixels of all uploads held at once stay within the budget, a photo larger than the budget
