@@ -26,6 +26,7 @@ from flask import Flask, Response, g, jsonify, render_template, request
 from flask_babel import Babel, Domain, get_locale, gettext
 from werkzeug.exceptions import HTTPException
 
+from engine.kingdom import SIZES
 from kingdomino import i18n
 from kingdomino.store import Store, default_store_path, private_folder
 
@@ -190,6 +191,7 @@ def create_app(test_config: dict | None = None) -> Flask:
     app.jinja_env.globals["page_names"] = terms.page_names
     app.jinja_env.globals["score_texts"] = lambda score: terms.engine_texts(terms.score_texts(score))
     app.jinja_env.globals["title_of"] = terms.rules_title
+    app.jinja_env.globals["kingdom_sizes"] = SIZES   # the size choices: engine.kingdom's
 
     @app.after_request
     def _headers(resp):

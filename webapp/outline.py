@@ -18,6 +18,7 @@ from __future__ import annotations
 from flask import Blueprint, current_app, jsonify, request
 from werkzeug.exceptions import BadRequest, Conflict, ServiceUnavailable, UnprocessableEntity
 
+from engine.kingdom import SIZES
 from vision.photo.files import PhotoBusy
 
 from . import get_store, security
@@ -38,7 +39,7 @@ def parse_size(value) -> int | None:
         size = int(str(value).strip())
     except ValueError:
         size = None
-    if size not in (5, 7) or isinstance(value, bool) or (isinstance(value, float)
+    if size not in SIZES or isinstance(value, bool) or (isinstance(value, float)
                                                           and value != size):
         raise BadRequest(f"size must be 5 or 7 (squares on a side of the kingdom), not "
                          f"{str(value)[:20]!r}; leave it out to let the reader decide")

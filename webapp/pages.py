@@ -7,6 +7,7 @@ from urllib.parse import urlsplit, urlunsplit
 from flask import Blueprint, Response, abort, redirect, render_template, request, url_for
 from werkzeug.exceptions import BadRequest, UnprocessableEntity
 
+from engine.kingdom import SIZES
 from kingdomino import i18n
 from kingdomino.i18n import N_
 
@@ -59,7 +60,7 @@ def new():
         size = int(request.args.get("size", 5))
     except ValueError:
         size = 5
-    if size not in (5, 7):
+    if size not in SIZES:
         raise BadRequest("size must be 5 or 7")
     centre = size // 2
     start = service.rules_meta(rules)["start"]

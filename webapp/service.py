@@ -13,6 +13,7 @@ from flask import current_app, request, url_for
 from werkzeug.exceptions import BadRequest, NotFound, ServiceUnavailable, UnprocessableEntity
 
 import engine
+from engine.kingdom import SIZES
 from kingdomino import service
 from kingdomino.store import content_hash
 from vision.photo.files import PhotoBusy
@@ -29,7 +30,7 @@ CELL_READER_KEYS = ("confidence",)
 
 # Bounds on what a client may send (all far above any real kingdom).
 MAX_CROWNS = 3            # printed crowns on a square, in every rule set (volcano craters: 1..3)
-MAX_SIDE = 7              # squares per row and rows per kingdom (7x7 = Mighty Duel, Neolithic)
+MAX_SIDE = max(SIZES)     # squares per row and rows per kingdom (7x7 = Mighty Duel, Neolithic)
 MAX_NAME = 80             # a player's name
 MAX_TEXT = 100            # any other text value (terrain, rule set, bonus, piece names)
 MAX_NUMBER = 10_000       # any other number (building points, coins, knights...)
@@ -170,7 +171,7 @@ def check_kingdom(obj) -> None:
     if len(obj) > MAX_ITEMS:
         raise BadRequest(f"the kingdom has {len(obj)} fields; at most {MAX_ITEMS}")
     size = obj.get("size")
-    if size is not None and (not _is_int(size) or size not in (5, 7)):
+    if size is not None and (not _is_int(size) or size not in SIZES):
         raise BadRequest(f"\"size\" must be 5 or 7 (a number), not {repr(size)[:20]}")
     cells = obj.get("cells")
     if isinstance(cells, list):
