@@ -47,6 +47,15 @@ def test_wheel_ships_every_runtime_file(wheel_names):
     assert not missing, f"files the tool loads at run time are missing from the wheel: {missing}"
 
 
+def test_wheel_installs_exactly_the_five_top_level_packages(wheel_names):
+    """`pip install .` puts these top-level names into site-packages and no other (issue 49,
+    item 8: docs/architecture.md, "Installed names"): a new top-level folder would be one more
+    name to clash with another project's, so it must be a decision, not an accident."""
+    top = {name.split("/")[0] for name in wheel_names}
+    packages = {t for t in top if not t.endswith((".dist-info", ".data"))}
+    assert packages == {"engine", "vision", "models", "webapp", "kingdomino"}
+
+
 def test_wheel_has_console_script_and_no_bytecode(wheel_names):
     entry = [n for n in wheel_names if n.endswith("entry_points.txt")]
     assert entry, "the wheel declares no entry points"
