@@ -1,7 +1,17 @@
-"""Shared fixtures: where ``../shared`` is (tests that need it skip with a reason when absent)."""
+"""Shared fixtures: where ``../shared`` is (tests that need it skip with a reason when absent),
+the command line run in this process (``run_cli``), a real ``kingdomino serve`` process
+(``kingdomino_server``), a fake reader behind the services (``fake_reader``), fake square
+classifier output (``classifier_logits``) and an empty table of the web app's batches."""
 from __future__ import annotations
 
+import os
+import socket
+import subprocess
+import sys
+import time
+from dataclasses import dataclass, field
 from pathlib import Path
+from typing import NamedTuple
 
 import pytest
 
@@ -64,3 +74,178 @@ def plain_classify_cfg(**overrides) -> dict:
                 "no_castle_candidates": 1, "tta": 4})
     cfg.update(overrides)
     return cfg
+
+
+# ---------------------------------------------------------------- fake square classifier output
+
+
+def classifier_logits(terrain, crowns, strength: float = 9.0, unsure=(),
+                      unsure_strength: float = 0.3):
+    """What the square network would output for a grid it reads with no doubt: one row per
+    square in reading order, the terrain ``terrain[r][c]`` and the crowns ``crowns[r][c]`` each
+    ``strength`` above the rest; the crowns of the squares ``(r, c)`` in ``unsure`` only
+    ``unsure_strength`` above."""
+    import numpy as np
+
+    from vision.read.labels import N_CROWNS, TERRAINS
+
+    rows = []
+    for r, (t_row, c_row) in enumerate(zip(terrain, crowns)):
+        for c, (t, k) in enumerate(zip(t_row, c_row)):
+            z = np.zeros(len(TERRAINS) + N_CROWNS)
+            z[TERRAINS.index(t)] = strength
+            z[len(TERRAINS) + k] = unsure_strength if (r, c) in unsure else strength
+            rows.append(z)
+    return np.array(rows)
+
+
+# ---------------------------------------------------------------- a fake reader for the services
+
+
+class FakeReading:
+    """What ``vision.Reader.read`` gives, as far as ``kingdomino.service`` looks at it."""
+
+    def __init__(self, cells, warnings=(), review=()):
+        self.cells, self.warnings, self.review = cells, list(warnings), list(review)
+
+    def to_json(self) -> dict:
+        return {"size": len(self.cells), "cells": self.cells, "review": list(self.review),
+                "warnings": list(self.warnings)}
+
+
+@dataclass
+class FakeReader:
+    """Stands in for ``vision.Reader`` behind ``kingdomino.service.reader()``: every photo is
+    read as ``cells`` with ``warnings``; ``fail(image)``, when set, may raise instead (a reader
+    bug on one photo). ``images`` keeps the decoded photos it was given."""
+
+    cells: list
+    warnings: list = field(default_factory=list)
+    fail: object = None
+    images: list = field(default_factory=list)
+
+    def read(self, image, size=None):
+        self.images.append(image)
+        if self.fail is not None:
+            self.fail(image)
+        return FakeReading(self.cells, self.warnings)
+
+
+@pytest.fixture
+def fake_reader(monkeypatch):
+    """``fake_reader(cells, warnings=(), fail=None)``: the services (``kingdomino score``, the
+    web app's default reader) read every photo with a ``FakeReader``; gives the reader."""
+    from kingdomino import service
+
+    def install(cells, warnings=(), fail=None) -> FakeReader:
+        reader = FakeReader(cells, list(warnings), fail)
+        monkeypatch.setattr(service, "reader", lambda: reader)
+        return reader
+
+    return install
+
+
+# ---------------------------------------------------------------- the command line, in process
+
+
+class CliRun(NamedTuple):
+    code: int
+    out: str
+    err: str
+
+
+@pytest.fixture
+def run_cli(capsys):
+    """``run_cli("score", PHOTO, "--json")``: ``kingdomino.cli.main`` in this process, as
+    ``(code, out, err)``: the exit status (a usage error's ``SystemExit`` too), stdout, stderr."""
+    from kingdomino.cli import main
+
+    def run(*argv) -> CliRun:
+        capsys.readouterr()  # only this run's output
+        try:
+            code = main([str(a) for a in argv])
+        except SystemExit as exc:
+            code = exc.code
+        out = capsys.readouterr()
+        return CliRun(code, out.out, out.err)
+
+    return run
+
+
+# ---------------------------------------------------------------- a real server process
+
+
+def free_port() -> int:
+    """A TCP port on 127.0.0.1 free at the time of asking."""
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def _status(port: int, path: str, timeout: float) -> int:
+    import http.client
+
+    conn = http.client.HTTPConnection("127.0.0.1", port, timeout=timeout)
+    try:
+        conn.request("GET", path)
+        return conn.getresponse().status
+    finally:
+        conn.close()
+
+
+@dataclass
+class Server:
+    """A ``kingdomino serve`` process started by ``kingdomino_server``."""
+
+    proc: subprocess.Popen
+    port: int
+    store: Path
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.port}"
+
+    def status(self, path: str, timeout: float = 5) -> int:
+        """The HTTP status of ``GET path``."""
+        return _status(self.port, path, timeout)
+
+
+SERVER_START_LIMIT = 120.0   # seconds a starting server may take to answer (a busy machine)
+
+
+@pytest.fixture
+def kingdomino_server(tmp_path):
+    """``python3 -m kingdomino serve`` as a real process on 127.0.0.1 and a free port, this
+    checkout on its path, its store and data folder in tmp_path (no ``$KINGDOMINO_STORE``);
+    yields a ``Server`` once it answers ``GET /api/rules`` (polled, at most
+    ``SERVER_START_LIMIT`` seconds); stopped (or killed) after the test."""
+    port = free_port()
+    store = tmp_path / "server-store.sqlite3"
+    env = dict(os.environ, XDG_DATA_HOME=str(tmp_path / "data"),
+               PYTHONPATH=os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")])))
+    env.pop("KINGDOMINO_STORE", None)
+    proc = subprocess.Popen([sys.executable, "-m", "kingdomino", "serve", "--host", "127.0.0.1",
+                             "--port", str(port), "--store", str(store)],
+                            cwd=tmp_path, env=env, stdout=subprocess.DEVNULL,
+                            stderr=subprocess.DEVNULL)
+    try:
+        deadline = time.monotonic() + SERVER_START_LIMIT
+        while True:
+            assert proc.poll() is None, "the server stopped at start"
+            try:
+                if _status(port, "/api/rules", 5) == 200:
+                    break
+            except OSError:
+                pass
+            assert time.monotonic() < deadline, \
+                f"the server did not answer within {SERVER_START_LIMIT:.0f} s"
+            time.sleep(0.2)
+        yield Server(proc, port, store)
+    finally:
+        if proc.poll() is None:
+            proc.terminate()
+            try:
+                proc.wait(10)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+                proc.wait()

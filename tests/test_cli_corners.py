@@ -7,7 +7,6 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from kingdomino.cli import main
 from vision.read.classify import MODELS_DIR
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -28,18 +27,11 @@ def text_of(points) -> str:
     return ",".join(f"{v:.1f}" for v in np.asarray(points).reshape(-1))
 
 
-def run(capsys, *argv):
-    with pytest.raises(SystemExit) as done:
-        raise SystemExit(main(list(argv)))
-    out = capsys.readouterr()
-    return done.value.code, out.out, out.err
-
-
 @needs_model
-def test_score_inside_the_given_outline(capsys, truth_5x5):
+def test_score_inside_the_given_outline(run_cli, truth_5x5):
     truth, corners = truth_5x5
     given = np.roll(corners, 2, axis=0)  # another corner first
-    code, out, err = run(capsys, "score", str(SAMPLE), "--corners", text_of(given), "--json")
+    code, out, err = run_cli("score", str(SAMPLE), "--corners", text_of(given), "--json")
     assert code == 0, err
     obj = json.loads(out)
     assert obj["source"] == str(SAMPLE) and obj["size"] == 5
@@ -57,29 +49,29 @@ def test_score_inside_the_given_outline(capsys, truth_5x5):
 
 
 @needs_model
-def test_size_given_is_the_size_read(capsys, truth_5x5):
+def test_size_given_is_the_size_read(run_cli, truth_5x5):
     _, corners = truth_5x5
-    code, out, _ = run(capsys, "score", str(SAMPLE), "--corners", text_of(corners),
-                       "--size", "7", "--json")
+    code, out, _ = run_cli("score", str(SAMPLE), "--corners", text_of(corners),
+                           "--size", "7", "--json")
     assert code == 0 and json.loads(out)["size"] == 7
 
 
-def test_corners_with_several_photos_is_a_usage_error(capsys):
-    code, out, err = run(capsys, "score", str(SAMPLE), str(SAMPLE), "--corners",
-                         "100,100,500,110,490,520,90,500")
+def test_corners_with_several_photos_is_a_usage_error(run_cli):
+    code, out, err = run_cli("score", str(SAMPLE), str(SAMPLE), "--corners",
+                             "100,100,500,110,490,520,90,500")
     assert code == 2 and out == ""
     assert "--corners" in err and "one photo" in err and "Traceback" not in err
 
 
 @pytest.mark.parametrize("text", ["1,2,3", "a,b,c,d,e,f,g,h", "100,100,500,100,300,150,300,500"])
-def test_bad_corner_text_is_a_usage_error(capsys, text):
-    code, out, err = run(capsys, "score", str(SAMPLE), "--corners", text)
+def test_bad_corner_text_is_a_usage_error(run_cli, text):
+    code, out, err = run_cli("score", str(SAMPLE), "--corners", text)
     assert code == 2 and out == "" and "--corners" in err and "Traceback" not in err
 
 
-def test_outline_outside_the_photo_is_that_photos_error_line(capsys):
-    code, out, err = run(capsys, "score", str(SAMPLE), "--corners",
-                         "100,100,90000,110,89000,520,90,500", "--json")
+def test_outline_outside_the_photo_is_that_photos_error_line(run_cli):
+    code, out, err = run_cli("score", str(SAMPLE), "--corners",
+                             "100,100,90000,110,89000,520,90,500", "--json")
     assert code == 1
     obj = json.loads(out)
     assert set(obj) == {"source", "error"} and "outside the photo" in obj["error"]

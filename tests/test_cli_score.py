@@ -87,25 +87,20 @@ def three_photos(tmp_path):
 
 
 @pytest.fixture
-def reader_failing_on_the_second(monkeypatch):
-    """The reader (after decoding) raises TypeError on the 400 px photo, as detect's _disk did."""
-    from kingdomino import service
-
-    def score_image(image, rules=None, bonuses=(), size=None, factor=1):
+def reader_failing_on_the_second(fake_reader):
+    """The reader (after decoding) raises TypeError on the 400 px photo, as detect's _disk did;
+    it reads the others as the kingdom with two lost squares."""
+    def fail(image):
         if image.shape[1] == 400:
             raise TypeError("Can't parse 'ksize'. Sequence item with index 0 has a wrong type")
-        kingdom = {"rules": "kingdomino", "size": 5, "cells": _cells_with_two_lost_squares()}
-        return service.score_grid(kingdom, rules=rules, bonuses=bonuses)
 
-    monkeypatch.setattr(service, "score_image", score_image)
+    return fake_reader(_cells_with_two_lost_squares(), fail=fail)
 
 
 def test_a_reader_crash_on_one_photo_becomes_its_error_line(three_photos, reader_failing_on_the_second,
-                                                            capsys):
-    from kingdomino.cli import main
-
-    assert main(["score", *three_photos, "--json"]) == 1
-    out, err = capsys.readouterr()
+                                                            run_cli):
+    code, out, err = run_cli("score", *three_photos, "--json")
+    assert code == 1
     lines = [json.loads(line) for line in out.splitlines()]
     assert [obj["source"] for obj in lines] == three_photos  # the third is still read
     assert lines[0]["score"]["total"] == lines[2]["score"]["total"] == 2
@@ -115,21 +110,17 @@ def test_a_reader_crash_on_one_photo_becomes_its_error_line(three_photos, reader
     assert "Traceback" not in out + err and "ksize" not in out + err
 
 
-def test_verbose_prints_the_traceback(three_photos, reader_failing_on_the_second, capsys):
-    from kingdomino.cli import main
-
-    assert main(["score", *three_photos, "--json", "--verbose"]) == 1
-    out, err = capsys.readouterr()
+def test_verbose_prints_the_traceback(three_photos, reader_failing_on_the_second, run_cli):
+    code, out, err = run_cli("score", *three_photos, "--json", "--verbose")
+    assert code == 1
     assert len(out.splitlines()) == 3
     assert "Traceback" in err and "TypeError: Can't parse 'ksize'" in err
     assert "Traceback" not in out
 
 
-def test_table_output_goes_on_after_a_reader_crash(three_photos, reader_failing_on_the_second, capsys):
-    from kingdomino.cli import main
-
-    assert main(["score", *three_photos]) == 1
-    out, err = capsys.readouterr()
+def test_table_output_goes_on_after_a_reader_crash(three_photos, reader_failing_on_the_second, run_cli):
+    code, out, err = run_cli("score", *three_photos)
+    assert code == 1
     assert three_photos[0] in out and three_photos[2] in out and three_photos[1] not in out
     assert err.count("\n") == 1 and three_photos[1] in err and "internal error" in err
 
@@ -162,28 +153,12 @@ def test_folder_pipe_and_link_loop_are_named_and_never_hang(tmp_path):
 # ---------------------------------------------------------------- warnings (issue 14 paper cut)
 
 
-class _FakeReading:
-    def __init__(self, cells, warnings):
-        self.cells, self.warnings = cells, warnings
-
-    def to_json(self):
-        return {"size": 5, "cells": self.cells, "review": [], "warnings": list(self.warnings)}
-
-
-class _FakeReader:
-    """Reads every photo as the kingdom with two lost squares, with one warning of its own."""
-
-    def read(self, image, size=None):
-        return _FakeReading(_cells_with_two_lost_squares(), ["part of the kingdom may be outside the photo"])
-
-
-def test_json_top_level_warnings_carry_the_scores_warnings(three_photos, monkeypatch, capsys):
-    from kingdomino import service
-    from kingdomino.cli import main
-
-    monkeypatch.setattr(service, "reader", lambda: _FakeReader())
-    assert main(["score", three_photos[0], "--json"]) == 0
-    (obj,) = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
+def test_json_top_level_warnings_carry_the_scores_warnings(three_photos, fake_reader, run_cli):
+    # every photo read as the kingdom with two lost squares, with one warning of its own
+    fake_reader(_cells_with_two_lost_squares(), ["part of the kingdom may be outside the photo"])
+    code, out, _ = run_cli("score", three_photos[0], "--json")
+    assert code == 0
+    (obj,) = [json.loads(line) for line in out.splitlines()]
     lost = "2 square(s) not joined to the castle: row 1 col 1, row 5 col 5"
     assert obj["score"]["warnings"] == [lost]  # kept where it was (the contract only grows)
     assert obj["warnings"] == ["part of the kingdom may be outside the photo", lost]

@@ -8,7 +8,7 @@ from types import SimpleNamespace
 
 import pytest
 
-from kingdomino import cli, service
+from kingdomino import service
 from kingdomino import table as ktable
 from vision import config as vconfig
 from vision.errors import NO_KINGDOM, PhotoError
@@ -128,9 +128,9 @@ def _padded(text):
 SMALL, BIG = _padded(SMALL), _padded(BIG)
 
 
-def test_all_json_one_line_per_kingdom_and_an_error_line(stub, capsys):
-    code = cli.main(["score", "table.jpg", "empty.jpg", "--all", "--json"])
-    lines = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
+def test_all_json_one_line_per_kingdom_and_an_error_line(stub, run_cli):
+    code, out, _ = run_cli("score", "table.jpg", "empty.jpg", "--all", "--json")
+    lines = [json.loads(line) for line in out.splitlines()]
     assert code == 1
     assert [(o["source"], o.get("kingdom")) for o in lines] == [
         ("table.jpg", 0), ("table.jpg", 1), ("empty.jpg", None)]
@@ -140,36 +140,37 @@ def test_all_json_one_line_per_kingdom_and_an_error_line(stub, capsys):
     assert set(lines[2]) == {"source", "error"} and "no kingdom" in lines[2]["error"]
 
 
-def test_all_exit_0_when_every_photo_is_read(stub, capsys):
-    assert cli.main(["score", "table.jpg", "--all", "--json"]) == 0
+def test_all_exit_0_when_every_photo_is_read(stub, run_cli):
+    assert run_cli("score", "table.jpg", "--all", "--json").code == 0
 
 
-def test_a_reader_fault_is_an_error_line_not_a_traceback(stub, capsys):
-    assert cli.main(["score", "broken.jpg", "--all", "--json"]) == 1
-    out = json.loads(capsys.readouterr().out)
+def test_a_reader_fault_is_an_error_line_not_a_traceback(stub, run_cli):
+    code, out, _ = run_cli("score", "broken.jpg", "--all", "--json")
+    assert code == 1
+    out = json.loads(out)
     assert set(out) == {"source", "error"} and "internal error" in out["error"]
 
 
-def test_all_verbose_prints_the_traceback_and_the_log_has_it(stub, capsys, caplog):
+def test_all_verbose_prints_the_traceback_and_the_log_has_it(stub, run_cli, caplog):
     """A photo that fails under --all is handled as under a one-kingdom score
     (kingdomino.cli._photo_failed): the traceback on stderr only with --verbose, always in the
     debug log, and the next photo is still read."""
     import logging
 
     with caplog.at_level(logging.DEBUG, logger="kingdomino.score"):
-        assert cli.main(["score", "broken.jpg", "table.jpg", "--all", "--json"]) == 1
-    out, err = capsys.readouterr()
+        code, out, err = run_cli("score", "broken.jpg", "table.jpg", "--all", "--json")
+    assert code == 1
     assert len(out.splitlines()) == 3 and "Traceback" not in out + err
     failed = [r for r in caplog.records if "broken.jpg" in r.getMessage()]
     assert failed and failed[0].exc_info and "boom" in str(failed[0].exc_info[1])
-    assert cli.main(["score", "broken.jpg", "--all", "--json", "--verbose"]) == 1
-    out, err = capsys.readouterr()
+    code, out, err = run_cli("score", "broken.jpg", "--all", "--json", "--verbose")
+    assert code == 1
     assert "Traceback" in err and "RuntimeError: boom" in err and "Traceback" not in out
 
 
-def test_players_give_the_standings(stub, capsys):
-    assert cli.main(["score", "table.jpg", "--all", "--players", "Ann,Bob"]) == 0
-    out = capsys.readouterr().out
+def test_players_give_the_standings(stub, run_cli):
+    code, out, _ = run_cli("score", "table.jpg", "--all", "--players", "Ann,Bob")
+    assert code == 0
     assert "kingdom 0 (Ann)" in out and "kingdom 1 (Bob)" in out
     standings = [line.strip() for line in out.split("standings:")[1].strip().splitlines()]
     big = service.score_grid(BIG)["score"]["total"]
@@ -179,9 +180,10 @@ def test_players_give_the_standings(stub, capsys):
     assert standings[0].startswith(f"1. {first}") and standings[1].startswith(f"2. {second}")
 
 
-def test_players_count_mismatch_is_a_warning(stub, capsys):
-    assert cli.main(["score", "table.jpg", "--all", "--players", "Ann,Bob,Cat"]) == 0
-    assert "3 players named but 2 kingdoms found" in capsys.readouterr().out
+def test_players_count_mismatch_is_a_warning(stub, run_cli):
+    code, out, _ = run_cli("score", "table.jpg", "--all", "--players", "Ann,Bob,Cat")
+    assert code == 0
+    assert "3 players named but 2 kingdoms found" in out
 
 
 @pytest.mark.parametrize("argv", [
@@ -190,11 +192,10 @@ def test_players_count_mismatch_is_a_warning(stub, capsys):
     ["score", "table.jpg", "--all", "--players", "Ann,Ann"],              # a name twice
     ["score", "table.jpg", "--all", "--corners", "0,0,10,0,10,10,0,10"],  # one outline vs all
 ])
-def test_usage_errors_exit_2(stub, argv, capsys):
-    with pytest.raises(SystemExit) as exc:
-        cli.main(argv)
-    assert exc.value.code == 2
-    assert "kingdomino: error:" in capsys.readouterr().err
+def test_usage_errors_exit_2(stub, argv, run_cli):
+    code, _, err = run_cli(*argv)
+    assert code == 2
+    assert "kingdomino: error:" in err
 
 
 # ------------------------------------------------------------------ one outline per place
@@ -202,10 +203,10 @@ def test_usage_errors_exit_2(stub, argv, capsys):
 def _outline(x, rows=5, conf=0.9, shift=0.0):
     import numpy as np
 
-    from vision.find.whole_table import Outline
+    from vision.find.whole_table import TableOutline
 
     c = np.float32([[x, 0], [x + 500, 0], [x + 500, 500], [x, 500]]) + shift
-    return Outline(c, rows, rows, conf, False)
+    return TableOutline(c, rows, rows, conf, False)
 
 
 def test_two_maps_give_one_outline_per_place():

@@ -7,7 +7,6 @@ import io
 import os
 import re
 import signal
-import socket
 import subprocess
 import sys
 import time
@@ -294,12 +293,6 @@ def _descendants(root: int) -> set[tuple[int, str]]:
     return out
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 def _photos() -> list[tuple[str, bytes]]:
     """The sample photos, each also with bytes after its end (another photo to the store)."""
     out = []
@@ -311,18 +304,12 @@ def _photos() -> list[tuple[str, bytes]]:
 
 @pytest.mark.slow
 @pytest.mark.skipif(not os.path.isdir("/proc/self"), reason="reads the processes from /proc")
-def test_batch_workers_die_with_the_server_after_kill_9(tmp_path):
+def test_batch_workers_die_with_the_server_after_kill_9(kingdomino_server):
     requests = pytest.importorskip("requests")
-    port = _free_port()
-    env = dict(os.environ, PYTHONPATH=str(ROOT), XDG_DATA_HOME=str(tmp_path / "data"))
-    env.pop("KINGDOMINO_STORE", None)
-    server = subprocess.Popen(
-        [sys.executable, "-m", "kingdomino", "serve", "--port", str(port), "--store",
-         str(tmp_path / "store.sqlite3")], cwd=ROOT, env=env, stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL)
+    server = kingdomino_server.proc
     seen: set = set()
     try:
-        base = f"http://127.0.0.1:{port}"
+        base = kingdomino_server.url
         session = requests.Session()
 
         def page():

@@ -1,7 +1,7 @@
 import numpy as np
 import pytest
 
-from tests.conftest import plain_classify_cfg
+from tests.conftest import classifier_logits, plain_classify_cfg
 
 from vision.read.classify import (MAX_CROWNS, N_CROWNS, TERRAINS, VALID, SquareClassifier,
                              SquareReading, decode, domino_partners,
@@ -11,10 +11,7 @@ from vision.read.dominoes import partner_support
 
 
 def logits_for(terrain: str, crowns: int, strength: float = 8.0) -> np.ndarray:
-    z = np.zeros(len(TERRAINS) + N_CROWNS)
-    z[TERRAINS.index(terrain)] = strength
-    z[len(TERRAINS) + crowns] = strength
-    return z
+    return classifier_logits([[terrain]], [[crowns]], strength=strength)[0]
 
 
 def test_prior_matches_the_rules():
@@ -112,7 +109,7 @@ def test_crown_prior_mode_comes_from_the_config():
 
 
 def _grid_logits(cells):
-    return np.stack([logits_for(t, c) for t, c in cells])
+    return classifier_logits([[t for t, _ in cells]], [[c for _, c in cells]], strength=8.0)
 
 
 def test_a_kingdom_without_a_castle_flags_its_most_castle_like_square():

@@ -4,6 +4,7 @@ import pickle
 import numpy as np
 import pytest
 
+from tests.conftest import classifier_logits
 from vision.read.classify import N_CROWNS, TERRAINS
 from vision.lab.evaluation.evaluate import Case, format_summary, format_per_board, rerun_saved
 
@@ -18,14 +19,7 @@ CROWNS[0][0] = 1
 
 
 def _logits(terrain, crowns, unsure=()):
-    rows = []
-    for r in range(5):
-        for c in range(5):
-            z = np.zeros(len(TERRAINS) + N_CROWNS)
-            z[TERRAINS.index(terrain[r][c])] = 9.0
-            z[len(TERRAINS) + crowns[r][c]] = 9.0 if (r, c) not in unsure else 0.3
-            rows.append(z)
-    return np.array(rows)
+    return classifier_logits(terrain, crowns, strength=9.0, unsure=unsure, unsure_strength=0.3)
 
 
 def test_saved_outputs_give_the_figures(tmp_path):
@@ -155,17 +149,6 @@ def _frame_case(kind, name, found, rows, cols, truth=TRUTH):
     return case
 
 
-def _any_logits(terrain, crowns):
-    rows = []
-    for t_row, c_row in zip(terrain, crowns):
-        for t, k in zip(t_row, c_row):
-            z = np.zeros(len(TERRAINS) + N_CROWNS)
-            z[TERRAINS.index(t)] = 9.0
-            z[len(TERRAINS) + k] = 9.0
-            rows.append(z)
-    return np.array(rows)
-
-
 def _frames_run(tmp_path):
     """Three phone photos read end to end: A framed one column to the right (two of the table
     squares read as tiles), B read 5x7 for 5x5 (two table squares read as tiles), C not found."""
@@ -181,7 +164,7 @@ def _frames_run(tmp_path):
     crowns_b = [row + [0, 0] for row in CROWNS]
     b = _frame_case("phone-detected", "B", _box(100, 100, 7, 5), 5, 7)
     c = _frame_case("phone-detected", "C", None, 5, 5)
-    logits = [_any_logits(read_a, crowns_a), _any_logits(read_b, crowns_b), None]
+    logits = [classifier_logits(read_a, crowns_a), classifier_logits(read_b, crowns_b), None]
     path = tmp_path / "out.pkl"
     with open(path, "wb") as fh:
         pickle.dump({"cases": [a, b, c], "logits": logits, "temps": (1.0, 1.0), "quick": True,
@@ -289,11 +272,9 @@ def test_hard_tables_draw_only_the_kinds_asked_for():
                                                      for seed in (9100, 9101)]
 
 
-def test_evaluate_refuses_an_unknown_table_kind(capsys):
-    from kingdomino.cli import main
-
-    assert main(["evaluate", "--quick", "--hard-kinds", "velvet", "--hard-tables", "1"]) == 2
-    err = capsys.readouterr().err
+def test_evaluate_refuses_an_unknown_table_kind(run_cli):
+    code, _, err = run_cli("evaluate", "--quick", "--hard-kinds", "velvet", "--hard-tables", "1")
+    assert code == 2
     assert "--hard-kinds: unknown table kind velvet" in err and "Traceback" not in err
 
 
@@ -369,23 +350,18 @@ def test_evaluate_puts_aau_dev_boards_on_hard_tables(tmp_path, monkeypatch, caps
      "--hard-boards needs the AAU dev photos"),
     (["--fold-models", "{empty}"], "--fold-models keeps each fold's network"),
 ])
-def test_bad_evaluate_options_say_what_to_do(tmp_path, capsys, argv, message):
-    from kingdomino.cli import main
-
+def test_bad_evaluate_options_say_what_to_do(tmp_path, run_cli, argv, message):
     argv = [a.replace("{empty}", str(tmp_path)) for a in argv]
-    assert main(["evaluate", "--quick"] + argv) == 2
-    err = capsys.readouterr().err
+    code, _, err = run_cli("evaluate", "--quick", *argv)
+    assert code == 2
     assert message in err and "Traceback" not in err
 
 
-def test_fold_models_naming_a_file_is_refused_before_any_work(tmp_path, capsys):
-    from kingdomino.cli import main
-
+def test_fold_models_naming_a_file_is_refused_before_any_work(tmp_path, run_cli):
     not_a_folder = tmp_path / "folds.txt"
     not_a_folder.write_text("")
-    assert main(["evaluate", "--fold-models", str(not_a_folder), "--datasets",
-                 str(tmp_path)]) == 2
-    err = capsys.readouterr().err
+    code, _, err = run_cli("evaluate", "--fold-models", not_a_folder, "--datasets", tmp_path)
+    assert code == 2
     assert "not a folder" in err and "Traceback" not in err
 
 

@@ -132,10 +132,8 @@ def test_train_tiles_command_rebuilds_the_network_from_the_dev_photos(tmp_path):
     assert (tmp_path / "tiles_lit.onnx").exists()
 
 
-def test_train_tiles_without_the_datasets_says_so(tmp_path, capsys):
-    from kingdomino.cli import main
-
-    rc = main(["train", "--tiles", "--datasets", str(tmp_path / "none"), "--out", str(tmp_path)])
+def test_train_tiles_without_the_datasets_says_so(tmp_path, run_cli):
+    rc, _, err = run_cli("train", "--tiles", "--datasets", tmp_path / "none", "--out", tmp_path)
     assert rc == 1
-    assert "photos.csv" in capsys.readouterr().err
+    assert "photos.csv" in err
     assert not (tmp_path / "tiles.onnx").exists()

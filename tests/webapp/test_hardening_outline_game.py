@@ -163,74 +163,19 @@ def test_all_refuses_an_invalid_size_and_uses_a_valid_one(table_client):
 # ---------------------------------------------------------------- 11: idle connections
 
 
-def _free_port() -> int:
-    import socket
-
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-def _get(port: int, path: str, timeout: float) -> int:
-    import http.client
-
-    conn = http.client.HTTPConnection("127.0.0.1", port, timeout=timeout)
-    try:
-        conn.request("GET", path)
-        return conn.getresponse().status
-    finally:
-        conn.close()
-
-
-@pytest.fixture
-def real_server(tmp_path):
-    """``python3 -m kingdomino serve`` on 127.0.0.1 and a free port, its store in tmp_path."""
-    import os
-    import subprocess
-    import sys
-    import time
-    from pathlib import Path
-
-    root = Path(__file__).resolve().parents[2]
-    port = _free_port()
-    env = dict(os.environ, PYTHONPATH=str(root) + os.pathsep + os.environ.get("PYTHONPATH", ""))
-    proc = subprocess.Popen([sys.executable, "-m", "kingdomino", "serve", "--host", "127.0.0.1",
-                             "--port", str(port), "--store", str(tmp_path / "s.sqlite3")],
-                            cwd=tmp_path, env=env, stdout=subprocess.DEVNULL,
-                            stderr=subprocess.DEVNULL)
-    try:
-        deadline = time.monotonic() + 120
-        while True:  # bounded polling until the server answers
-            assert proc.poll() is None, "the server stopped at start"
-            try:
-                if _get(port, "/api/rules", 5) == 200:
-                    break
-            except OSError:
-                pass
-            assert time.monotonic() < deadline, "the server did not answer within 2 minutes"
-            time.sleep(0.2)
-        yield port
-    finally:
-        proc.terminate()
-        try:
-            proc.wait(10)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
-
-
 @pytest.mark.slow
-def test_an_ordinary_request_is_answered_beside_205_idle_connections(real_server):
+def test_an_ordinary_request_is_answered_beside_205_idle_connections(kingdomino_server):
     import socket
     import time
 
     idle = []
     try:
         for _ in range(205):
-            idle.append(socket.create_connection(("127.0.0.1", real_server), timeout=10))
+            idle.append(socket.create_connection(("127.0.0.1", kingdomino_server.port),
+                                                 timeout=10))
         start = time.monotonic()
         try:
-            status = _get(real_server, "/api/rules", 15)
+            status = kingdomino_server.status("/api/rules", 15)
         except OSError as exc:  # timed out: the server never took the connection
             status = type(exc).__name__
         took = time.monotonic() - start
