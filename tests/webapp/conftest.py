@@ -1,8 +1,9 @@
-"""Fixtures for the web app tests: an app on a temporary database with a fake reader."""
+"""Fixtures for the web app tests: an app on a temporary database with a fake reader, and a
+fake whole-table reader."""
 from __future__ import annotations
 
 import pytest
-from webapp_helpers import FakeReader
+from webapp_helpers import FakeReader, FakeTableReader
 
 from webapp import create_app
 
@@ -10,6 +11,12 @@ from webapp import create_app
 @pytest.fixture
 def reader():
     return FakeReader()
+
+
+@pytest.fixture
+def table_reader():
+    """The fake whole-table reader (``TABLE_READER``): two kingdoms a photo."""
+    return FakeTableReader()
 
 
 @pytest.fixture

@@ -9,7 +9,6 @@ import json
 from urllib.parse import urlsplit
 
 import pytest
-from test_table_api import FakeTableReader
 from webapp_helpers import CORNERS, FakeReader, page_token, png_bytes
 
 hypothesis = pytest.importorskip("hypothesis")
@@ -66,8 +65,8 @@ def assert_sane(resp, api: bool):
 
 
 @pytest.fixture
-def fuzz(make_app, fresh_jobs):
-    app = make_app(TABLE_READER=FakeTableReader(), BATCH_JOBS=1, BATCH_WAIT=True,
+def fuzz(make_app, fresh_jobs, table_reader):
+    app = make_app(TABLE_READER=table_reader, BATCH_JOBS=1, BATCH_WAIT=True,
                    BATCH_MAX_WAITING=10**6, MAX_CONTENT_LENGTH=2 * 1024 * 1024)
     client = app.test_client()
     token = page_token(client)

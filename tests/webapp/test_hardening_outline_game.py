@@ -110,10 +110,8 @@ def test_kingdoms_under_different_rule_sets_are_ranked_each_with_its_own(client)
 
 
 @pytest.fixture
-def table_client(make_app):
-    from test_table_api import FakeTableReader
-
-    reader = FakeTableReader()
+def table_client(make_app, table_reader):
+    reader = table_reader
     sizes = []
 
     def read(photo, rules, bonuses=(), size=None):

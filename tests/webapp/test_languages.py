@@ -212,10 +212,8 @@ def test_the_upload_form_says_what_is_wrong_in_the_language(client):
     assert resp.status_code == 400 and "無法處理此請求" in html and '<p class="hint" lang="en">' in html
 
 
-def test_the_game_and_batch_pages_speak_the_language(make_app):
-    from test_table_api import FakeTableReader
-
-    client = make_app(TABLE_READER=FakeTableReader()).test_client()
+def test_the_game_and_batch_pages_speak_the_language(make_app, table_reader):
+    client = make_app(TABLE_READER=table_reader).test_client()
     token = page_token(client)
     resp = client.post("/upload", data={"csrf_token": token, "rules": "kingdomino", "all": "1",
                                         "photo": (io.BytesIO(png_bytes()), "t.png")},

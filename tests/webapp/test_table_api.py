@@ -6,36 +6,7 @@ import io
 import re
 
 import pytest
-from webapp_helpers import FAKE_TOTAL, FakeReader, page_token, png_bytes
-
-
-class FakeTableReader:
-    """Two kingdoms: the fake reader's kingdom (kingdom 0) and the same one with its two mine
-    crowns gone (kingdom 1, fewer points); ``empty`` in the photo bytes: no kingdom."""
-
-    def __init__(self):
-        self.calls = 0
-
-    def __call__(self, photo: bytes, rules: str, bonuses=(), size=None) -> list[dict]:
-        from kingdomino import service
-
-        self.calls += 1
-        if self.fail:
-            raise self.fail
-        first = FakeReader()(photo, rules, bonuses)
-        cells = [[dict(c) for c in row] for row in first["cells"]]
-        cells[3][3]["crowns"] = 0
-        second = service.score_grid({"rules": rules, "size": 5, "cells": cells}, rules=rules)
-        second.update({k: first[k] for k in ("review", "homography", "rows", "cols")})
-        second["corners"] = [[x + 1000, y] for x, y in first["corners"]]
-        return [{**first, "kingdom": 0, "cut": False}, {**second, "kingdom": 1, "cut": True}]
-
-    fail = None
-
-
-@pytest.fixture
-def table_reader():
-    return FakeTableReader()
+from webapp_helpers import FAKE_TOTAL, page_token, png_bytes
 
 
 @pytest.fixture

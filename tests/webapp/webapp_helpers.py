@@ -1,4 +1,5 @@
-"""Helpers for the web app tests: a fake reader of a known kingdom, test images, tokens.
+"""Helpers for the web app tests: a fake reader of a known kingdom (and of a table of two),
+test images, tokens.
 
 The fake reader returns a fixed reading of a known kingdom, so the flow tests do not depend on
 the vision models; ``real_reader`` tests use the shipped models on a sample photo instead.
@@ -61,6 +62,30 @@ class FakeReader:
         obj["homography"] = fake_homography()
         obj["rows"] = obj["cols"] = 5
         return obj
+
+
+class FakeTableReader:
+    """Two kingdoms: the fake reader's kingdom (kingdom 0) and the same one with its two mine
+    crowns gone (kingdom 1, fewer points); ``empty`` in the photo bytes: no kingdom."""
+
+    def __init__(self):
+        self.calls = 0
+
+    def __call__(self, photo: bytes, rules: str, bonuses=(), size=None) -> list[dict]:
+        from kingdomino import service
+
+        self.calls += 1
+        if self.fail:
+            raise self.fail
+        first = FakeReader()(photo, rules, bonuses)
+        cells = [[dict(c) for c in row] for row in first["cells"]]
+        cells[3][3]["crowns"] = 0
+        second = service.score_grid({"rules": rules, "size": 5, "cells": cells}, rules=rules)
+        second.update({k: first[k] for k in ("review", "homography", "rows", "cols")})
+        second["corners"] = [[x + 1000, y] for x, y in first["corners"]]
+        return [{**first, "kingdom": 0, "cut": False}, {**second, "kingdom": 1, "cut": True}]
+
+    fail = None
 
 
 def png_bytes(w=600, h=500) -> bytes:
