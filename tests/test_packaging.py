@@ -29,6 +29,7 @@ def wheel_names(tmp_path_factory) -> set[str]:
         return set(zf.namelist())
 
 
+@pytest.mark.slow  # builds the wheel (about 6 s, once for the module)
 def test_wheel_ships_every_runtime_file(wheel_names):
     needed = [
         path.relative_to(ROOT).as_posix()
@@ -47,6 +48,7 @@ def test_wheel_ships_every_runtime_file(wheel_names):
     assert not missing, f"files the tool loads at run time are missing from the wheel: {missing}"
 
 
+@pytest.mark.slow  # builds the wheel (about 6 s, once for the module)
 def test_wheel_installs_exactly_the_five_top_level_packages(wheel_names):
     """`pip install .` puts these top-level names into site-packages and no other (issue 49,
     item 8: docs/architecture.md, "Installed names"): a new top-level folder would be one more
@@ -56,6 +58,7 @@ def test_wheel_installs_exactly_the_five_top_level_packages(wheel_names):
     assert packages == {"engine", "vision", "models", "webapp", "kingdomino"}
 
 
+@pytest.mark.slow  # builds the wheel (about 6 s, once for the module)
 def test_wheel_has_console_script_and_no_bytecode(wheel_names):
     entry = [n for n in wheel_names if n.endswith("entry_points.txt")]
     assert entry, "the wheel declares no entry points"

@@ -82,6 +82,7 @@ def _schema(path: Path) -> tuple[int, dict[str, set[str]]]:
         db.close()
 
 
+@pytest.mark.slow
 def test_processes_creating_one_new_store_at_once_all_succeed(tmp_path):
     rounds, n = 20, 4
     for i in range(rounds):
@@ -97,6 +98,7 @@ def test_processes_creating_one_new_store_at_once_all_succeed(tmp_path):
         assert count == n
 
 
+@pytest.mark.slow
 def test_processes_opening_one_store_at_once_all_succeed(tmp_path):
     path = tmp_path / "kingdomino.sqlite3"
     Store(path).close()

@@ -405,6 +405,7 @@ def _assert_no_500(resp, api: bool):
         assert resp.is_json and isinstance(resp.get_json().get("error"), str), resp.data[:200]
 
 
+@pytest.mark.slow
 def test_fuzz_json_endpoints_never_500(tmp_path_factory):
     import json as jsonlib
 

@@ -103,6 +103,7 @@ def _upload(page, base, photo, **fields) -> str:
     return page.url.rsplit("/", 1)[1]
 
 
+@pytest.mark.slow
 def test_upload_correct_and_see_the_total_change(live_server, tmp_path):
     base, real = live_server
     sync_api = pytest.importorskip("playwright.sync_api")
@@ -232,6 +233,7 @@ def test_an_answer_from_the_server_keeps_the_field_being_typed_into(live_server)
         assert errors == []
 
 
+@pytest.mark.slow
 def test_no_page_scrolls_sideways_on_a_phone(live_server, tmp_path):
     """390 px is a common phone width: the upload page once came out 470 px wide (the Rules
     drop-down's longest title), so a referee had to scroll sideways."""

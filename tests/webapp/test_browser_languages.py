@@ -103,6 +103,7 @@ def test_switch_language_on_the_result_page_and_correct_a_square(live_server, tm
         assert errors == []
 
 
+@pytest.mark.slow
 def test_every_language_fits_a_phone(live_server, tmp_path):
     """No page is wider than a 390 px phone in any language (a long word or title would push
     it sideways and cut it off); screenshots of each to look at."""

@@ -41,6 +41,7 @@ def live_server(tmp_path):
         yield base, real
 
 
+@pytest.mark.slow
 def test_place_the_outline_by_hand_and_read_again(live_server, tmp_path):
     base, real = live_server
     sync_api = pytest.importorskip("playwright.sync_api")
