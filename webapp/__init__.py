@@ -13,7 +13,7 @@
 - ``TRUSTED_HOSTS``: the host names the app answers to (any other ``Host`` header is a 400;
   permalinks only ever name these). ``None`` (the default of ``create_app``) answers any;
   ``serve`` sets it from ``--host``, the localhost names and ``trusted_hosts``.
-- ``BATCH_*``: the batch page's limits (``webapp/batch.py``).
+- ``BATCH_*``: the batch page's limits (``webapp/batch/jobs.py``).
 """
 from __future__ import annotations
 
