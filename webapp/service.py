@@ -13,7 +13,7 @@ from flask import current_app, request, url_for
 from werkzeug.exceptions import BadRequest, NotFound, ServiceUnavailable, UnprocessableEntity
 
 import engine
-from engine.kingdom import SIZES
+from engine.kingdom import CAVEMEN, LETTER_OF, RESOURCES, SIZES, TOKEN_OF, WARRIORS
 from kingdomino import service
 from kingdomino.store import content_hash
 from vision.photo.files import PhotoBusy
@@ -90,6 +90,12 @@ def pieces_of(name: str) -> dict:
     return {"cell": list(rules.cell_pieces), "kingdom": list(rules.kingdom_pieces)}
 
 
+# the pieces chosen by name, and the engine's names (a warrior: its name and power)
+PIECE_VALUES = {"resource": list(RESOURCES), "caveman": list(CAVEMEN),
+                "warrior": [[name, power] for name, power in WARRIORS.items()],
+                "totems": list(RESOURCES)}
+
+
 def rules_meta(name: str) -> dict:
     """What the editor needs about a rule set: terrains, bonuses, extra pieces."""
     rules = engine.get_rules(name)
@@ -101,6 +107,14 @@ def rules_meta(name: str) -> dict:
     meta["pieces"] = pieces_of(name)
     # how the editor offers the pieces it has no form of its own for (the expansions')
     meta["piece_options"] = dict(getattr(rules, "piece_options", {}) or {})
+    # the game's words the editor offers, as the engine knows them: each terrain's key (the
+    # text grid's letter), the names a piece is chosen from, The Court's token per terrain
+    meta["letters"] = {t: LETTER_OF[t] for t in meta["terrains"] if t in LETTER_OF}
+    pieces = (*rules.cell_pieces, *rules.kingdom_pieces)
+    meta["piece_values"] = {piece: values for piece, values in PIECE_VALUES.items()
+                            if piece in pieces and piece not in meta["piece_options"]}
+    if "resource" in meta["piece_options"]:
+        meta["tokens"] = dict(TOKEN_OF)
     return meta
 
 

@@ -43,15 +43,21 @@
   function tn(t) { return names.terrains[t] || t; }
   function bonusName(b) { return names.bonuses[b] || b; }
 
-  var LETTERS = { f: "field", w: "forest", l: "lake", g: "grassland", s: "swamp", m: "mine",
-    t: "town", d: "desert", q: "quarry", v: "volcano", c: "castle", h: "hut", ".": "empty" };
-  var LETTER_OF = {};
-  Object.keys(LETTERS).forEach(function (k) { LETTER_OF[LETTERS[k]] = k.toUpperCase(); });
-  var RESOURCES = ["mammoth", "fish", "mushroom", "flint"];
-  var CAVEMEN = ["hunter", "fishing-child", "gatherer", "sculptor", "painter", "fire-lady", "shaman"];
-  var WARRIORS = [["0", "none"], ["1", "small (1)"], ["2", "amazon (2)"], ["3", "oafish (3)"]];
+  // The game's words come with the rule sets (rules_meta): each terrain's key, the names a
+  // piece is chosen from, The Court's tokens. A square may keep what another rule set put
+  // there, so the letters and tokens of every rule set are known.
+  function ofEveryRuleSet(field) {
+    var out = {};
+    rulesMeta.forEach(function (m) {
+      var own = m[field] || {};
+      Object.keys(own).forEach(function (k) { out[k] = own[k]; });
+    });
+    return out;
+  }
+  var LETTER_OF = ofEveryRuleSet("letters");  // terrain -> its key, e.g. field -> "F"
   // The Court: the token a square holds follows its terrain
-  var TOKEN_OF = { field: "wheat", forest: "wood", lake: "fish", grassland: "sheep" };
+  var TOKEN_OF = ofEveryRuleSet("tokens");
+  function valuesOf(m, piece) { return (m.piece_values || {})[piece] || []; }
 
   var state = {
     kingdom: data.kingdom,
@@ -475,15 +481,19 @@
         String(k.fire_tokens || 0), function (v) { setCell(function (x) { v = parseInt(v, 10); if (v) { x.fire_tokens = v; } else { delete x.fire_tokens; } }); }));
     }
     if (pieces.cell.indexOf("resource") >= 0 && !(m.piece_options || {}).resource && k.terrain !== "empty") {
-      p.appendChild(selectInput(_("Resource"), [["", _("none")]].concat(RESOURCES.map(function (x) { return [x, _(x)]; })),
+      p.appendChild(selectInput(_("Resource"), [["", _("none")]].concat(valuesOf(m, "resource").map(function (x) { return [x, _(x)]; })),
         k.resource || "", function (v) { setCell(function (x) { if (v) { x.resource = v; } else { delete x.resource; } }); }));
     }
     if (pieces.cell.indexOf("caveman") >= 0 && k.terrain !== "empty") {
-      p.appendChild(selectInput(_("Caveman"), [["", _("none")]].concat(CAVEMEN.map(function (x) { return [x, _(x)]; })),
+      p.appendChild(selectInput(_("Caveman"), [["", _("none")]].concat(valuesOf(m, "caveman").map(function (x) { return [x, _(x)]; })),
         k.caveman || "", function (v) { setCell(function (x) { if (v) { x.caveman = v; delete x.warrior; } else { delete x.caveman; } }); }));
     }
     if (pieces.cell.indexOf("warrior") >= 0 && k.terrain !== "empty") {
-      p.appendChild(selectInput(_("Warrior"), WARRIORS.map(function (w) { return [w[0], _(w[1])]; }), String(k.warrior || 0), function (v) {
+      var warriors = valuesOf(m, "warrior").map(function (w) {  // [name, power]: "small (1)"
+        var name = w[0] + " (" + w[1] + ")";
+        return [String(w[1]), _(name)];
+      });
+      p.appendChild(selectInput(_("Warrior"), [["0", _("none")]].concat(warriors), String(k.warrior || 0), function (v) {
         setCell(function (x) { v = parseInt(v, 10); if (v) { x.warrior = v; delete x.caveman; } else { delete x.warrior; } });
       }));
     }
@@ -539,7 +549,7 @@
       box.appendChild(ql);
     }
     if (kp.indexOf("totems") >= 0) {
-      RESOURCES.forEach(function (res) {
+      valuesOf(meta(), "totems").forEach(function (res) {
         var tl = make("label", "field");
         var t = make("input");
         t.type = "checkbox";
@@ -756,8 +766,9 @@
     var moves = { ArrowUp: [-1, 0], ArrowDown: [1, 0], ArrowLeft: [0, -1], ArrowRight: [0, 1] };
     if (moves[key]) { e.preventDefault(); select(r + moves[key][0], c + moves[key][1]); return; }
     if (key === "Delete" || key === "Backspace") { e.preventDefault(); setTerrain("empty"); return; }
-    var t = LETTERS[key.toLowerCase()];
-    if (t && meta().terrains.indexOf(t) >= 0) { e.preventDefault(); setTerrain(t); return; }
+    var letters = meta().letters || {};
+    var t = meta().terrains.filter(function (x) { return letters[x] === key.toUpperCase(); })[0];
+    if (t) { e.preventDefault(); setTerrain(t); return; }
     var opts = meta().piece_options || {};
     var here = cell(r, c);
     if ((key === "+" || key === "-") && opts.giants) {
