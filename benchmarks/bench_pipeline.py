@@ -34,7 +34,7 @@ if str(ROOT) not in sys.path:
 
 import engine  # noqa: E402
 import vision  # noqa: E402
-from vision import photo  # noqa: E402
+from vision.photo import scale as photo  # noqa: E402
 from vision.lab.scenes import synth  # noqa: E402
 
 STAGES = ("decode", "detect", "classify", "score", "total", "total_cpu")

@@ -106,7 +106,7 @@ def _check_corners(args):
     if len(args.photos) != 1:
         raise UsageError(f"--corners gives the outline of one photo, but {len(args.photos)} "
                          "photos were given: score each photo with its own --corners")
-    from vision.outline_hand import OutlineError, parse_corners
+    from vision.find.by_hand import OutlineError, parse_corners
 
     try:
         return parse_corners(text)

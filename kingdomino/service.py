@@ -70,7 +70,7 @@ def score_photo(path_or_bytes, rules: str | None = None, bonuses=(), size: int |
     """Decode a photo (path or bytes) and score it. Raises ``vision.PhotoError`` (a ValueError).
 
     ``corners``: the kingdom's outline given by hand (4 points in the photo's stored pixels, any
-    order; see ``vision.outline_hand``) instead of the detector's search; the result then has
+    order; see ``vision.find.by_hand``) instead of the detector's search; the result then has
     ``"outline": {"by": "hand", "corners": [...]}`` (the given points, ordered tl, tr, br, bl,
     stored pixels) next to ``corners`` (the same outline in the upright photo's pixels).
     """
@@ -87,7 +87,7 @@ def score_outline(path_or_bytes, corners, rules: str | None = None, bonuses=(),
                   size: int | None = None) -> dict:
     """Read and score the kingdom inside an outline given by hand (see ``score_photo``)."""
     from vision.photo import files as photo_io
-    from vision import outline_hand
+    from vision.find import by_hand as outline_hand
 
     data = photo_io.photo_bytes(path_or_bytes)
     reading, upright = outline_hand.read_photo_outline(reader(), data, corners, size=size)

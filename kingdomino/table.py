@@ -1,6 +1,6 @@
 """Whole-table photos (``kingdomino score PHOTO --all``, ``POST /api/score`` with ``all=1``, the
 web app's game page and ``kingdomino batch --all``): every kingdom of one photo scored, numbered
-as ``vision.table`` numbers them, and the game's standings.
+as ``vision.find.whole_table`` numbers them, and the game's standings.
 
 A kingdom cut by the photo's edge keeps ``"cut": true`` and a warning: it is scored as far as
 it is seen, never as complete, and the standings mark it.
@@ -62,7 +62,7 @@ def score_table_image(image, rules: str | None = None, bonuses=(), size: int | N
     """Every kingdom of a decoded BGR table photo, scored: the contract's object each (without
     ``source``) plus ``"kingdom"`` (its number) and ``"cut"``; in numbering order. Raises
     ``vision.PhotoError`` when the photo holds no kingdom."""
-    from vision.table import read_table
+    from vision.find.whole_table import read_table
 
     objs = []
     for found in read_table(service.reader(), image, size=size):

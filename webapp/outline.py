@@ -49,7 +49,7 @@ def parse_size(value) -> int | None:
 def parse_outline(value):
     """Corners as text ``X1,Y1,...`` or a list of four ``[x, y]``; None when absent;
     ``BadRequest`` with the reason when they cannot be an outline."""
-    from vision.outline_hand import OutlineError, parse_corners
+    from vision.find.by_hand import OutlineError, parse_corners
 
     if value is None or (isinstance(value, str) and not value.strip()):
         return None
@@ -82,7 +82,7 @@ def form_outline(form) -> tuple:
 def fits_photo(data: bytes, corners) -> None:
     """``BadRequest`` when the outline lies far outside the photo (its stored pixels)."""
     from vision.photo import files as photo_io
-    from vision.outline_hand import OutlineError, check_outline
+    from vision.find.by_hand import OutlineError, check_outline
 
     if corners is None:
         return

@@ -47,7 +47,7 @@ def reduction(info: photo_io.PhotoInfo, long_side: int) -> int:
 
 
 def load_for_reading(path_or_bytes, cfg=None) -> tuple[np.ndarray, int]:
-    """The photo decoded for reading (``vision.io.load_image``: the same checks and messages),
+    """The photo decoded for reading (``vision.photo.files.load_image``: the same checks and messages),
     reduced by :func:`reduction` for ``[io] read_long_side``; ``(image, factor)``."""
     cfg = cfg if cfg is not None else _config.load()
     long_side = int(cfg["io"]["read_long_side"])
