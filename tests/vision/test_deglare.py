@@ -7,6 +7,7 @@ import pytest
 
 from vision import config
 
+from vision.find.detect import Outline
 from vision.read import glare as deglare
 
 CELL, MARGIN = 64, 24
@@ -233,7 +234,7 @@ def test_a_square_read_surely_as_a_tile_is_not_read_again(terrain, read_again):
 
 
 def test_a_castle_washed_by_glare_still_makes_the_outline_a_kingdom(monkeypatch):
-    from vision import reader as reader_module
+    from vision.find import search
     from vision.find import frame
     from vision.errors import PhotoError
 
@@ -242,8 +243,8 @@ def test_a_castle_washed_by_glare_still_makes_the_outline_a_kingdom(monkeypatch)
     reader = _colour_reader(monkeypatch)
     reader.cfg["reader"]["table_fallback"] = False
     # the detector's one outline: the kingdom's own
-    monkeypatch.setattr(reader_module, "_outlines",
-                        lambda image, cfg, size: iter([(corners, 3, 3, 0.9, [], None)]))
+    monkeypatch.setattr(search, "outlines",
+                        lambda image, cfg, size: iter([Outline(corners, 3, 3, 0.9)]))
     found = reader.framed(img, corners, 3, 3)
     # as seen, the castle reads as table: no square has castle odds
     assert frame.terrain_odds(found.logits, "castle", reader.classifier.t_terrain).max() < 0.01
@@ -266,7 +267,7 @@ def test_a_castle_washed_by_glare_still_makes_the_outline_a_kingdom(monkeypatch)
 
 
 def test_a_crisp_5x5_whose_castle_is_hidden_is_still_the_kingdom(monkeypatch):
-    from vision import reader as reader_module
+    from vision.find import search
     from vision.errors import PhotoError
 
     # a 5x5 kingdom of lakes on dark cloth (the stand-in network reads grey as the castle);
@@ -283,8 +284,8 @@ def test_a_crisp_5x5_whose_castle_is_hidden_is_still_the_kingdom(monkeypatch):
     corners = np.float32([[PX, PX], [6 * PX, PX], [6 * PX, 6 * PX], [PX, 6 * PX]])
     reader = _colour_reader(monkeypatch)
     reader.cfg["reader"]["table_fallback"] = False
-    monkeypatch.setattr(reader_module, "_outlines",
-                        lambda image, cfg, size: iter([(corners, 5, 5, 0.9, [], None)]))
+    monkeypatch.setattr(search, "outlines",
+                        lambda image, cfg, size: iter([Outline(corners, 5, 5, 0.9)]))
     kept = reader.find(img)
     assert (kept.rows, kept.cols) == (5, 5)
     assert np.abs(np.asarray(kept.corners) - corners).max() < 2
@@ -295,14 +296,14 @@ def test_a_crisp_5x5_whose_castle_is_hidden_is_still_the_kingdom(monkeypatch):
 
 
 def test_a_castle_seen_only_with_the_glare_off_does_not_end_the_search(monkeypatch):
-    from vision import reader as reader_module
+    from vision.find import search
 
     img, corners = _lake_kingdom(glare=(2 * PX - 20, 3 * PX + 20, 2 * PX - 20, 3 * PX + 20))
     reader = _colour_reader(monkeypatch)
     reader.cfg["reader"]["table_fallback"] = False
     cloth = np.float32([[0, 0], [PX - 10, 0], [PX - 10, PX - 10], [0, PX - 10]])   # bare cloth
-    monkeypatch.setattr(reader_module, "_outlines", lambda image, cfg, size: iter(
-        [(corners, 3, 3, 0.9, [], None), (cloth, 1, 1, 0.5, [], None)]))
+    monkeypatch.setattr(search, "outlines", lambda image, cfg, size: iter(
+        [Outline(corners, 3, 3, 0.9), Outline(cloth, 1, 1, 0.5)]))
     read, framed = [], reader.framed
     monkeypatch.setattr(reader, "framed", lambda *a, **k: read.append(1) or framed(*a, **k))
     kept = reader.find(img)

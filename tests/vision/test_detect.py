@@ -194,14 +194,14 @@ def test_which_of_the_two_outlines_is_kept(monkeypatch, net_outline, pixel_outli
 
     def fake_outline(prob, *args):
         (dx, dy), rows, cols, conf = net_outline if prob.min() > 0.85 else pixel_outline
-        return square + np.float32([dx, dy]), rows, cols, conf, []
+        return detect.Outline(square + np.float32([dx, dy]), rows, cols, conf)
 
     monkeypatch.setattr(detect, "outline_in_map", fake_outline)
     img = _scene(5, 5, [[300, 200], [800, 230], [780, 700], [280, 690]])
-    corners, rows, cols, conf, _ = detect.locate(img, cfg)
+    found = detect.locate(img, cfg)
     chosen = net_outline if expected == "net" else pixel_outline
-    assert (rows, cols, conf) == chosen[1:]
-    assert np.allclose(corners, square + np.float32(chosen[0]))
+    assert (found.rows, found.cols, found.confidence) == chosen[1:]
+    assert np.allclose(found.corners, square + np.float32(chosen[0]))
 
 
 @pytest.mark.parametrize("main, blob, offered", [
@@ -238,13 +238,12 @@ def test_a_crop_with_no_kingdom_in_it_adds_nothing():
     """The crop around a small first outline holds no kingdom (a speck of colour on a plain
     table): no grid comes from it, and no "no kingdom" error escapes from the crop."""
     from vision import config
-    from vision.find.detect import _in_crop, _zoomed
+    from vision.find.detect import Outline, _in_crop, _zoomed
 
     cfg = config.load()
     img = np.full((900, 1200, 3), 150, np.uint8)
     assert list(_in_crop(img, (400, 200, 700, 500), cfg, None)) == []
-    outline = (np.float32([[540, 330], [600, 330], [600, 390], [540, 390]]), 5, 5, 0.9, [],
-               None)
+    outline = Outline(np.float32([[540, 330], [600, 330], [600, 390], [540, 390]]), 5, 5, 0.9)
     assert _zoomed(outline, img, cfg, None) is outline
 
 
@@ -260,7 +259,7 @@ def test_a_crop_is_never_taken_whole_as_a_board(monkeypatch):
     img = np.full((900, 1200, 3), 150, np.uint8)
     assert list(detect._in_crop(img, (400, 200, 700, 500), cfg, None)) == []
     whole = next(detect.candidates(img, cfg))
-    assert np.array_equal(whole[0], np.float32([[0, 0], [1200, 0], [1200, 900], [0, 900]]))
+    assert np.array_equal(whole.corners, np.float32([[0, 0], [1200, 0], [1200, 900], [0, 900]]))
 
 
 def test_a_small_kingdom_is_found_again_in_a_crop_around_it():
@@ -270,24 +269,25 @@ def test_a_small_kingdom_is_found_again_in_a_crop_around_it():
     ``zoom_below`` 0, nothing is added (nothing more to read); an outline found right is not
     moved off the kingdom by it."""
     from vision import config
-    from vision.find.detect import _zoomed, candidates
+    from vision.find.detect import Outline, _zoomed, candidates
 
     cfg = config.load()
     corners = np.float32([[560, 400], [660, 405], [665, 500], [555, 495]])
     img = _scene(5, 5, corners)
-    off = (corners + np.float32([7, -6]), 5, 5, 0.9, [], None)
+    off = Outline(corners + np.float32([7, -6]), 5, 5, 0.9)
     got = _zoomed(off, img, cfg, None)
-    assert got[:5] == off[:5] and [o[1:] for o in got[5]] == [(5, 5, "zoom")]
-    assert corner_error(np.asarray(got[5][0][0]), corners, any_first=True) < 0.05
+    assert got.corners is off.corners and (got.rows, got.cols, got.confidence) == (5, 5, 0.9)
+    assert [(g.rows, g.cols, g.kind) for g in got.alternatives] == [(5, 5, "zoom")]
+    assert corner_error(np.asarray(got.alternatives[0].corners), corners, any_first=True) < 0.05
     # the crop around the grid it found finds that grid again: nothing more to read
-    again = (np.asarray(got[5][0][0], np.float32), 5, 5, 0.9, [], None)
+    again = Outline(np.asarray(got.alternatives[0].corners, np.float32), 5, 5, 0.9)
     assert _zoomed(again, img, cfg, None) is again
     # found right, the photo's first outline keeps its grid; a zoom grid beside it (OpenCV
     # 5.1 finds one 0.06 of a side away, 5.0 none) is the same kingdom framed as well
     first = next(candidates(img, cfg, alternatives=True))
-    assert corner_error(first[0], corners, any_first=True) < 0.05
-    assert all(corner_error(np.asarray(o[0]), corners, any_first=True) < 0.05
-               for o in first[5] or [])
+    assert corner_error(first.corners, corners, any_first=True) < 0.05
+    assert all(corner_error(np.asarray(g.corners), corners, any_first=True) < 0.05
+               for g in first.alternatives)
     never = dict(cfg, detect=dict(cfg["detect"], zoom_below=0.0))
     assert _zoomed(off, img, never, None) is off
 

@@ -1,10 +1,14 @@
 import json
+from dataclasses import replace
 
 import cv2
 import numpy as np
 import pytest
 
 from tests.conftest import shared_path
+from vision.find.detect import Grid, Outline
+from vision.find.search import Candidate, Objective
+from vision.find.whole_table import Kingdom
 
 
 @pytest.fixture(scope="module")
@@ -353,13 +357,11 @@ def test_a_find_holding_no_domino_is_no_kingdom(reader, monkeypatch):
     loose tile, a mat's printed grid) is reported as no kingdom, unless the caller placed it."""
     from vision import PhotoError
     from vision.read.classify import SquareReading
-    from vision.reader import _Found
-
     image = np.full((300, 400, 3), 90, np.uint8)
 
     def found_and_read(*terrains):
         n = len(terrains)
-        found = _Found(np.float32([[0, 0], [60 * n, 0], [60 * n, 60], [0, 60]]), 1, n, 5, None, [])
+        found = Candidate(np.float32([[0, 0], [60 * n, 0], [60 * n, 60], [0, 60]]), 1, n, 5)
         monkeypatch.setattr(reader, "find", lambda img, size=None: found)
         monkeypatch.setattr(reader.classifier, "logits", lambda crops, **kw: np.zeros((len(crops), 12)))
         monkeypatch.setattr(reader.classifier, "read_logits", lambda logits, rows, cols: [
@@ -419,25 +421,25 @@ def test_find_tries_the_next_outline_when_one_holds_no_kingdom(reader, monkeypat
             out[i, len(TERRAINS)] = 9.0                # no crowns
         return out
 
-    table = (np.float32([[100, 100], [300, 100], [300, 300], [100, 300]]), 2, 2, 0.9, [])
-    kingdom = (np.float32([[500, 100], [700, 100], [700, 300], [500, 300]]), 2, 2, 0.5, [])
+    table = Outline(np.float32([[100, 100], [300, 100], [300, 300], [100, 300]]), 2, 2, 0.9)
+    kingdom = Outline(np.float32([[500, 100], [700, 100], [700, 300], [500, 300]]), 2, 2, 0.5)
     monkeypatch.setattr(reader.classifier, "logits", logits)
     monkeypatch.setattr(detect, "candidates", lambda img, cfg, size=None, **kw: iter(
-        [table + (None,), kingdom + (None,)]))
+        [table, kingdom]))
     found = reader.find(image)
-    assert np.allclose(found.corners, kingdom[0]) and (found.rows, found.cols) == (2, 2)
+    assert np.allclose(found.corners, kingdom.corners) and (found.rows, found.cols) == (2, 2)
     reading = reader.read(image)
     assert [c["terrain"] for c in reading.cells[0][:2] + reading.cells[1][:2]].count("field") >= 2
     # an outline reaching one row of table too far: that row leaves, and the reading says so
-    longer = (np.float32([[500, 100], [700, 100], [700, 400], [500, 400]]), 3, 2, 0.5, [])
+    longer = Outline(np.float32([[500, 100], [700, 100], [700, 400], [500, 400]]), 3, 2, 0.5)
     monkeypatch.setattr(detect, "candidates", lambda img, cfg, size=None, **kw: iter(
-        [longer + (None,)]))
+        [longer]))
     reading = reader.read(image)
     assert (reading.rows, reading.cols) == (2, 2)
-    assert np.allclose(reading.corners, kingdom[0], atol=0.5)
+    assert np.allclose(reading.corners, kingdom.corners, atol=0.5)
     assert any("held 3x2 squares" in w for w in reading.warnings)
     monkeypatch.setattr(detect, "candidates", lambda img, cfg, size=None, **kw: iter(
-        [table + (None,), table + (None,)]))
+        [table, table]))
     with pytest.raises(PhotoError, match="no kingdom found"):
         reader.find(image)
 
@@ -468,22 +470,22 @@ def test_find_reads_on_past_an_unsure_castle_and_keeps_the_likeliest(reader, mon
         reads.append("kingdom" if b > r else "lid")
         return out
 
-    lid = (np.float32([[100, 100], [300, 100], [300, 300], [100, 300]]), 2, 2, 0.9, [], None)
-    kingdom = (np.float32([[500, 100], [700, 100], [700, 300], [500, 300]]), 2, 2, 0.5, [], None)
+    lid = Outline(np.float32([[100, 100], [300, 100], [300, 300], [100, 300]]), 2, 2, 0.9)
+    kingdom = Outline(np.float32([[500, 100], [700, 100], [700, 300], [500, 300]]), 2, 2, 0.5)
     monkeypatch.setattr(reader.classifier, "logits", logits)
     monkeypatch.setattr(detect, "candidates", lambda img, cfg, size=None, **kw: iter(
         [lid, kingdom]))
-    assert np.allclose(reader.find(image).corners, kingdom[0])
+    assert np.allclose(reader.find(image).corners, kingdom.corners)
     assert reads == ["lid", "kingdom"]
     reads.clear()
     monkeypatch.setattr(detect, "candidates", lambda img, cfg, size=None, **kw: iter(
         [kingdom, lid]))
-    assert np.allclose(reader.find(image).corners, kingdom[0])
+    assert np.allclose(reader.find(image).corners, kingdom.corners)
     assert reads == ["kingdom"]                       # sure at once: the lid is never read
     # the lid alone is still a kingdom (its castle passes [reader] min_castle_odds)
     reads.clear()
     monkeypatch.setattr(detect, "candidates", lambda img, cfg, size=None, **kw: iter([lid]))
-    assert np.allclose(reader.find(image).corners, lid[0])
+    assert np.allclose(reader.find(image).corners, lid.corners)
 
 
 def test_among_unsure_castles_a_frame_wins_over_a_likelier_castle_short_of_one(reader,
@@ -507,14 +509,14 @@ def test_among_unsure_castles_a_frame_wins_over_a_likelier_castle_short_of_one(r
             out[i, len(TERRAINS)] = 9.0
         return out
 
-    patch = (np.float32([[100, 100], [300, 100], [300, 300], [100, 300]]), 2, 2, 0.9, [], None)
-    kingdom = (np.float32([[450, 50], [750, 50], [750, 350], [450, 350]]), 5, 5, 0.5, [], None)
+    patch = Outline(np.float32([[100, 100], [300, 100], [300, 300], [100, 300]]), 2, 2, 0.9)
+    kingdom = Outline(np.float32([[450, 50], [750, 50], [750, 350], [450, 350]]), 5, 5, 0.5)
     monkeypatch.setattr(reader.classifier, "logits", logits)
     for order in ([patch, kingdom], [kingdom, patch]):
         monkeypatch.setattr(detect, "candidates", lambda img, cfg, size=None, _o=order, **kw:
                             iter(_o))
         found = reader.find(image)
-        assert (found.rows, found.cols) == (5, 5) and np.allclose(found.corners, kingdom[0])
+        assert (found.rows, found.cols) == (5, 5) and np.allclose(found.corners, kingdom.corners)
 
 
 @pytest.mark.parametrize("by_crisp", [True, False])
@@ -547,8 +549,8 @@ def test_among_unsure_castles_the_crisper_window_wins(reader, monkeypatch, by_cr
             out[i, len(TERRAINS)] = 9.0
         return out
 
-    blurred = (np.float32([[100, 100], [300, 100], [300, 300], [100, 300]]), 2, 2, 0.9, [], None)
-    crisp = (np.float32([[500, 100], [700, 100], [700, 300], [500, 300]]), 2, 2, 0.9, [], None)
+    blurred = Outline(np.float32([[100, 100], [300, 100], [300, 300], [100, 300]]), 2, 2, 0.9)
+    crisp = Outline(np.float32([[500, 100], [700, 100], [700, 300], [500, 300]]), 2, 2, 0.9)
     monkeypatch.setattr(reader.classifier, "logits", logits)
     monkeypatch.setitem(reader.cfg["reader"], "unsure_by_crisp", by_crisp)
     monkeypatch.setitem(reader.cfg["reader"], "table_fallback", False)
@@ -556,7 +558,7 @@ def test_among_unsure_castles_the_crisper_window_wins(reader, monkeypatch, by_cr
         monkeypatch.setattr(detect, "candidates", lambda img, cfg, size=None, _o=order, **kw:
                             iter(_o))
         found = reader.find(image)
-        assert np.allclose(found.corners, (crisp if by_crisp else blurred)[0])
+        assert np.allclose(found.corners, (crisp if by_crisp else blurred).corners)
 
 
 @pytest.mark.parametrize("blurred", [False, True])
@@ -590,20 +592,20 @@ def test_past_a_sure_castle_short_of_a_frame_outlines_over_it_are_read(reader, m
             out[i, len(TERRAINS)] = 9.0
         return out
 
-    piece = (np.float32([[450, 50], [570, 50], [570, 170], [450, 170]]), 2, 2, 0.5, [], None)
-    lid = (np.float32([[100, 100], [300, 100], [300, 300], [100, 300]]), 2, 2, 0.8, [], None)
-    kingdom = (np.float32([[450, 50], [750, 50], [750, 350], [450, 350]]), 5, 5, 0.5, [], None)
+    piece = Outline(np.float32([[450, 50], [570, 50], [570, 170], [450, 170]]), 2, 2, 0.5)
+    lid = Outline(np.float32([[100, 100], [300, 100], [300, 300], [100, 300]]), 2, 2, 0.8)
+    kingdom = Outline(np.float32([[450, 50], [750, 50], [750, 350], [450, 350]]), 5, 5, 0.5)
     monkeypatch.setattr(reader.classifier, "logits", logits)
     monkeypatch.setattr(detect, "candidates", lambda img, cfg, size=None, **kw: iter(
         [piece, lid, kingdom]))
     found = reader.find(image)
     assert "lid" not in reads and reads[0] == "4 squares" and "25 squares" in reads
     want = piece if blurred else kingdom
-    assert (found.rows, found.cols) == want[1:3] and np.allclose(found.corners, want[0])
+    assert (found.rows, found.cols) == (want.rows, want.cols) and np.allclose(found.corners, want.corners)
     # the detector sure of the piece's count (a half-built kingdom): the search ends there
     reads.clear()
     monkeypatch.setattr(detect, "candidates", lambda img, cfg, size=None, **kw: iter(
-        [piece[:3] + (0.95,) + piece[4:], lid, kingdom]))
+        [replace(piece, confidence=0.95), lid, kingdom]))
     found = reader.find(image)
     assert reads == ["4 squares"] and (found.rows, found.cols) == (2, 2)
     reads.clear()
@@ -654,7 +656,7 @@ def _tiles_and_lid():
 
 
 _KINGDOM = np.float32([[450, 50], [750, 50], [750, 350], [450, 350]])
-_LID = (np.float32([[100, 100], [300, 100], [300, 300], [100, 300]]), 5, 5, 0.8, [], None)
+_LID = Outline(np.float32([[100, 100], [300, 100], [300, 300], [100, 300]]), 5, 5, 0.8)
 
 
 def test_past_a_blurred_frame_the_crispest_outline_over_it_wins(reader, monkeypatch):
@@ -666,9 +668,9 @@ def test_past_a_blurred_frame_the_crispest_outline_over_it_wins(reader, monkeypa
     from vision.find import detect
 
     image, logits, reads = _tiles_and_lid()
-    off = (_KINGDOM + np.float32([30, 0]), 5, 5, 0.5, [], None)
-    small = (np.float32([[510, 110], [570, 110], [570, 170], [510, 170]]), 1, 1, 0.9, [], None)
-    kingdom = (_KINGDOM, 5, 5, 0.9, [], None)
+    off = Outline(_KINGDOM + np.float32([30, 0]), 5, 5, 0.5)
+    small = Outline(np.float32([[510, 110], [570, 110], [570, 170], [510, 170]]), 1, 1, 0.9)
+    kingdom = Outline(_KINGDOM, 5, 5, 0.9)
     monkeypatch.setitem(reader.cfg["reader"], "table_fallback", False)  # the outlines alone
     monkeypatch.setitem(reader.cfg["reader"], "other_frame_below", float("-inf"))  # ... as cut
     monkeypatch.setattr(reader.classifier, "logits", logits)
@@ -676,11 +678,11 @@ def test_past_a_blurred_frame_the_crispest_outline_over_it_wins(reader, monkeypa
         [off, _LID, small, kingdom]))
     found = reader.find(image)
     assert reads == ["25 squares", "25 squares"]
-    assert (found.rows, found.cols) == (5, 5) and np.allclose(found.corners, kingdom[0])
+    assert (found.rows, found.cols) == (5, 5) and np.allclose(found.corners, kingdom.corners)
     reads.clear()
     monkeypatch.setitem(reader.cfg["reader"], "recheck_crisp_below", float("-inf"))
     found = reader.find(image)
-    assert reads == ["25 squares"] and np.allclose(found.corners, off[0])
+    assert reads == ["25 squares"] and np.allclose(found.corners, off.corners)
 
 
 def test_the_whole_table_search_is_read_when_the_outlines_convince_not(reader, monkeypatch):
@@ -699,12 +701,12 @@ def test_the_whole_table_search_is_read_when_the_outlines_convince_not(reader, m
     image, logits, reads = _tiles_and_lid()
     searched = []
 
-    def kingdoms(rd, img, size=None):
+    def kingdoms(img, cfg, t, window, reading):
         searched.append(True)
-        framed = rd.framed(img, _KINGDOM, 5, 5, size)
-        return [(None, framed, None, crispness(framed.logits, rd.classifier.t_terrain))]
+        framed = window(_KINGDOM, 5, 5)
+        return [Kingdom(None, framed, None, crispness(framed.logits, t))]
 
-    off = (_KINGDOM + np.float32([30, 0]), 5, 5, 0.5, [], None)
+    off = Outline(_KINGDOM + np.float32([30, 0]), 5, 5, 0.5)
     monkeypatch.setattr(reader.classifier, "logits", logits)
     monkeypatch.setattr(table, "read_kingdoms", kingdoms)
     monkeypatch.setitem(reader.cfg["reader"], "recheck_more", 0)
@@ -713,7 +715,7 @@ def test_the_whole_table_search_is_read_when_the_outlines_convince_not(reader, m
     assert searched and np.allclose(found.corners, _KINGDOM)
     searched.clear()
     monkeypatch.setattr(detect, "candidates", lambda img, cfg, size=None, **kw: iter(
-        [(_KINGDOM, 5, 5, 0.9, [], None)]))
+        [Outline(_KINGDOM, 5, 5, 0.9)]))
     found = reader.find(image)
     assert not searched and np.allclose(found.corners, _KINGDOM)
 
@@ -729,7 +731,7 @@ def test_the_whole_table_search_is_read_when_the_outlines_convince_not(reader, m
     for conf, search in ((0.5, True), (0.95, False)):
         searched.clear()
         monkeypatch.setattr(detect, "candidates", lambda img, cfg, size=None, _c=conf, **kw:
-                            iter([(piece, 2, 3, _c, [], None)]))
+                            iter([Outline(piece, 2, 3, _c)]))
         found = reader.find(image)
         assert bool(searched) == search
         assert np.allclose(found.corners, _KINGDOM if search else piece)
@@ -737,14 +739,14 @@ def test_the_whole_table_search_is_read_when_the_outlines_convince_not(reader, m
     # only when crisper than the detector's blurred frame by table_fallback_margin (camo
     # cloth: the kingdom's 5x5 at -0.137 against a 2x6 strip at -0.265)
     monkeypatch.setattr(detect, "candidates", lambda img, cfg, size=None, **kw: iter([off]))
-    off_crisp = crispness(reader.framed(image, *off[:3]).logits, reader.classifier.t_terrain)
+    off_crisp = crispness(reader.framed(image, off.corners, off.rows, off.cols).logits, reader.classifier.t_terrain)
     least = float(reader.cfg["reader"]["table_fallback_crisp"])
     margin = float(reader.cfg["reader"]["table_fallback_margin"])
     assert off_crisp + 2 * margin < least
     for read_as, taken in ((off_crisp + margin / 2, False), (off_crisp + 2 * margin, True)):
-        monkeypatch.setattr(table, "read_kingdoms", lambda rd, img, size=None, _c=read_as: [
-            (None, rd.framed(img, _KINGDOM, 5, 5, size), None, _c)])
-        assert np.allclose(reader.find(image).corners, _KINGDOM if taken else off[0])
+        monkeypatch.setattr(table, "read_kingdoms", lambda img, cfg, t, window, reading,
+                            _c=read_as: [Kingdom(None, window(_KINGDOM, 5, 5), None, _c)])
+        assert np.allclose(reader.find(image).corners, _KINGDOM if taken else off.corners)
     monkeypatch.setitem(reader.cfg["reader"], "table_fallback", False)
     monkeypatch.setattr(detect, "candidates", nothing)
     with pytest.raises(PhotoError):
@@ -753,34 +755,33 @@ def test_the_whole_table_search_is_read_when_the_outlines_convince_not(reader, m
 
 def test_a_kingdom_of_the_table_search_comes_with_no_count_of_the_detectors(reader, monkeypatch):
     """The detector's count confidence goes with its own window to the second tile network's
-    turn (``vision.find.second_net``: a window short of a frame from a sure count is a half-built
+    turn (``Objective.doubts``: a window short of a frame from a sure count is a half-built
     kingdom, the second network is not asked about it). A kingdom of the whole-table search
     that replaces that window was never counted by the detector: it goes with 0, whatever the
     count of the window it replaced."""
     from vision.find import detect
-    from vision.find import second_net
     from vision.find import whole_table as table
     from vision.find.frame import crispness
 
     image, logits, _ = _tiles_and_lid()
     piece = np.float32([[450, 50], [630, 50], [630, 170], [450, 170]])
-    shifted = (piece + np.float32([30, 0]), 2, 3, 0.95, [], None)   # blurred, from a sure count
+    shifted = Outline(piece + np.float32([30, 0]), 2, 3, 0.95)   # blurred, from a sure count
     told = []
 
-    def second_opinion(rd, img, size, best, conf):
-        told.append(conf)
-        return best
+    def doubts(self, found, count):
+        told.append(count)
+        return False
 
-    monkeypatch.setattr(second_net, "second_opinion", second_opinion)
+    monkeypatch.setattr(Objective, "doubts", doubts)
     monkeypatch.setattr(reader.classifier, "logits", logits)
     monkeypatch.setitem(reader.cfg["reader"], "recheck_more", 0)
     monkeypatch.setattr(detect, "candidates", lambda img, cfg, size=None, **kw: iter([shifted]))
     for search_finds in (False, True):
-        def kingdoms(rd, img, size=None, _finds=search_finds):
+        def kingdoms(img, cfg, t, window, reading, _finds=search_finds):
             if not _finds:
                 return []
-            framed = rd.framed(img, piece, 2, 3, size)
-            return [(None, framed, None, crispness(framed.logits, rd.classifier.t_terrain))]
+            framed = window(piece, 2, 3)
+            return [Kingdom(None, framed, None, crispness(framed.logits, t))]
 
         monkeypatch.setattr(table, "read_kingdoms", kingdoms)
         told.clear()
@@ -802,34 +803,37 @@ def test_against_a_blurred_window_a_crisp_frame_of_the_table_search_ranks_as_sur
     from vision.read.labels import TERRAINS
 
     image, logits, _ = _tiles_and_lid()
-    off = (_KINGDOM + np.float32([30, 0]), 5, 5, 0.5, [], None)
+    off = Outline(_KINGDOM + np.float32([30, 0]), 5, 5, 0.5)
     monkeypatch.setattr(reader.classifier, "logits", logits)
     monkeypatch.setitem(reader.cfg["reader"], "recheck_more", 0)
     monkeypatch.setattr(detect, "candidates", lambda img, cfg, size=None, **kw: iter([off]))
     t = reader.classifier.t_terrain
     least = float(reader.cfg["reader"]["table_fallback_crisp"])
-    off_crisp = crispness(reader.framed(image, *off[:3]).logits, t)
+    off_crisp = crispness(reader.framed(image, off.corners, off.rows, off.cols).logits, t)
     margin = float(reader.cfg["reader"]["table_fallback_margin"])
     assert off_crisp < least
 
-    def kingdoms(rd, img, size=None, blur=0.0):
-        framed = rd.framed(img, _KINGDOM, 5, 5, size)
-        framed.logits = framed.logits.copy()
-        framed.logits[0, TERRAINS.index("castle")] = framed.logits[0].max() - 2.0
-        framed.logits[:, TERRAINS.index("forest")] += blur
-        return [(None, framed, None, crispness(framed.logits, rd.classifier.t_terrain))]
+    def kingdoms(img, cfg, t, window, reading, blur=0.0):
+        framed = window(_KINGDOM, 5, 5)
+        logits = framed.logits.copy()
+        logits[0, TERRAINS.index("castle")] = logits[0].max() - 2.0
+        logits[:, TERRAINS.index("forest")] += blur
+        return [Kingdom(None, replace(framed, logits=logits), None, crispness(logits, t))]
 
-    assert crispness(kingdoms(reader, image)[0][1].logits, t) >= least
-    assert terrain_odds(kingdoms(reader, image)[0][1].logits, "castle", t).max() < \
+    def own(corners, rows, cols, warnings=(), framing=None):    # the reader's own window
+        return reader.framed(image, corners, rows, cols)
+
+    assert crispness(kingdoms(image, None, t, own, None)[0].window.logits, t) >= least
+    assert terrain_odds(kingdoms(image, None, t, own, None)[0].window.logits, "castle", t).max() < \
         float(reader.cfg["reader"]["sure_castle_odds"])
     for on, blur, wins in ((True, 0.0, True), (False, 0.0, False), (True, 7.5, False)):
         monkeypatch.setitem(reader.cfg["reader"], "table_crisp_frame", on)
-        monkeypatch.setattr(table, "read_kingdoms",
-                            lambda rd, img, size=None, _b=blur: kingdoms(rd, img, size, _b))
+        monkeypatch.setattr(table, "read_kingdoms", lambda img, cfg, t, window, reading, _b=blur:
+                            kingdoms(img, cfg, t, window, reading, _b))
         if blur:
-            assert off_crisp + 2 * margin < kingdoms(reader, image, blur=blur)[0][3] < least
+            assert off_crisp + 2 * margin < kingdoms(image, None, t, own, None, blur)[0].crisp < least
         found = reader.find(image)
-        assert np.allclose(found.corners, _KINGDOM if wins else off[0]), (on, blur)
+        assert np.allclose(found.corners, _KINGDOM if wins else off.corners), (on, blur)
 
 
 def test_the_table_searchs_kingdom_wins_a_tie_only_by_a_margin(reader, monkeypatch):
@@ -843,18 +847,18 @@ def test_the_table_searchs_kingdom_wins_a_tie_only_by_a_margin(reader, monkeypat
     from vision.find.frame import crispness
 
     image, logits, _ = _tiles_and_lid()
-    piece = (np.float32([[450, 50], [630, 50], [630, 170], [450, 170]]), 2, 3, 0.5, [], None)
+    piece = Outline(np.float32([[450, 50], [630, 50], [630, 170], [450, 170]]), 2, 3, 0.5)
     other = np.float32([[450, 50], [630, 50], [630, 230], [450, 230]])      # 3x3
     monkeypatch.setattr(reader.classifier, "logits", logits)
     monkeypatch.setattr(detect, "candidates", lambda img, cfg, size=None, **kw: iter([piece]))
-    outlines = crispness(reader.framed(image, *piece[:3]).logits, reader.classifier.t_terrain)
+    outlines = crispness(reader.framed(image, piece.corners, piece.rows, piece.cols).logits, reader.classifier.t_terrain)
     margin = float(reader.cfg["reader"]["table_fallback_margin"])
     assert margin > 0 and outlines >= float(reader.cfg["reader"]["table_fallback_crisp"])
     for more, wins in ((margin / 2, False), (margin * 2, True)):
-        monkeypatch.setattr(table, "read_kingdoms", lambda rd, img, size=None, _m=more: [
-            (None, rd.framed(img, other, 3, 3, size), None, outlines + _m)])
+        monkeypatch.setattr(table, "read_kingdoms", lambda img, cfg, t, window, reading,
+                            _m=more: [Kingdom(None, window(other, 3, 3), None, outlines + _m)])
         found = reader.find(image)
-        assert np.allclose(found.corners, other if wins else piece[0])
+        assert np.allclose(found.corners, other if wins else piece.corners)
 
 
 def test_past_a_blurred_7x7_a_crisp_5x5_wins_only_by_a_wider_margin(reader, monkeypatch):
@@ -869,7 +873,7 @@ def test_past_a_blurred_7x7_a_crisp_5x5_wins_only_by_a_wider_margin(reader, monk
     monkeypatch.setitem(reader.cfg["reader"], "other_frame_below", float("-inf"))  # ... as cut
     monkeypatch.setattr(reader.classifier, "logits", logits)
     monkeypatch.setattr(detect, "candidates", lambda img, cfg, size=None, **kw: iter(
-        [(_KINGDOM, 7, 7, 0.5, [], None), (_KINGDOM, 5, 5, 0.9, [], None)]))
+        [Outline(_KINGDOM, 7, 7, 0.5), Outline(_KINGDOM, 5, 5, 0.9)]))
     found = reader.find(image)
     assert reads == ["49 squares", "25 squares"] and (found.rows, found.cols) == (5, 5)
     reads.clear()
@@ -883,7 +887,7 @@ def test_past_a_blurred_window_a_crisp_frame_wins(reader, monkeypatch):
     blurred 7x7 window, castle sure, a frame: a crisp one would end the search); the
     kingdom's own 5x5 outline is read too and wins. With the recheck off, the 7x7 ends the
     search. Cut 6x6 (no frame size), the sure count does not end the search either
-    (Reader._sure_count): the 5x5 is read and wins, recheck or not."""
+    (Objective.sure_count): the 5x5 is read and wins, recheck or not."""
     from vision.find import detect
 
     image, logits, reads = _tiles_and_lid()
@@ -892,7 +896,7 @@ def test_past_a_blurred_window_a_crisp_frame_wins(reader, monkeypatch):
     monkeypatch.setattr(reader.classifier, "logits", logits)
     for n in (7, 6):
         monkeypatch.setattr(detect, "candidates", lambda img, cfg, size=None, _n=n, **kw: iter(
-            [(_KINGDOM, _n, _n, 0.95, [], None), _LID, (_KINGDOM, 5, 5, 0.9, [], None)]))
+            [Outline(_KINGDOM, _n, _n, 0.95), _LID, Outline(_KINGDOM, 5, 5, 0.9)]))
         for recheck in (-0.05, float("-inf")):
             reads.clear()
             monkeypatch.setitem(reader.cfg["reader"], "recheck_crisp_below", recheck)
@@ -923,15 +927,15 @@ def test_a_blurred_piece_with_a_sure_castle_does_not_beat_a_crisp_frame(reader, 
             out[0, TERRAINS.index("castle")] = out[0].max() - 2.0
         return out
 
-    piece = (_KINGDOM[:1] + np.float32([[30, 30], [210, 30], [210, 270], [30, 270]]), 4, 3,
-             0.5, [], None)
+    piece = Outline(_KINGDOM[:1] + np.float32([[30, 30], [210, 30], [210, 270], [30, 270]]),
+                    4, 3, 0.5)
     monkeypatch.setitem(reader.cfg["reader"], "table_fallback", False)  # the outlines alone
     # the stand-in's flat squares have no dark pixel, so they look washed by glare: an unsure
     # castle would have them read again with the glare taken off (tested in test_deglare)
     monkeypatch.setitem(reader.cfg["deglare"], "enabled", False)
     monkeypatch.setattr(reader.classifier, "logits", logits)
     monkeypatch.setattr(detect, "candidates", lambda img, cfg, size=None, **kw: iter(
-        [(_KINGDOM, 5, 5, 0.9, [], None), piece]))
+        [Outline(_KINGDOM, 5, 5, 0.9), piece]))
     found = reader.find(image)
     assert reads == ["25 squares", "12 squares"] and (found.rows, found.cols) == (5, 5)
     reads.clear()
@@ -978,9 +982,9 @@ def test_find_reads_the_crisper_of_the_lattice_and_the_outlines_own_grid(reader,
     shifted = right + np.float32([45, 40])
     lattice, own = (shifted, right) if not lattice_first else (right, shifted)
     monkeypatch.setattr(reader.classifier, "logits", logits)
-    other = [(own, 3, 3, kind)]
+    other = (Grid(own, 3, 3, kind),)
     monkeypatch.setattr(detect, "candidates", lambda img, cfg, size=None, **kw: iter(
-        [(lattice, 3, 3, 0.9, [], other)]))
+        [Outline(lattice, 3, 3, 0.9, (), other)]))
     found = reader.find(image)
     assert np.allclose(found.corners, right, atol=1.0)
     # both grids compared on the squares as cut, the winner alone read in full
@@ -990,20 +994,6 @@ def test_find_reads_the_crisper_of_the_lattice_and_the_outlines_own_grid(reader,
     found = reader.find(image)
     keep = lattice if kind in ("blob", "seams") else right
     assert np.allclose(found.corners, keep, atol=1.0)
-
-
-def test_find_keeps_the_detectors_outline_without_frame_choice(reader, monkeypatch):
-    """[frame] enabled = false: the reader reads the detector's first outline as it is."""
-    from vision import config
-
-    cfg = config.load()
-    cfg["frame"]["enabled"] = False
-    from vision import Reader
-
-    plain = Reader(cfg)
-    photo, image = aau_photo(1)
-    found = plain.find(image)
-    assert found.logits is None and (found.rows, found.cols) == (5, 5)
 
 
 @pytest.mark.slow
@@ -1098,16 +1088,16 @@ def test_a_sure_count_ends_the_search_only_for_a_window_within_a_frame(reader, m
     monkeypatch.setitem(reader.cfg["holes"], "enabled", False)
     monkeypatch.setitem(reader.cfg["reader"], "table_fallback", False)
     # a third of a square off the kingdom's own grid (the same grid is not read twice)
-    wide = (np.float32([[430, 50], [790, 50], [790, 350], [430, 350]]), 5, 6, 0.95, [], None)
-    piece = (np.float32([[450, 50], [690, 50], [690, 230], [450, 230]]), 3, 4, 0.95, [], None)
-    kingdom = (np.float32([[450, 50], [750, 50], [750, 350], [450, 350]]), 5, 5, 0.9, [], None)
-    long = (np.float32([[430, 50], [850, 50], [850, 350], [430, 350]]), 5, 7, 0.95, [], None)
+    wide = Outline(np.float32([[430, 50], [790, 50], [790, 350], [430, 350]]), 5, 6, 0.95)
+    piece = Outline(np.float32([[450, 50], [690, 50], [690, 230], [450, 230]]), 3, 4, 0.95)
+    kingdom = Outline(np.float32([[450, 50], [750, 50], [750, 350], [450, 350]]), 5, 5, 0.9)
+    long = Outline(np.float32([[430, 50], [850, 50], [850, 350], [430, 350]]), 5, 7, 0.95)
     for first, want in ((wide, kingdom), (piece, piece)):
         monkeypatch.setattr(detect, "candidates", lambda img, cfg, size=None, _f=first, **kw:
                             iter([_f, kingdom]))
         found = reader.find(image)
-        assert (found.rows, found.cols) == want[1:3]
-        assert np.allclose(found.corners, want[0], atol=1.0)
+        assert (found.rows, found.cols) == (want.rows, want.cols)
+        assert np.allclose(found.corners, want.corners, atol=1.0)
     # the 5x7 is read (and grown to its 7x7 frame over the table read as tiles): not the 5x5
     monkeypatch.setattr(detect, "candidates", lambda img, cfg, size=None, **kw:
                         iter([long, kingdom]))
@@ -1122,8 +1112,6 @@ def _scripted_windows(reader, monkeypatch, windows):
     castle in its first square. Returns the list of outlines read in full (first x)."""
     from vision.find import frame
     from vision.read.labels import TERRAINS
-    from vision.reader import _Found
-
     read = []
 
     def logits_of(x):
@@ -1140,8 +1128,8 @@ def _scripted_windows(reader, monkeypatch, windows):
         read.append(x)
         r, c, lg = logits_of(x)
         grid = reader.classifier.read_logits(lg, r, c)
-        return _Found(np.asarray(corners, np.float32), r, c, 5 if max(r, c) <= 5 else 7, None,
-                      [], lg, grid, None)
+        return Candidate(np.asarray(corners, np.float32), r, c, 5 if max(r, c) <= 5 else 7, (),
+                         lg, grid)
 
     def choose(image, corners, rows, cols, classifier, cfg, size=None, first_turn_only=False):
         r, c, lg = logits_of(int(round(float(np.asarray(corners)[0][0]))))
@@ -1166,9 +1154,9 @@ def test_past_a_blurred_piece_a_blurred_frame_does_not_end_the_search(reader, mo
 
     read = _scripted_windows(reader, monkeypatch, {100: (2, 2, 1.2), 110: (5, 5, 3.0),
                                                    140: (5, 5, 9.0)})
-    outlines = [(_quad(100, 100, 120), 2, 2, 0.5, [], None),    # half a square apart:
-                (_quad(110, 100, 300), 5, 5, 0.5, [], None),    # other grids
-                (_quad(140, 100, 300), 5, 5, 0.5, [], None)]
+    outlines = [Outline(_quad(100, 100, 120), 2, 2, 0.5),    # half a square apart:
+                Outline(_quad(110, 100, 300), 5, 5, 0.5),    # other grids
+                Outline(_quad(140, 100, 300), 5, 5, 0.5)]
     monkeypatch.setattr(detect, "candidates", lambda img, cfg, size=None, **kw: iter(outlines))
     image = np.zeros((600, 600, 3), np.uint8)
     assert reader.find(image).corners[0][0] == 140 and read == [100, 110, 140]
@@ -1186,10 +1174,10 @@ def test_an_outline_on_a_grid_already_read_brings_its_other_grids(reader, monkey
 
     read = _scripted_windows(reader, monkeypatch, {100: (2, 2, 1.2), 130: (5, 5, 3.0),
                                                    160: (5, 5, 9.0)})
-    seams = (_quad(160, 100, 300), 5, 5, "seams")           # half a square off: another grid
-    outlines = [(_quad(100, 100, 120), 2, 2, 0.5, [], None),
-                (_quad(130, 100, 300), 5, 5, 0.5, [], None),
-                (_quad(130, 100, 300), 5, 5, 0.5, [], [seams])]
+    seams = Grid(_quad(160, 100, 300), 5, 5, "seams")        # half a square off: another grid
+    outlines = [Outline(_quad(100, 100, 120), 2, 2, 0.5),
+                Outline(_quad(130, 100, 300), 5, 5, 0.5),
+                Outline(_quad(130, 100, 300), 5, 5, 0.5, (), (seams,))]
     monkeypatch.setattr(detect, "candidates", lambda img, cfg, size=None, **kw: iter(outlines))
     monkeypatch.setitem(reader.cfg["detect"], "seam_crisp_margin", 0.0)
     found = reader.find(np.zeros((600, 600, 3), np.uint8))

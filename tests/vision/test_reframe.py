@@ -2,10 +2,14 @@
 drawn kingdoms of flat squares read by a stand-in network: no dataset."""
 from __future__ import annotations
 
+from dataclasses import replace
+
 import numpy as np
 import pytest
 
 from vision.find import reframe
+from vision.find.detect import Outline
+from vision.find.search import Objective
 from vision.find.frame import crispness
 from vision.read.labels import TERRAINS
 
@@ -57,6 +61,18 @@ def _kingdom(n: int):
     return image, np.float32([[a, a], [b, a], [b, b], [a, b]])
 
 
+def _reframed(reader, image, found, size=None):
+    """What ``Reader.find`` makes of its chosen window ``found``: the other frames cut on its
+    outline (vision.find.reframe.other_frames), weighed by the reader's objective."""
+    t = reader.classifier.t_terrain
+
+    def window(corners, rows, cols, warnings=()):
+        return reader.framed(image, corners, rows, cols, size, warnings)
+
+    others = reframe.other_frames(found, window, reader.cfg, t, size)
+    return Objective(reader.cfg, t).pick_reframed(found, others)
+
+
 @pytest.mark.parametrize("kingdom, counted", [(7, 5), (5, 7)])
 def test_a_blurred_frame_is_cut_as_the_other_frame_on_its_outline(reader, kingdom, counted):
     """The kingdom's outline counted as the wrong frame reads blurred (its squares cut across
@@ -67,11 +83,12 @@ def test_a_blurred_frame_is_cut_as_the_other_frame_on_its_outline(reader, kingdo
     t = reader.classifier.t_terrain
     assert (wrong.rows, wrong.cols) == (counted, counted)
     assert crispness(wrong.logits, t) < float(reader.cfg["reader"]["other_frame_below"])
-    found = reframe.other_frame(reader, image, wrong)
+    found = _reframed(reader, image, wrong)
     assert (found.rows, found.cols) == (kingdom, kingdom)
     assert np.allclose(found.corners, outline)
     assert crispness(found.logits, t) > crispness(wrong.logits, t)
     assert any("crisper as" in w for w in found.warnings)
+    assert not any("crisper as" in w for w in wrong.warnings)
     reading = reader.read_board(image, found)
     assert reading.cells[kingdom // 2][kingdom // 2]["terrain"] == "castle"
 
@@ -80,16 +97,16 @@ def test_a_crisp_frame_is_kept_and_the_other_frame_never_read(reader, monkeypatc
     image, outline = _kingdom(7)
     right = reader.framed(image, outline, 7, 7)
     monkeypatch.setattr(reader, "framed", lambda *a, **k: pytest.fail("the other frame was read"))
-    assert reframe.other_frame(reader, image, right) is right
+    assert _reframed(reader, image, right) is right
 
 
 def test_the_other_frame_is_never_larger_than_the_size_asked_for_nor_read_when_off(reader,
                                                                                  monkeypatch):
     image, outline = _kingdom(7)
     wrong = reader.framed(image, outline, 5, 5)
-    assert reframe.other_frame(reader, image, wrong, size=5) is wrong
+    assert _reframed(reader, image, wrong, size=5) is wrong
     monkeypatch.setitem(reader.cfg["reader"], "other_frame_below", -100.0)
-    assert reframe.other_frame(reader, image, wrong) is wrong
+    assert _reframed(reader, image, wrong) is wrong
 
 
 def test_a_crisper_cut_without_a_castle_or_by_less_than_the_margin_loses(reader, monkeypatch):
@@ -99,19 +116,18 @@ def test_a_crisper_cut_without_a_castle_or_by_less_than_the_margin_loses(reader,
     t = reader.classifier.t_terrain
     gain = crispness(reader.framed(image, outline, 7, 7).logits, t) - crispness(wrong.logits, t)
     monkeypatch.setitem(reader.cfg["reader"], "other_frame_margin", gain + 0.01)
-    assert reframe.other_frame(reader, image, wrong) is wrong
+    assert _reframed(reader, image, wrong) is wrong
     monkeypatch.setitem(reader.cfg["reader"], "other_frame_margin", gain - 0.01)
-    assert reframe.other_frame(reader, image, wrong).rows == 7
+    assert _reframed(reader, image, wrong).rows == 7
     monkeypatch.setitem(reader.cfg["reader"], "min_castle_odds", 1.0)
-    assert reframe.other_frame(reader, image, wrong) is wrong
+    assert _reframed(reader, image, wrong) is wrong
 
 
-def test_a_window_short_of_a_frame_or_nothing_found_is_left_alone(reader):
+def test_a_window_short_of_a_frame_is_left_alone(reader, monkeypatch):
     image, outline = _kingdom(5)
-    piece = reader.framed(image, outline, 5, 5)
-    piece.rows = 4     # a 4x5 piece: not a square frame
-    assert reframe.other_frame(reader, image, piece) is piece
-    assert reframe.other_frame(reader, image, None) is None
+    piece = replace(reader.framed(image, outline, 5, 5), rows=4)     # a 4x5 piece: no frame
+    monkeypatch.setattr(reader, "framed", lambda *a, **k: pytest.fail("another frame was read"))
+    assert _reframed(reader, image, piece) is piece
 
 
 def test_the_reader_cuts_its_blurred_find_as_the_other_frame(reader, monkeypatch):
@@ -121,7 +137,7 @@ def test_the_reader_cuts_its_blurred_find_as_the_other_frame(reader, monkeypatch
     image, outline = _kingdom(7)
     monkeypatch.setitem(reader.cfg["reader"], "table_fallback", False)
     monkeypatch.setattr(detect, "candidates", lambda img, cfg, size=None, **kw: iter(
-        [(outline, 5, 5, 0.9, [], None)]))
+        [Outline(outline, 5, 5, 0.9)]))
     assert (reader.find(image).rows, reader.find(image, size=5).rows) == (7, 5)
     monkeypatch.setitem(reader.cfg["reader"], "other_frame_below", -100.0)
     assert reader.find(image).rows == 5

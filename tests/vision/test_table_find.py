@@ -11,7 +11,8 @@ import pytest
 from vision import config as vconfig
 from vision.find import whole_table as table
 from vision.reader import Reading
-from vision.find.whole_table import Outline
+from vision.find.detect import Outline
+from vision.find.whole_table import TableOutline
 
 CFG = vconfig.load()
 
@@ -137,8 +138,8 @@ def _box(x, y, side):
 def test_of_a_blobs_outlines_the_one_whose_squares_read_crispest_is_kept(monkeypatch):
     """The surer grid count of a table-joined blob can be the outline that takes in table:
     its squares, cut across tiles, read blurred; the kingdom's own grid reads crisply."""
-    bloated = Outline(_box(900, 900, 1200), 7, 7, 0.9, False)
-    tight = Outline(_box(1000, 1000, 1000), 5, 5, 0.6, False)
+    bloated = TableOutline(_box(900, 900, 1200), 7, 7, 0.9, False)
+    tight = TableOutline(_box(1000, 1000, 1000), 5, 5, 0.6, False)
     _blobs_found(monkeypatch, [bloated, tight])
     reader = _FakeReader({7: _logits(7, 1.0), 5: _logits(5, 6.0)})
     image = np.zeros((3000, 4000, 3), np.uint8)
@@ -152,8 +153,8 @@ def test_of_a_blobs_outlines_the_one_whose_squares_read_crispest_is_kept(monkeyp
 
 
 def test_an_outline_that_cannot_be_a_kingdom_is_not_read(monkeypatch):
-    unsure = Outline(_box(1000, 1000, 1000), 5, 5, 0.1, False)
-    strip = Outline(_box(100, 100, 400), 2, 5, 0.9, False)
+    unsure = TableOutline(_box(1000, 1000, 1000), 5, 5, 0.1, False)
+    strip = TableOutline(_box(100, 100, 400), 2, 5, 0.9, False)
     _blobs_found(monkeypatch, [unsure], [strip])
     reader = _FakeReader({5: _logits(5, 6.0), 2: _logits(2, 6.0)})
     with pytest.raises(ValueError):
@@ -164,8 +165,8 @@ def test_an_outline_that_cannot_be_a_kingdom_is_not_read(monkeypatch):
 def test_a_blob_at_the_border_is_cut_only_when_its_kingdom_reaches_the_edge(monkeypatch):
     """A checked cloth can join a kingdom's blob to the photo's border while the kingdom lies
     whole in the photo: "cut" once flagged it (not scored as complete)."""
-    inside = Outline(_box(1500, 600, 1000), 5, 5, 0.9, True)     # blob touched the border
-    at_edge = Outline(_box(2950, 1960, 1000), 5, 5, 0.9, True)   # 10 px from the bottom
+    inside = TableOutline(_box(1500, 600, 1000), 5, 5, 0.9, True)     # blob touched the border
+    at_edge = TableOutline(_box(2950, 1960, 1000), 5, 5, 0.9, True)   # 10 px from the bottom
     _blobs_found(monkeypatch, [inside], [at_edge])
     reader = _FakeReader({5: _logits(5, 6.0)})
     out = table.read_table(reader, np.zeros((3000, 4000, 3), np.uint8))
@@ -194,8 +195,8 @@ def test_the_strict_mask_keeps_the_sure_tiles_and_drops_cloth_that_reads_half_as
 
 
 def test_a_blobs_other_outlines_are_not_read_once_one_reads_crisply(monkeypatch):
-    tight = Outline(_box(1000, 1000, 1000), 5, 5, 0.9, False)
-    bloated = Outline(_box(900, 900, 1200), 7, 7, 0.6, False)
+    tight = TableOutline(_box(1000, 1000, 1000), 5, 5, 0.9, False)
+    bloated = TableOutline(_box(900, 900, 1200), 7, 7, 0.6, False)
     _blobs_found(monkeypatch, [tight, bloated])
     reader = _FakeReader({5: _logits(5, 9.0), 7: _logits(7, 20.0)})
     out = table.read_table(reader, np.zeros((3000, 4000, 3), np.uint8))
@@ -203,7 +204,7 @@ def test_a_blobs_other_outlines_are_not_read_once_one_reads_crisply(monkeypatch)
 
 
 def test_a_blurred_reading_is_refused_only_below_the_floor(monkeypatch):
-    blurred = Outline(_box(1000, 1000, 1000), 5, 5, 0.9, False)
+    blurred = TableOutline(_box(1000, 1000, 1000), 5, 5, 0.9, False)
     _blobs_found(monkeypatch, [blurred])
     image = np.zeros((3000, 4000, 3), np.uint8)
     reader = _FakeReader({5: _logits(5, 0.5)})           # every square half sure: blurred
@@ -225,8 +226,8 @@ def test_a_surer_count_of_an_outline_already_given_is_still_given(monkeypatch):
     opened = whole.copy()
     opened[80:100, 100:120] = 0
     box = _box(1000, 1000, 1000)
-    made = iter([(box * 1.2, 5, 7, 0.56, []), (box, 5, 5, 0.41, []), (box + 5, 5, 5, 0.75, []),
-                 (box + 9, 5, 5, 0.6, [])])
+    made = iter([Outline(box * 1.2, 5, 7, 0.56), Outline(box, 5, 5, 0.41),
+                 Outline(box + 5, 5, 5, 0.75), Outline(box + 9, 5, 5, 0.6)])
     monkeypatch.setattr(table, "outline_in_map", lambda *a: next(made))
     det = vconfig.Section("detect", dict(CFG["detect"]))
     tab = dict(CFG["table"], strict_thresholds=[0.8, 0.9])

@@ -20,7 +20,7 @@ Pipeline (all thresholds in the ``[detect]`` section of ``config.toml``):
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import cv2
 import numpy as np
@@ -53,6 +53,41 @@ class Board:
     warnings: list = field(default_factory=list)
 
 
+@dataclass(frozen=True, eq=False)
+class Grid:
+    """A ``rows x cols`` grid of squares on the photo: its corners (float32 (4, 2), tl, tr, br,
+    bl) and how it was found (``kind``): "outline" for an outline's own grid; for another grid
+    found for it, "lattice" (the outline's grid before the seams' lattice moved it), "blob"
+    (the blob's own quadrilateral, before the vanishing points moved it), "zoom" (found again
+    in a crop around a small outline) or "seams" (the quadrilateral along the seams' own
+    directions)."""
+
+    corners: np.ndarray
+    rows: int
+    cols: int
+    kind: str = "outline"
+
+
+@dataclass(frozen=True, eq=False)
+class Outline:
+    """One outline the detector found: its corners (image px, tl, tr, br, bl), the grid
+    counted in it, how sure the count is (0..1), its warnings, and the other grids found for
+    it (:class:`Grid`, of kinds other than "outline"), which the reader reads too, keeping
+    the crisper reading."""
+
+    corners: np.ndarray
+    rows: int
+    cols: int
+    confidence: float
+    warnings: tuple = ()
+    alternatives: tuple = ()
+
+    @property
+    def grid(self) -> Grid:
+        """The outline's own grid."""
+        return Grid(self.corners, self.rows, self.cols)
+
+
 def _section(cfg, name: str) -> dict:
     if cfg is None:
         cfg = _config.load()
@@ -78,8 +113,9 @@ def _frame_size(rows: int, cols: int) -> int:
     return 7 if max(rows, cols) > 5 else 5
 
 
-def locate(image: np.ndarray, cfg=None, size: int | None = None):
-    """Corners (tl, tr, br, bl, image px), rows, cols, confidence, warnings; no warp.
+def locate(image: np.ndarray, cfg=None, size: int | None = None) -> Outline:
+    """The detector's first :class:`Outline` (corners, rows, cols, confidence, warnings); no
+    warp, no other grids.
 
     With ``[detect] tile_net`` set, two tile maps are tried -- the network's (mixed with the
     per-pixel model's by ``tile_net_weight``) and the per-pixel model's alone. The same grid
@@ -94,21 +130,22 @@ def locate(image: np.ndarray, cfg=None, size: int | None = None):
 
 def candidates(image: np.ndarray, cfg=None, size: int | None = None, fallback: bool = True,
                alternatives: bool = False, zoom: bool = True, whole_board: bool = True):
-    """Every outline found, best first (see :func:`locate`), made as they are asked for: each
-    is (corners, rows, cols, confidence, warnings). The first is ``locate``'s choice; then the
-    other tile map's outline and, for each of ``[detect] fallback_thresholds``, each map's blob
-    at that tile threshold: the reader tries them in turn when what it read in one holds no
-    kingdom (``fallback=False``: not these). Raises ``PhotoError`` (no kingdom) when there is
-    none, or no more. ``alternatives``: each comes with a sixth item, the outline's own grid
-    (corners, rows, cols) when the seams' lattice (``vision.find.lattice``) moved it, else None.
-    ``zoom`` (with ``alternatives``): when the first outline is small in the photo (``[detect]
-    zoom_below``), the first outline found in a crop around it (:func:`zoom_box`) and its
-    other grids are that outline's other grids too, of kind "zoom": the tile maps are made at
-    a fixed size, where a kingdom far from the camera is a few pixels a square; the reader
-    keeps the crisper reading, as for the lattice's grid. ``whole_board``: an image that is
-    tiles up to its borders (:func:`vision.find.tilemap.is_rectified_board`) is one board, taken
-    whole (off for a crop cut around an outline, which holds table round the kingdom: there
-    a tile-coloured table reads as tiles to the crop's borders)."""
+    """Every :class:`Outline` found, best first (see :func:`locate`), made as they are asked
+    for. The first is ``locate``'s choice; then the other tile map's outline and, for each of
+    ``[detect] fallback_thresholds``, each map's blob at that tile threshold: the reader tries
+    them in turn when what it read in one holds no kingdom (``fallback=False``: not these).
+    Raises ``PhotoError`` (no kingdom) when there is none, or no more. ``alternatives``: each
+    outline comes with its other grids (``Outline.alternatives``): its own grid before the
+    seams' lattice (``vision.find.lattice``) moved it, and others (:func:`outline_in_map`);
+    without, none. ``zoom`` (with ``alternatives``): when the first outline is small in the
+    photo (``[detect] zoom_below``), the first outline found in a crop around it
+    (:func:`zoom_box`) and its other grids are that outline's other grids too (the first of
+    kind "zoom"): the tile maps are made at a fixed size, where a kingdom far from the camera
+    is a few pixels a square; the reader keeps the crisper reading, as for the lattice's grid.
+    ``whole_board``: an image that is tiles up to its borders
+    (:func:`vision.find.tilemap.is_rectified_board`) is one board, taken whole (off for a crop
+    cut around an outline, which holds table round the kingdom: there a tile-coloured table
+    reads as tiles to the crop's borders)."""
     cfg = cfg if cfg is not None else _config.load()
     det, lat = cfg["detect"], cfg["lattice"]
     mid, s_mid, small, s = working_sizes(image, int(det["refine_long_side"]),
@@ -116,9 +153,8 @@ def candidates(image: np.ndarray, cfg=None, size: int | None = None, fallback: b
     h, w = image.shape[:2]
     pixel = pixel_map(small, det)
     if whole_board and is_rectified_board(pixel, det):
-        corners = np.array([[0, 0], [w, 0], [w, h], [0, h]], np.float32)
         n = size or 5
-        yield (corners, n, n, 0.9, []) + ((None,) if alternatives else ())
+        yield Outline(np.array([[0, 0], [w, 0], [w, h], [0, h]], np.float32), n, n, 0.9)
         return
     maps, cover = [pixel], pixel
     if det["tile_net"]:
@@ -137,19 +173,19 @@ def candidates(image: np.ndarray, cfg=None, size: int | None = None, fallback: b
     def outlines(d, probs=maps, own_cover=False):
         out = []
         for prob in probs:
-            alt: list | None = [] if alternatives else None
             cov = cv2.resize(prob, mid.shape[1::-1]) if own_cover else cover_mid
-            f = outline_in_map(prob, mid, gray_mid, edges, s, s_mid, image.shape, d, lat,
-                               cov, alt, frames)
-            if f is not None:
-                out.append(f + ((alt or None),) if alternatives else f)
+            found = outline_in_map(prob, mid, gray_mid, edges, s, s_mid, image.shape, d, lat,
+                                   cov, alternatives, frames)
+            if found is not None:
+                out.append(found)
         return out
 
     found = outlines(det)
-    if len(found) == 2 and found[0][1:3] == found[1][1:3] and corner_error(
-            found[0][0], found[1][0], any_first=True) <= det["outline_agree"]:
+    if len(found) == 2 and (found[0].rows, found[0].cols) == (found[1].rows, found[1].cols) \
+            and corner_error(found[0].corners, found[1].corners,
+                             any_first=True) <= det["outline_agree"]:
         found = found[1:]  # the same grid in the same place: the per-pixel map's sharper outline
-    found.sort(key=lambda f: -f[3])   # the surer count first; ties (a stable sort): the network's
+    found.sort(key=lambda f: -f.confidence)   # the surer count first; ties: the network's
     if found:
         yield _zoomed(found[0], image, cfg, size) if zoom and alternatives else found[0]
     yield from found[1:]
@@ -189,32 +225,32 @@ def zoom_box(corners, shape, det: dict):
     return int(x0), int(y0), int(x1), int(y1)
 
 
-def _zoomed(outline, image, cfg, size):
-    """The photo's first outline (with its other grids), with the first grid found in a crop
-    around it and that grid's others added as its other grids of kind "zoom" when it is
-    small in the photo (:func:`zoom_box`) and the crop's grid is not the outline's own
-    (``[lattice] same_grid``)."""
-    box = zoom_box(outline[0], image.shape, cfg["detect"])
+def _zoomed(outline: Outline, image, cfg, size) -> Outline:
+    """The photo's first outline, with the first grid found in a crop around it (kind "zoom")
+    and that outline's own other grids added to its other grids when it is small in the photo
+    (:func:`zoom_box`) and the crop's grid is not the outline's own (``[lattice]
+    same_grid``)."""
+    box = zoom_box(outline.corners, image.shape, cfg["detect"])
     near = next(_in_crop(image, box, cfg, size), None) if box is not None else None
-    if near is None or same_grid(near[0], near[1], near[2], *outline[:3],
-                                 float(cfg["lattice"]["same_grid"])):
+    if near is None or same_grid(near.corners, near.rows, near.cols, outline.corners,
+                                 outline.rows, outline.cols, float(cfg["lattice"]["same_grid"])):
         return outline          # nothing new found nearer: nothing more to read
-    others = [(near[0], near[1], near[2], "zoom")] + list(near[5] or [])
-    return outline[:5] + ((outline[5] or []) + others,)
+    zoomed = Grid(near.corners, near.rows, near.cols, "zoom")
+    return replace(outline, alternatives=outline.alternatives + (zoomed,) + near.alternatives)
 
 
 def _in_crop(image, box, cfg, size):
-    """:func:`candidates` of the crop ``box`` of ``image`` (with alternatives; no fallback
-    thresholds, no zoom), their corners in the photo's px; none when the crop holds no
-    kingdom."""
+    """The :class:`Outline` s of :func:`candidates` in the crop ``box`` of ``image`` (with
+    their other grids; no fallback thresholds, no zoom), their corners in the photo's px;
+    none when the crop holds no kingdom."""
     x0, y0, x1, y1 = box
     off = np.float32([x0, y0])
     try:
         for f in candidates(np.ascontiguousarray(image[y0:y1, x0:x1]), cfg, size,
                             fallback=False, alternatives=True, zoom=False, whole_board=False):
-            yield (np.asarray(f[0], np.float32) + off,) + tuple(f[1:5]) + (
-                [(np.asarray(o[0], np.float32) + off,) + tuple(o[1:]) for o in f[5]]
-                if f[5] else None,)
+            yield replace(f, corners=np.asarray(f.corners, np.float32) + off, alternatives=tuple(
+                replace(g, corners=np.asarray(g.corners, np.float32) + off)
+                for g in f.alternatives))
     except PhotoError:
         return
 
@@ -236,9 +272,10 @@ def _grid_in(quad, mid, gray_mid, edges, s, s_mid, shape, det, lat, cover_mid, p
              frames=()):
     """The grid in a quadrilateral (tile-map px): rows and columns counted on the rectified
     photo (step 5), moved onto the seams' lattice (5b), corners refined onto the seams (6).
-    Returns ``(quad, rows, cols, confidence, first)``, ``first`` the quadrilateral's own grid
-    (quad, rows, cols) when the lattice moved it, else None; with ``frames`` (sizes), None
-    unless the count is an n x n frame of them (the rest is not worked out)."""
+    Returns ``(grid, confidence, first)``: the :class:`Grid` found (tile-map px) and ``first``
+    the quadrilateral's own grid (kind "lattice") when the lattice moved it, else None; with
+    ``frames`` (sizes), None unless the count is an n x n frame of them (the rest is not
+    worked out)."""
     zoom = s_mid / s
     work = int(det["count_side"])
     Hq = cv2.getPerspectiveTransform(quad, np.array([[0, 0], [work, 0], [work, work], [0, work]],
@@ -260,29 +297,29 @@ def _grid_in(quad, mid, gray_mid, edges, s, s_mid, shape, det, lat, cover_mid, p
             moved = not same_grid(found.corners / zoom, found.rows, found.cols, quad, rows, cols,
                                   float(lat["same_grid"]))
             if moved:
-                first = (quad, rows, cols)
+                first = Grid(quad, rows, cols, "lattice")
             quad, rows, cols = found.corners / zoom, found.rows, found.cols
     if edges is not None:
         quad = refine_corners(edges, quad * zoom, rows, cols, det, prob, 1.0 / zoom) / zoom
         if first is not None:
-            first = (refine_corners(edges, first[0] * zoom, first[1], first[2], det, prob,
-                                    1.0 / zoom) / zoom, first[1], first[2])
-            if same_grid(first[0], first[1], first[2], quad, rows, cols, float(lat["same_grid"])):
+            first = replace(first, corners=refine_corners(
+                edges, first.corners * zoom, first.rows, first.cols, det, prob, 1.0 / zoom) / zoom)
+            if not _is_new(first, [Grid(quad, rows, cols)], lat):
                 first = None    # refined onto the same seams: one grid, read once
-    return quad, rows, cols, conf, first
+    return Grid(quad, rows, cols), conf, first
 
 
 def outline_in_map(prob, mid, gray_mid, edges, s, s_mid, shape, det, lat=None, cover_mid=None,
-                   alternatives: list | None = None, frames=()):
-    """From one tile map: corners, rows, cols, confidence, warnings; None without a blob.
+                   alternatives: bool = False, frames=()) -> Outline | None:
+    """From one tile map: the :class:`Outline` found; None without a blob.
     ``mid``: the photo at the refinement size, ``gray_mid`` its grey, ``edges`` its edge map
     (None: no corner refinement); ``s``, ``s_mid``: their scales against the photo.
     ``lat``: the ``[lattice]`` section (None: no lattice, the outline's own count), whose
     squares are tiles by ``cover_mid`` (a tile map at ``mid``'s size; None: ``prob``). When
-    the lattice moved the grid, the outline's own grid (corners, rows, cols, "lattice") is
-    appended to ``alternatives`` (when given); when the vanishing points moved the blob's
-    quadrilateral off a frame of ``frames`` (sizes) and the blob's own counts as one, that
-    grid too (corners, rows, cols, "blob", ``[detect] blob_quad_too``)."""
+    the lattice moved the grid, the outline's own grid (kind "lattice") is one of its other
+    grids (with ``alternatives``; without, it has none); when the vanishing points moved the
+    blob's quadrilateral off a frame of ``frames`` (sizes) and the blob's own counts as one,
+    that grid too (kind "blob", ``[detect] blob_quad_too``)."""
     h, w = shape[:2]
     warnings: list[str] = []
     blob = tile_blob(prob, det)
@@ -317,29 +354,28 @@ def outline_in_map(prob, mid, gray_mid, edges, s, s_mid, shape, det, lat=None, c
             quad = new
     moved = fitted is not quad      # the vanishing points moved the blob's quadrilateral
     grid = (mid, gray_mid, edges, s, s_mid, shape, det, lat, cover_mid, prob)
-    quad, rows, cols, conf, first = _grid_in(quad, *grid)
-    others = [] if first is None else [first + ("lattice",)]
-    if det["blob_quad_too"] and lat is not None and moved and alternatives is not None \
+    found, conf, first = _grid_in(quad, *grid)
+    quad, rows, cols = found.corners, found.rows, found.cols
+    others = [] if first is None else [first]
+    if det["blob_quad_too"] and lat is not None and moved and alternatives \
             and frames and not is_frame(rows, cols, frames):
         # the blob's own quadrilateral too, when the vanishing points moved it off a 5x5 or
         # 7x7 frame and the blob's own counts as one: stripes beside a kingdom pull a
         # vanishing point (the reader keeps the crisper reading)
         own = _grid_in(fitted, *grid, frames=frames)
-        if own is not None and blob_offered((rows, cols), own[1:3], frames) and _is_new(
-                own[:3], [(quad, rows, cols)] + [o[:3] for o in others], lat):
-            others.append(own[:3] + ("blob",))
-    if det["seam_quad"] and det["use_vanishing_points"] and alternatives is not None \
+        own = None if own is None else replace(own[0], kind="blob")
+        if own is not None and blob_offered((rows, cols), (own.rows, own.cols), frames) \
+                and _is_new(own, [found] + others, lat):
+            others.append(own)
+    if det["seam_quad"] and det["use_vanishing_points"] and alternatives \
             and frames and not is_frame(rows, cols, frames):
         # the seams' own directions, when the grid found is no 5x5 or 7x7 frame: a round blob
         # leaves the quadrilateral's turn to chance, and a striped or checked table beside
         # it pulls the vanishing points onto the table's lines
         seam = _seam_grid(segs, core, blob_pts, det, grid, frames)
-        if seam is not None and _is_new(seam, [(quad, rows, cols)] + [o[:3] for o in others],
-                                        lat):
-            others.append(seam + ("seams",))
+        if seam is not None and _is_new(seam, [found] + others, lat):
+            others.append(seam)
     corners = (quad / s).astype(np.float32)
-    if alternatives is not None:
-        alternatives.extend(((o[0] / s).astype(np.float32), o[1], o[2], o[3]) for o in others)
     hx, hy = blob.shape[1] - 1, blob.shape[0] - 1
     ys, xs = np.nonzero(blob)
     tol = 0.01 * max(h, w)
@@ -350,25 +386,28 @@ def outline_in_map(prob, mid, gray_mid, edges, s, s_mid, shape, det, lat=None, c
                         "kingdom in the frame")
     if conf < det["warn_confidence"]:
         warnings.append(f"the grid size ({rows} x {cols}) is uncertain; check it")
-    return corners, rows, cols, conf, warnings
+    return Outline(corners, rows, cols, conf, tuple(warnings), tuple(
+        replace(o, corners=(o.corners / s).astype(np.float32)) for o in others)
+                   if alternatives else ())
 
 
-def _is_new(grid, known, lat) -> bool:
-    """Whether ``grid`` (quad, rows, cols) is none of the ``known`` grids (``[lattice]
-    same_grid``): each grid of an outline is read once."""
-    return not any(same_grid(*grid, *other, float(lat["same_grid"])) for other in known)
+def _is_new(grid: Grid, known, lat) -> bool:
+    """Whether ``grid`` is none of the ``known`` grids (``[lattice] same_grid``): each grid of
+    an outline is read once."""
+    return not any(same_grid(grid.corners, grid.rows, grid.cols, other.corners, other.rows,
+                             other.cols, float(lat["same_grid"])) for other in known)
 
 
 def _seam_grid(segs, core, pts, det, grid, frames):
-    """The grid (quad, rows, cols) of :func:`vision.find.outline.seam_quad` on the segments well
+    """The :class:`Grid` (kind "seams") of :func:`vision.find.outline.seam_quad` on the segments well
     inside the blob (``core`` eroded by ``[detect] seam_core_erode`` of its half-thickness:
     the table's lines at the rim are left out), when it counts as a 5x5 or 7x7 frame."""
     r = max(1, int(round(float(det["seam_core_erode"]) * half_thickness(core))))
     quad = seam_quad(segments_in(segs, cv2.erode(core, disk(r))), pts, det)
     if quad is None:
         return None
-    found = _grid_in(quad, *grid)   # counted, then cut down by the seams' lattice
-    return found[:3] if is_frame(found[1], found[2], frames) else None
+    found = _grid_in(quad, *grid)[0]   # counted, then cut down by the seams' lattice
+    return replace(found, kind="seams") if is_frame(found.rows, found.cols, frames) else None
 
 
 def find_board(image: np.ndarray, cfg=None, size: int | None = None) -> Board:
@@ -381,7 +420,8 @@ def find_board(image: np.ndarray, cfg=None, size: int | None = None) -> Board:
     if cfg is None:
         cfg = _config.load()
     det = _section(cfg, "detect")
-    corners, rows, cols, conf, warnings = locate(image, cfg, size)
+    found = locate(image, cfg, size)
+    corners, rows, cols, conf = found.corners, found.rows, found.cols, found.confidence
     frame = size or _frame_size(rows, cols)
     cell = int(det["cell"])
     board_img, H = warp_board(image, corners, rows, cols, cell)
@@ -390,4 +430,4 @@ def find_board(image: np.ndarray, cfg=None, size: int | None = None) -> Board:
     offsets = grid.refine(board_img, rows, cols, cell, cfg)
     return Board(corners=as_corners(corners), rows=rows, cols=cols, size=frame, cell=cell,
                  homography=H, image=board_img, offsets=offsets, confidence=conf,
-                 warnings=list(warnings))
+                 warnings=list(found.warnings))

@@ -8,7 +8,8 @@ kingdom is thick, so each blob is opened in proportion to its thickness and cut 
 opening leaves it apart (``split_blob``), and each part is outlined from its own tile map alone
 -- the opened part, the whole part and, when bumps fell off, its surest tiles
 (``strict_mask``). Each outline's window is chosen by the square classifier as the single
-reader chooses it (``Reader.framed``, ``vision.find.frame.choose``); of a blob's outlines that read
+reader chooses it (a callable the reader gives, ``Reader.framed``: ``vision.find.frame.choose``)
+and read (``Reader.read_board``); of a blob's outlines that read
 as a kingdom (``is_kingdom``: a castle, at least ``[table] min_tiles`` domino halves, at least
 ``[table] min_side`` squares along each side, a grid count at least ``[table]
 min_grid_confidence`` sure), the one whose squares read crispest (``vision.find.frame.crispness``)
@@ -42,7 +43,7 @@ CUT_WARNING = ("this kingdom is cut by the photo's edge: it is not scored as com
 
 
 @dataclass(frozen=True)
-class Outline:
+class TableOutline:
     """One kingdom's outline found in a table photo (image px, tl, tr, br, bl)."""
 
     corners: np.ndarray
@@ -51,6 +52,19 @@ class Outline:
     confidence: float
     cut: bool                        # the outline reaches the photo's edge
     warnings: tuple = ()
+
+
+@dataclass(frozen=True, eq=False)
+class Kingdom:
+    """A kingdom found in a table photo, unnumbered: where its window lies (``outline``, with
+    the grid count's confidence and whether the photo's edge cuts it), the window read
+    (``vision.find.search.Candidate``), its reading (``vision.reader.Reading``, with the cut
+    warning) and how crisply its squares read (``vision.find.frame.crispness``)."""
+
+    outline: TableOutline
+    window: object
+    reading: object
+    crisp: float
 
 
 @dataclass(frozen=True)
@@ -183,7 +197,7 @@ def split_blob(blob: np.ndarray, core_frac: float) -> list[tuple]:
     return parts
 
 
-def find_kingdoms(image: np.ndarray, cfg=None) -> list[Outline]:
+def find_kingdoms(image: np.ndarray, cfg=None) -> list[TableOutline]:
     """Every tile blob of the photo big enough to be a kingdom, as an outline (unread, unsorted):
     of a blob's outlines (:func:`blob_outlines`) the surest grid count (ties: the first made).
     Raises ``PhotoError`` for an image that is not an 8-bit colour image."""
@@ -244,13 +258,12 @@ def blob_outlines(prob, masks, mid, gray_mid, edges, s, s_mid, shape, det, tab):
                                s_mid, shape, det)
         if found is None:
             continue
-        corners, rows, cols, conf, warnings = found
-        tol = 0.01 * max(h, w)
+        corners, tol = found.corners, 0.01 * max(h, w)
         cut = touches or bool(np.any(corners < -tol) or np.any(corners[:, 0] > w + tol)
                               or np.any(corners[:, 1] > h + tol))
-        warnings = tuple(x for x in warnings if "outside the photo" not in x)
-        outline = Outline(np.asarray(corners, np.float32), int(rows), int(cols), float(conf),
-                          cut, warnings)
+        warnings = tuple(x for x in found.warnings if "outside the photo" not in x)
+        outline = TableOutline(np.asarray(corners, np.float32), int(found.rows),
+                               int(found.cols), float(found.confidence), cut, warnings)
         if not any(_alike(outline, other, float(det["outline_agree"]))
                    and other.confidence >= outline.confidence for other in given):
             given.append(outline)
@@ -267,7 +280,7 @@ def strict_mask(prob: np.ndarray, blob: np.ndarray, det, threshold: float):
     return largest(cv2.morphologyEx(sure, cv2.MORPH_CLOSE, np.ones((k, k), np.uint8)))
 
 
-def _alike(a: Outline, b: Outline, agree_at: float) -> bool:
+def _alike(a: TableOutline, b: TableOutline, agree_at: float) -> bool:
     """The same grid with corners within ``agree_at`` of a side."""
     from vision.find.detect import corner_error
 
@@ -297,7 +310,7 @@ def is_kingdom(reading, cfg=None, grid_confidence: float = 1.0) -> bool:
     return bool(castle) and max(castle) >= float(tab["min_castle"])
 
 
-def could_be_kingdom(found: Outline, cfg) -> bool:
+def could_be_kingdom(found: TableOutline, cfg) -> bool:
     """Whether a found outline's grid lets it be a kingdom (``is_kingdom``'s grid tests:
     ``[table] min_side`` squares a side, the count ``min_grid_confidence`` sure); the others
     are not worth reading (the window chosen in a grid is never larger than the grid)."""
@@ -332,23 +345,31 @@ def leaves_photo(corners, rows: int, cols: int, shape, margin: float) -> bool:
 def read_table(reader, image: np.ndarray, size: int | None = None) -> list[TableKingdom]:
     """Find and read every kingdom of a table photo, numbered (see the module docstring).
 
-    ``reader``: a ``vision.Reader``. Raises ``PhotoError`` (no kingdom) when none is found.
+    ``reader``: a ``vision.Reader``, whose ``framed`` chooses and reads each window and
+    ``read_board`` reads it (:func:`read_kingdoms`). Raises ``PhotoError`` (no kingdom) when
+    none is found.
     """
-    kept = [(here, reading) for here, _, reading, _ in read_kingdoms(reader, image, size)]
+    kept = read_kingdoms(
+        image, reader.cfg, reader.classifier.t_terrain,
+        lambda corners, rows, cols, warnings=(), cfg=None: reader.framed(
+            image, corners, rows, cols, size, warnings, cfg),
+        lambda window: reader.read_board(image, window, size))
     if not kept:
         raise PhotoError(NO_KINGDOM)
-    order = number_order([np.asarray(f.corners, np.float64).mean(0) for f, _ in kept],
-                         [_side(f.corners) for f, _ in kept], cfg=reader.cfg)
-    return [TableKingdom(k, kept[i][1], kept[i][0].cut) for k, i in enumerate(order)]
+    order = number_order([np.asarray(k.outline.corners, np.float64).mean(0) for k in kept],
+                         [_side(k.outline.corners) for k in kept], cfg=reader.cfg)
+    return [TableKingdom(n, kept[i].reading, kept[i].outline.cut) for n, i in enumerate(order)]
 
 
-def read_kingdoms(reader, image: np.ndarray, size: int | None = None) -> list[tuple]:
-    """Every kingdom of the photo, unnumbered: ``(outline, framed, reading, crispness)`` each,
-    ``framed`` the reader's window (``Reader.framed``), ``reading`` its ``Reading`` with the
-    cut warning when the window leaves the photo. The blobs' outlines are read surest grid
-    count first (``[table] crisp_enough``) and the crispest of a blob's that reads as a
-    kingdom is kept; an empty list when none does."""
-    cfg = reader.cfg
+def read_kingdoms(image: np.ndarray, cfg: dict, t_terrain: float, window, reading) -> list:
+    """Every :class:`Kingdom` of the photo, unnumbered. ``window(corners, rows, cols,
+    warnings, cfg)`` chooses and reads the window in an outline's grid, returning a
+    ``vision.find.search.Candidate`` (``Reader.framed``; ``cfg`` with ``[frame] ring`` set to
+    ``[table] ring``), ``reading(window)`` reads it (``Reader.read_board``; may raise
+    ``PhotoError``), ``t_terrain`` is the classifier's terrain temperature. The blobs'
+    outlines are read surest grid count first (``[table] crisp_enough``) and the crispest of
+    a blob's that reads as a kingdom is kept; a reading whose window leaves the photo gets
+    the cut warning. An empty list when none does."""
     framing = _framing(cfg)
     margin = float(cfg["table"]["cut_margin"])
     crisp_enough = float(cfg["table"]["crisp_enough"])
@@ -359,30 +380,29 @@ def read_kingdoms(reader, image: np.ndarray, size: int | None = None) -> list[tu
         for found in outlines:
             if not could_be_kingdom(found, cfg):
                 continue     # not read at all: what is_kingdom would refuse by its grid alone
-            framed = reader.framed(image, found.corners, found.rows, found.cols, size,
-                                   found.warnings, framing)
+            framed = window(found.corners, found.rows, found.cols, found.warnings, framing)
             try:
-                reading = reader.read_board(image, framed, size)
+                read = reading(framed)
             except PhotoError:
                 continue
-            if not is_kingdom(reading, cfg, found.confidence):
+            if not is_kingdom(read, cfg, found.confidence):
                 continue
-            sharp = crispness(framed.logits, reader.classifier.t_terrain)
+            sharp = crispness(framed.logits, t_terrain)
             if best is None or sharp > best[0]:
-                best = (sharp, found, framed, reading)
+                best = (sharp, found, framed, read)
             if sharp >= crisp_enough:
                 break        # its squares read as cut on the tiles' own grid: not worth more reads
         if best is None or best[0] < min_crisp:
             continue         # nothing read as a kingdom, or only blurred: clutter or cloth
-        sharp, found, framed, reading = best
+        sharp, found, framed, read = best
         cut = leaves_photo(framed.corners, framed.rows, framed.cols, image.shape, 0.0) or (
             found.cut and leaves_photo(framed.corners, framed.rows, framed.cols, image.shape,
                                        margin))
-        warnings = list(reading.warnings)
+        warnings = list(read.warnings)
         if cut:
             warnings.insert(0, CUT_WARNING)
-        here = Outline(framed.corners, framed.rows, framed.cols, found.confidence, cut)
-        if any(_same_place(here, other) for other, _, _, _ in kept):
+        here = TableOutline(framed.corners, framed.rows, framed.cols, found.confidence, cut)
+        if any(_same_place(here, other.outline) for other in kept):
             continue
-        kept.append((here, framed, replace(reading, warnings=warnings), sharp))
+        kept.append(Kingdom(here, framed, replace(read, warnings=warnings), sharp))
     return kept

@@ -237,7 +237,7 @@ def find_frame(image, cfg, reader=None):
     network."""
     if reader is not None:
         f = reader.find(image)
-        return np.asarray(f.corners, np.float64), int(f.rows), int(f.cols), f.offsets
+        return np.asarray(f.corners, np.float64), int(f.rows), int(f.cols), None
     from vision.find import detect
 
     first = detect.locate(image, cfg)

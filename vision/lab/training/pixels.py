@@ -126,8 +126,9 @@ def evaluate_detection(photos, cfg=None, threshold: float = 0.05) -> dict:
             np.float32)
         t0 = time.perf_counter()
         try:
-            corners, r, c, conf, warns = locate(image, cfg)
-            err = corner_error(corners, truth)
+            found = locate(image, cfg)
+            r, c, conf, warns = found.rows, found.cols, found.confidence, list(found.warnings)
+            err = corner_error(found.corners, truth)
         except PhotoError:
             r = c = 0
             conf, err, warns = 0.0, float("inf"), ["no kingdom found"]
