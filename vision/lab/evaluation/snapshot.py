@@ -15,7 +15,7 @@ import json
 import sys
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[3]
 
 
 def _photos(datasets: Path | None, limit: int | None) -> list[tuple[str, Path, list | None]]:
