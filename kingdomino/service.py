@@ -5,6 +5,9 @@ them gives the same object (see ``../shared/CONTRACT.md``).
 """
 from __future__ import annotations
 
+import threading
+import weakref
+from contextlib import contextmanager
 from functools import lru_cache
 
 import engine
@@ -29,11 +32,92 @@ def score_grid(obj_or_text, rules: str | None = None, bonuses=()) -> dict:
 
 
 @lru_cache(maxsize=1)
-def reader():
-    """The process-wide reader: models are loaded once, on first use."""
+def _build_reader():
     import vision
 
     return vision.Reader()
+
+
+def reader():
+    """The process-wide reader: models are loaded once, on first use. It reads with the
+    learned examples this thread asked for (``reading_with``)."""
+    found = _build_reader()
+    _use_examples(found)
+    return found
+
+
+# -- reading with what corrections taught (kingdomino.learning): each thread says which
+# examples its next readings use; the reader's classifier is given them before it reads (the
+# web app reads one photo at a time, under its READ_LOCK, so a reading never sees another
+# thread's examples)
+
+_learning = threading.local()
+_given = weakref.WeakKeyDictionary()  # classifier -> the examples it was last given
+
+
+@contextmanager
+def reading_with(examples):
+    """Within this block, this thread's readings use ``examples`` (a
+    ``vision.read.learned.Examples``; None: read as the network alone does)."""
+    before = getattr(_learning, "examples", None)
+    _learning.examples = examples
+    try:
+        yield
+    finally:
+        _learning.examples = before
+
+
+def examples_in_use():
+    """The examples this thread's readings use now (``reading_with``), or None."""
+    return getattr(_learning, "examples", None)
+
+
+def _use_examples(found) -> None:
+    """Give the reader's square classifier this thread's examples when they are not the ones
+    it has (a reader without a classifier that learns, such as a test's, is left alone)."""
+    classifier = getattr(found, "classifier", None)
+    setter = getattr(classifier, "set_examples", None)
+    if setter is None:
+        return
+    want = examples_in_use()
+    try:
+        if classifier in _given and _given[classifier] is want:
+            return
+    except TypeError:  # a classifier that cannot be weakly referenced: give them every time
+        setter(_fitting(classifier, want))
+        return
+    setter(_fitting(classifier, want))
+    _given[classifier] = want
+
+
+_feature_sizes = weakref.WeakKeyDictionary()  # classifier -> the length of its features
+
+
+def _fitting(classifier, examples):
+    """``examples``, or None when they were learned with another square classifier (their
+    features have another length than this one's: the model was rebuilt since): a reading
+    is then made as the network alone reads, never refused."""
+    width = getattr(getattr(examples, "features", None), "shape", (0, 0))
+    if examples is None or len(width) != 2 or not hasattr(classifier, "features"):
+        return examples
+    try:
+        size = _feature_sizes.get(classifier)
+        if size is None:
+            import numpy as np
+
+            side = int(getattr(classifier, "input_size", 64))
+            size = classifier.features(np.zeros((1, side, side, 3), np.uint8)).shape[1]
+            _feature_sizes[classifier] = size
+    except (RuntimeError, TypeError, ValueError, AttributeError):
+        return examples  # the classifier says nothing of its features: let it judge
+    if width[1] != size:
+        import logging
+
+        logging.getLogger("kingdomino.learning").warning(
+            "the store's examples have %s features, the square classifier's %s: they were "
+            "learned with another model; reading without them", width[1], size)
+        return None
+    return examples
 
 
 def score_image(image, rules: str | None = None, bonuses=(), size: int | None = None,
@@ -46,7 +130,9 @@ def score_image(image, rules: str | None = None, bonuses=(), size: int | None = 
     """
     from vision.photo import scale as photo
 
-    reading = photo.to_photo_pixels(reader().read(image, size=size), factor)
+    found = reader()
+    _use_examples(found)  # also when ``reader`` is replaced (tests)
+    reading = photo.to_photo_pixels(found.read(image, size=size), factor)
     return score_reading(reading, rules=rules, bonuses=bonuses)
 
 
@@ -90,7 +176,9 @@ def score_outline(path_or_bytes, corners, rules: str | None = None, bonuses=(),
     from vision.find import by_hand as outline_hand
 
     data = photo_io.photo_bytes(path_or_bytes)
-    reading, upright = outline_hand.read_photo_outline(reader(), data, corners, size=size)
+    found = reader()
+    _use_examples(found)
+    reading, upright = outline_hand.read_photo_outline(found, data, corners, size=size)
     obj = score_reading(reading, rules=rules, bonuses=bonuses)
     stored = [[round(float(x), 2), round(float(y), 2)]
               for x, y in _stored_order(corners, upright, reading.corners)]

@@ -7,6 +7,10 @@ hash, so a batch re-run skips what it already read. A correction belongs to the 
 made on (and to the readings the batch derived from it for other bonuses), never to another
 reading of the same bytes.
 
+Squares a person corrected or confirmed are kept as ``examples`` (the square classifier's
+features of each square's crop and its label; ``learn``, ``examples``, ``forget_*``): the
+readers reading into the store read with them (``kingdomino.learning``).
+
 The store is private to its user: the SQLite file is created 0600, and the default folder (one
 per user, see ``default_store_path``) 0700. Batches running at once on one store *claim* a photo
 before reading it (``claim``), so that no photo is read twice.
@@ -109,11 +113,36 @@ def _v4_undo_links(db: sqlite3.Connection) -> None:
     _add_column(db, "corrections", "undo_depth", "INTEGER")
 
 
+def _v5_examples(db: sqlite3.Connection) -> None:
+    """Squares a person's correction or confirmation taught (``kingdomino.learning``): each is
+    the square classifier's features of the square's crop (float32 bytes), its label and a
+    small JPEG of the crop. ``id`` only grows (AUTOINCREMENT), so the largest id and the count
+    together change with every example added or forgotten (``examples_version``)."""
+    _run(db, """
+CREATE TABLE IF NOT EXISTS examples (
+    id INTEGER PRIMARY KEY AUTOINCREMENT,
+    reading_id TEXT NOT NULL REFERENCES readings (id),
+    correction_id INTEGER,
+    kind TEXT NOT NULL,
+    row INTEGER NOT NULL,
+    col INTEGER NOT NULL,
+    terrain TEXT NOT NULL,
+    crowns INTEGER NOT NULL,
+    feature BLOB NOT NULL,
+    thumbnail BLOB,
+    scope TEXT,
+    created REAL NOT NULL
+);
+CREATE INDEX IF NOT EXISTS examples_reading ON examples (reading_id, row, col);
+CREATE INDEX IF NOT EXISTS examples_correction ON examples (correction_id)""")
+
+
 MIGRATIONS = [  # (user_version after the step, the step): append, never edit or reorder
     (1, _v1_readings_and_corrections),
     (2, _v2_derived_and_table_readings),
     (3, _v3_rereadings),
     (4, _v4_undo_links),
+    (5, _v5_examples),
 ]
 SCHEMA_VERSION = MIGRATIONS[-1][0]
 BUSY_TIMEOUT_S = 30  # how long a connection waits for another one's write before giving up
@@ -317,14 +346,20 @@ class Store:
             rid = secrets.token_urlsafe(9)
         return rid
 
-    def add_correction(self, reading_id: str, kingdom: dict, key=None) -> None:
+    def add_correction(self, reading_id: str, kingdom: dict, key=None) -> dict:
         """Keep a person's corrected kingdom; the machine reading stays as it was.
 
         The correction also takes its place in the reading's undo history (``undo_history``):
         ``key(kingdom)`` says which kingdoms are the same state (default: the same JSON); a
         correction equal to the state Undo goes back to takes the last change back, one equal
         to the current kingdom changes nothing, any other is one more step. The work does not
-        depend on how many corrections came before."""
+        depend on how many corrections came before.
+
+        Returns what the correction was, as seen inside its transaction (for learning from it,
+        ``kingdomino.learning``): ``{"id": its rowid, "step": "same" (the kingdom as it stood:
+        a confirmation) | "undo" | "change", "previous": the kingdom before it (the machine's
+        reading when none was corrected; None for a kingdom built by hand), "machine": the
+        machine's reading or None}``."""
         key = key or _same_json
         with self._immediate():
             row = self._db.execute("SELECT machine FROM readings WHERE id=?",
@@ -349,13 +384,27 @@ class Store:
                                      (rowid,)).fetchone()
                 return r[0], r[1]
 
-            undo_to, depth = _next_link(key(kingdom), last["rowid"] if last else None,
-                                        key_of, link_of, machine is not None)
-            self._db.execute(
+            new_key = key(kingdom)
+            now = last["rowid"] if last else None
+            undo_to, depth = _next_link(new_key, now, key_of, link_of, machine is not None)
+            if now is None:
+                previous = machine
+                step = "same" if machine is not None and new_key == key_of(0) else "change"
+            else:
+                previous = json.loads(self._db.execute(
+                    "SELECT kingdom FROM corrections WHERE rowid=?", (now,)).fetchone()[0])
+                if new_key == key(previous):
+                    step = "same"
+                elif last["undo_to"] is not None and new_key == key_of(last["undo_to"]):
+                    step = "undo"
+                else:
+                    step = "change"
+            cur = self._db.execute(
                 "INSERT INTO corrections (reading_id, created, kingdom, undo_to, undo_depth)"
                 " VALUES (?,?,?,?,?)",
                 (reading_id, time.time(), json.dumps(kingdom), undo_to, depth),
             )
+            return {"id": cur.lastrowid, "step": step, "previous": previous, "machine": machine}
 
     def _latest_live(self, reading_id: str):
         """The reading's latest correction not set aside: rowid, undo_to, undo_depth."""
@@ -607,8 +656,9 @@ class Store:
         """Make ``machine`` the reading's machine reading (the photo read again, e.g. inside an
         outline given by hand); the previous one is kept in ``rereadings``. Corrections made so
         far were made on squares of the previous reading: they stay in the table but no longer
-        apply (``get``'s ``corrected`` is None until a new correction). Returns how many
-        corrections were set aside."""
+        apply (``get``'s ``corrected`` is None until a new correction), and what they taught
+        (``examples`` of the reading, cut with the previous reading's outline) is forgotten.
+        Returns how many corrections were set aside."""
         with self._db:
             row = self._db.execute("SELECT machine, error FROM readings WHERE id=?",
                                    (reading_id,)).fetchone()
@@ -625,6 +675,7 @@ class Store:
                 (reading_id, time.time(), row[0], row[1], upto))
             self._db.execute("UPDATE readings SET machine=?, error=NULL WHERE id=?",
                              (json.dumps(machine), reading_id))
+            self._db.execute("DELETE FROM examples WHERE reading_id=?", (reading_id,))
         return int(live)
 
     def rereadings(self, reading_id: str) -> list[dict]:
@@ -635,3 +686,125 @@ class Store:
             " ORDER BY rowid", (reading_id,)).fetchall()
         return [{"created": r[0], "previous": json.loads(r[1]) if r[1] else None,
                  "previous_error": r[2]} for r in rows]
+
+    # -- added for learning from corrections (additive): the squares a correction or a
+    # confirmation taught, one example at most per square of a reading (``kingdomino.learning``)
+
+    def examples_version(self) -> tuple[int, int]:
+        """``(largest id, count)`` of the examples: it changes with every example added or
+        forgotten (ids only grow and rows never change), so a copy of the examples loaded at
+        one version is still right while the version is the same. One cheap query."""
+        row = self._db.execute("SELECT COALESCE(MAX(id), 0), COUNT(*) FROM examples").fetchone()
+        return int(row[0]), int(row[1])
+
+    def example_count(self, reading_id: str | None = None) -> int:
+        """How many examples the store holds (of one reading's squares, with ``reading_id``)."""
+        if reading_id is None:
+            return self.examples_version()[1]
+        return int(self._db.execute("SELECT COUNT(*) FROM examples WHERE reading_id=?",
+                                    (reading_id,)).fetchone()[0])
+
+    def example_labels(self, reading_id: str) -> dict:
+        """``{(row, col): (terrain, crowns)}`` of the reading's examples."""
+        rows = self._db.execute("SELECT row, col, terrain, crowns FROM examples"
+                                " WHERE reading_id=?", (reading_id,)).fetchall()
+        return {(r[0], r[1]): (r[2], r[3]) for r in rows}
+
+    def learn(self, reading_id: str, correction_id: int, labels: dict | None, add, *,
+              kind: str = "correction", scope: str | None = None) -> dict | None:
+        """Keep what one correction of a reading taught, in one transaction.
+
+        ``labels``: ``{(row, col): (terrain, crowns)}``, the reading's squares as that
+        correction left them (None: no square of it can teach, e.g. the kingdom took another
+        size): an example of the reading that says otherwise is forgotten (an undo takes back
+        what the undone correction taught). ``add``: ``(row, col, terrain, crowns, features
+        as float32 bytes, thumbnail JPEG or None)`` for each square it teaches: each takes the
+        place of that square's example, except that a confirmation (``kind="confirmation"``)
+        leaves an example that already says the same. Nothing is done (None) when
+        ``correction_id`` is no longer the reading's latest correction: the later one's
+        learning reconciles instead, so two saves at once never leave both. Returns
+        ``{"added": [ids], "removed": count}``."""
+        with self._immediate():
+            last = self._latest_live(reading_id)
+            if last is None or last["rowid"] != correction_id:
+                return None
+            have = self._db.execute(
+                "SELECT id, row, col, terrain, crowns FROM examples WHERE reading_id=?",
+                (reading_id,)).fetchall()
+            stale = [r["id"] for r in have if labels is None
+                     or labels.get((r["row"], r["col"])) != (r["terrain"], r["crowns"])]
+            kept = {(r["row"], r["col"]): r for r in have if r["id"] not in stale}
+            now = time.time()
+            added = []
+            for row, col, terrain, crowns, feature, thumbnail in add:
+                old = kept.pop((int(row), int(col)), None)
+                if old is not None:
+                    if kind == "confirmation" and (old["terrain"], old["crowns"]) == (
+                            terrain, int(crowns)):
+                        kept[(int(row), int(col))] = old
+                        continue
+                    stale.append(old["id"])
+                cur = self._db.execute(
+                    "INSERT INTO examples (reading_id, correction_id, kind, row, col, terrain,"
+                    " crowns, feature, thumbnail, scope, created) VALUES (?,?,?,?,?,?,?,?,?,?,?)",
+                    (reading_id, correction_id, kind, int(row), int(col), str(terrain),
+                     int(crowns), bytes(feature), thumbnail, scope, now))
+                added.append(int(cur.lastrowid))
+            self._db.executemany("DELETE FROM examples WHERE id=?", [(i,) for i in stale])
+        return {"added": added, "removed": len(stale)}
+
+    def examples(self, scope: str | None = None, limit: int | None = None,
+                 features: bool = False) -> list[dict]:
+        """The examples, newest first (``scope``: only those of that scope), each with its
+        reading's ``source``; ``features``: with ``feature`` (float32 bytes) too. Never the
+        thumbnails (``example_thumbnail``)."""
+        columns = ("e.id, e.reading_id, e.correction_id, e.kind, e.row, e.col, e.terrain,"
+                   " e.crowns, e.scope, e.created, r.source, e.thumbnail IS NOT NULL AS has_thumbnail")
+        if features:
+            columns += ", e.feature"
+        where, params = "", []
+        if scope is not None:
+            where, params = " WHERE e.scope=?", [scope]
+        tail = ""
+        if limit is not None:
+            tail, params = " LIMIT ?", params + [max(0, int(limit))]
+        rows = self._db.execute(
+            f"SELECT {columns} FROM examples e LEFT JOIN readings r ON r.id = e.reading_id"
+            f"{where} ORDER BY e.id DESC{tail}", params).fetchall()
+        out = []
+        for row in rows:
+            d = dict(row)
+            d["has_thumbnail"] = bool(d["has_thumbnail"])
+            out.append(d)
+        return out
+
+    def example_thumbnail(self, example_id: int) -> bytes | None:
+        row = self._db.execute("SELECT thumbnail FROM examples WHERE id=?",
+                               (int(example_id),)).fetchone()
+        return row[0] if row else None
+
+    def forget_example(self, example_id: int) -> bool:
+        """Delete one example; False when there is none with this id."""
+        with self._db:
+            cur = self._db.execute("DELETE FROM examples WHERE id=?", (int(example_id),))
+        return cur.rowcount == 1
+
+    def forget_examples(self, reading_id: str | None = None) -> int:
+        """Delete every example (of one reading's squares, with ``reading_id``): how many."""
+        with self._db:
+            if reading_id is None:
+                cur = self._db.execute("DELETE FROM examples")
+            else:
+                cur = self._db.execute("DELETE FROM examples WHERE reading_id=?", (reading_id,))
+        return int(cur.rowcount)
+
+    def forget_correction_examples(self, correction_id: int,
+                                   reading_id: str | None = None) -> int:
+        """Delete what one correction (or confirmation) taught: how many examples. With
+        ``reading_id``, only when the correction is that reading's."""
+        sql, params = "DELETE FROM examples WHERE correction_id=?", [int(correction_id)]
+        if reading_id is not None:
+            sql, params = sql + " AND reading_id=?", params + [reading_id]
+        with self._db:
+            cur = self._db.execute(sql, params)
+        return int(cur.rowcount)

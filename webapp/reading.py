@@ -217,15 +217,18 @@ def undo_stack(machine: dict | None, rules: str, bonuses, corrections: list[dict
     equal to the kingdom before the last change, so a correction equal to the top of the stack
     takes that change back; one equal to the kingdom already there (a save sent twice) changes
     nothing. Each state is ``{"kingdom", "rules", "bonuses"}``, the kingdom as the engine writes it.
+    Two states are the same whatever the reader's confidence in their squares (``state_key``).
     """
     def key(state):
-        return json.dumps(state, sort_keys=True)
+        return json.dumps({**state, "kingdom": _without_confidence(state["kingdom"])},
+                          sort_keys=True)
 
     stack: list[dict] = []
     now = _state(machine, rules, bonuses) if machine else None
     for kingdom in corrections:
         state = _state(kingdom, rules, bonuses)
         if now is not None and key(state) == key(now):
+            now = state  # the same state, as last saved (the store's Undo goes back to it)
             continue
         if stack and key(state) == key(stack[-1]):
             stack.pop()
@@ -238,10 +241,23 @@ def undo_stack(machine: dict | None, rules: str, bonuses, corrections: list[dict
 
 def state_key(rules: str, bonuses):
     """When two stored kingdoms of a reading are the same editor state (as ``undo_stack``
-    compares them): the key the store links its undo history by (``Store.add_correction``)."""
+    compares them): the key the store links its undo history by (``Store.add_correction``).
+    The reader's confidence in a square is not part of it: the machine's reading posted back
+    as it is (a confirmation, or an Undo back to it) is that same state."""
     def key(kingdom: dict) -> str:
-        return json.dumps(_state(kingdom, rules, bonuses), sort_keys=True)
+        return json.dumps(_state(_without_confidence(kingdom), rules, bonuses), sort_keys=True)
     return key
+
+
+def _without_confidence(kingdom):
+    """The kingdom without the reader's per-square ``confidence`` (what a correction is
+    stored without: ``webapp.service.kingdom_of``)."""
+    cells = kingdom.get("cells") if isinstance(kingdom, dict) else None
+    if not isinstance(cells, list):
+        return kingdom
+    return {**kingdom, "cells": [
+        [{k: v for k, v in cell.items() if k != "confidence"} if isinstance(cell, dict) else cell
+         for cell in row] if isinstance(row, list) else row for row in cells]}
 
 
 def undo_states(kingdoms: list[dict], rules: str, bonuses) -> list[dict]:

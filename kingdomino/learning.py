@@ -1,0 +1,329 @@
+"""Learning from corrections (``../shared/CONTRACT.md``, "Learning from corrections").
+
+A correction saved in a store teaches the readers that read into that store:
+
+- ``after_correction``: what one saved correction teaches. ``plan`` says which squares (those
+  the person changed; every square when the kingdom was posted unchanged, a confirmation; an
+  undo takes back what the undone change taught), ``cut`` cuts them from the reading's stored
+  photo with the reading's own outline (``vision.read.learned.examples_from_photo``: the
+  reader's crop path) and ``Store.learn`` keeps them, one example at most per square of a
+  reading. What cannot teach (a kingdom of another size than its reading, a square outside the
+  photo, a reading with no stored photo, a terrain the reader does not read) is said in words.
+- ``examples_of(store)``: the store's examples as the reader takes them
+  (``vision.read.learned.Examples``, the newest ``MAX_EXAMPLES``), loaded again only when the
+  store's ``examples_version`` changes: a correction made in another process counts from the
+  next photo on, with no restart.
+- ``kingdomino.service.reading_with(examples)`` then has the reader read with them.
+
+No Flask here: the web app, the batch and the CLI all call these.
+"""
+from __future__ import annotations
+
+import logging
+import threading
+import time
+from dataclasses import dataclass, field
+
+log = logging.getLogger("kingdomino.learning")
+
+MAX_EXAMPLES = 5000  # a reader reads with at most this many examples: the newest
+
+# what a reading of each kind teaches, for the answers and the lists
+CONFIRMATION, CORRECTION, UNDO = "confirmation", "correction", "undo"
+
+
+def _label(cell) -> tuple | None:
+    """A square's ``(terrain, crowns)``, or None when it is not a square the engine wrote."""
+    if not isinstance(cell, dict) or not isinstance(cell.get("terrain"), str):
+        return None
+    crowns = cell.get("crowns", 0)
+    if not isinstance(crowns, int) or isinstance(crowns, bool):
+        return None
+    return cell["terrain"], crowns
+
+
+def _cells(kingdom) -> list | None:
+    cells = kingdom.get("cells") if isinstance(kingdom, dict) else None
+    if not isinstance(cells, list) or not all(isinstance(row, list) for row in cells):
+        return None
+    return cells
+
+
+def _shape(cells) -> tuple:
+    return len(cells), max((len(row) for row in cells), default=0)
+
+
+def square_name(r: int, c: int) -> str:
+    """A square as the CLI names it (``kingdomino.report.square``): r1c1 is the top left."""
+    return f"r{r + 1}c{c + 1}"
+
+
+def _names(squares, most: int = 6) -> str:
+    names = [square_name(r, c) for r, c in squares[:most]]
+    return ", ".join(names) + (f" and {len(squares) - most} more" if len(squares) > most else "")
+
+
+@dataclass
+class Plan:
+    """What one correction teaches: ``squares`` ``(row, col, terrain, crowns)`` to learn,
+    ``labels`` the reading's squares as it leaves them (``Store.learn``: examples saying
+    otherwise are taken back; None: none of them teaches any more) and ``why`` what could not
+    teach, in words."""
+
+    kind: str
+    squares: list = field(default_factory=list)
+    labels: dict | None = None
+    why: list = field(default_factory=list)
+
+
+def _readable(terrain: str, crowns: int) -> bool:
+    """Whether the reader reads squares with this label (the base game's terrains, and crowns
+    the game prints on them)."""
+    from vision.read.labels import MAX_CROWNS, N_CROWNS, TERRAINS
+
+    return terrain in TERRAINS and 0 <= crowns <= MAX_CROWNS.get(terrain, N_CROWNS - 1)
+
+
+def plan(machine: dict | None, previous: dict | None, new: dict, step: str) -> Plan:
+    """Which squares a correction teaches. ``step`` (``Store.add_correction``): ``"same"``
+    (the kingdom as it stood: a confirmation, every square teaches), ``"undo"`` (back one step:
+    the squares it gives back a person's label teach; what the undone step taught is taken
+    back by ``labels``) or ``"change"`` (the squares changed teach). ``machine``: the reading's
+    machine reading (None: built by hand), ``previous``: the kingdom before this correction."""
+    kind = {"same": CONFIRMATION, "undo": UNDO}.get(step, CORRECTION)
+    if not isinstance(machine, dict) or _cells(machine) is None:
+        return Plan(kind, why=["this kingdom was not read from a photo: there is no square to "
+                               "learn from"])
+    new_cells, read_cells = _cells(new), _cells(machine)
+    if new_cells is None or _shape(new_cells) != _shape(read_cells):
+        got = "x".join(map(str, _shape(new_cells or [])))
+        read = "x".join(map(str, _shape(read_cells)))
+        return Plan(kind, why=[f"the corrected kingdom is {got} squares and its reading {read}: "
+                               "its squares are not the ones read in the photo, so it teaches "
+                               "nothing"])
+    labels = {}
+    for r, row in enumerate(new_cells):
+        for c, cell in enumerate(row):
+            label = _label(cell)
+            if label is not None:
+                labels[(r, c)] = label
+    before = _cells(previous) if previous is not None else None
+    if before is None or _shape(before) != _shape(new_cells):
+        before = read_cells
+
+    def before_label(r, c):
+        return _label(before[r][c]) if c < len(before[r]) else None
+
+    if kind == CONFIRMATION:
+        wanted = sorted(labels)
+    else:
+        wanted = [rc for rc in sorted(labels) if labels[rc] != before_label(*rc)]
+        if kind == UNDO:  # the squares it gives back the machine's reading teach nothing
+            wanted = [(r, c) for r, c in wanted if labels[(r, c)] != _label(read_cells[r][c])]
+        elif not wanted:
+            return Plan(kind, labels=labels,
+                        why=["no square changed (only the rules, bonuses or pieces): nothing "
+                             "to learn"])
+    out = Plan(kind, labels=labels)
+    odd = [rc for rc in wanted if not _readable(*labels[rc])]
+    if odd:
+        names = sorted({labels[rc][0] for rc in odd})
+        out.why.append(f"the reader reads no {', '.join(names)} square with these crowns "
+                       f"({_names(odd)}): not learned")
+    out.squares = [(r, c, *labels[(r, c)]) for r, c in wanted if (r, c) not in odd]
+    return out
+
+
+# ---------------------------------------------------------------- cutting the squares
+
+_classifier = None
+_classifier_lock = threading.Lock()  # one forward pass of the learning classifier at a time
+
+
+def default_cutter(image, corners, rows: int, cols: int, cells) -> list:
+    """``vision.read.learned.examples_from_photo`` with a square classifier of its own (the
+    same model as the reader's: the same features), so learning never waits for a reading
+    in progress (the web app reads one photo at a time)."""
+    global _classifier
+    from vision.read import learned
+
+    with _classifier_lock:
+        if _classifier is None:
+            from vision.read.classify import SquareClassifier
+
+            _classifier = SquareClassifier()
+        return learned.examples_from_photo(_classifier, image, corners, rows, cols, cells)
+
+
+def _geometry(machine: dict, shape) -> tuple:
+    """The reading's corners in the stored photo's pixels (the stored copy is the photo made
+    smaller: ``photo_size`` is the photo's), its rows and its columns."""
+    import numpy as np
+
+    corners = np.asarray(machine.get("corners"), dtype=np.float64)
+    if corners.shape != (4, 2) or not np.all(np.isfinite(corners)):
+        raise ValueError("the reading has no outline in the photo")
+    size = machine.get("photo_size")
+    factor = 1.0
+    if isinstance(size, (list, tuple)) and len(size) == 2 and size[0]:
+        factor = shape[1] / float(size[0])
+    cells = _cells(machine) or []
+    rows = int(machine.get("rows") or len(cells))
+    cols = int(machine.get("cols") or _shape(cells)[1])
+    if rows < 1 or cols < 1:
+        raise ValueError("the reading has no squares")
+    return corners * factor, rows, cols
+
+
+def cut(photo: bytes, machine: dict, squares, cutter=None) -> tuple[list, list]:
+    """The squares ``(row, col, terrain, crowns)`` cut from the stored photo with the
+    reading's outline: ``(examples, squares that lie outside the photo)``, each example
+    ``(row, col, terrain, crowns, features, thumbnail JPEG)``."""
+    from vision.photo import files as photo_io
+
+    image = photo_io.load_image(photo)
+    corners, rows, cols = _geometry(machine, image.shape)
+    got = list((cutter or default_cutter)(image, corners, rows, cols, list(squares)))
+    taught = {(int(e[0]), int(e[1])) for e in got}
+    return got, [(r, c) for r, c, _, _ in squares if (r, c) not in taught]
+
+
+# ---------------------------------------------------------------- one correction
+
+
+def after_correction(store, reading: dict, saved: dict, new: dict, *, enabled: bool = True,
+                     cutter=None) -> dict:
+    """Learn from one saved correction: ``reading`` the stored reading (``Store.get``),
+    ``saved`` what ``Store.add_correction`` returned, ``new`` the kingdom saved. ``enabled``
+    False (``--no-learning``): nothing new is learned, but what the reading's squares no
+    longer say is still taken back. Never raises for the photo: what could not teach is said
+    in ``why``. Returns the answer's ``learned``: ``{"kind", "added", "removed", "seconds"}``,
+    with ``"why"`` when some square (or all) taught nothing."""
+    started = time.perf_counter()
+    p = plan(saved.get("machine"), saved.get("previous"), new, saved.get("step", "change"))
+    why = list(p.why)
+    squares = p.squares
+    if squares and not enabled:
+        why.append("learning is off (--no-learning): nothing was learned")
+        squares = []
+    if squares and p.kind == CONFIRMATION:  # what already says the same is kept as it is
+        have = store.example_labels(reading["id"])
+        squares = [s for s in squares if have.get((s[0], s[1])) != (s[2], s[3])]
+        if not squares:
+            why.append("every square of this kingdom has already taught what it shows")
+    examples = []
+    if squares:
+        photo = store.photo(reading["id"])
+        if not photo:
+            why.append("this reading has no stored photo to learn from (a batch keeps the "
+                       "photos needing a look only, unless --keep-photos all)")
+        else:
+            try:
+                examples, outside = cut(photo, saved["machine"], squares, cutter)
+            except (ValueError, OSError, MemoryError) as exc:
+                log.warning("cutting the squares of %s failed: %s", reading["id"], exc)
+                why.append(f"the squares could not be cut from the stored photo ({exc}): "
+                           "nothing was learned")
+            else:
+                if outside:
+                    why.append(f"{_names(outside)} lie outside the photo: not learned")
+    rows = [(r, c, t, k, _feature_bytes(f), bytes(thumb) if thumb else None)
+            for r, c, t, k, f, thumb in examples]
+    kept = store.learn(reading["id"], saved["id"], p.labels, rows,
+                       kind=CONFIRMATION if p.kind == CONFIRMATION else CORRECTION,
+                       scope=reading.get("batch"))
+    if kept is None:
+        kept = {"added": [], "removed": 0}
+        why.append("a later correction of this reading was saved meanwhile: it teaches instead")
+    out = {"kind": p.kind, "added": len(kept["added"]), "removed": kept["removed"],
+           "correction": saved["id"], "seconds": round(time.perf_counter() - started, 3)}
+    if why:
+        out["why"] = "; ".join(why)
+    return out
+
+
+def _feature_bytes(feature) -> bytes:
+    import numpy as np
+
+    return np.ascontiguousarray(np.asarray(feature, dtype=np.float32).ravel()).tobytes()
+
+
+# ---------------------------------------------------------------- reading with them
+
+_cache: dict = {}
+_cache_lock = threading.Lock()
+
+
+def examples_of(store):
+    """The store's examples as the reader takes them (``vision.read.learned.Examples``, the
+    newest ``MAX_EXAMPLES``), or None when it holds none. Kept per store file and loaded
+    again only when ``Store.examples_version`` changes (one cheap query a photo)."""
+    return versioned_examples(store)[1]
+
+
+def versioned_examples(store) -> tuple:
+    """``(version, examples)``: ``examples_of`` and the ``Store.examples_version`` they are
+    of (the batch sends them to its worker processes when the version changes)."""
+    version = store.examples_version()
+    if version[1] == 0:
+        return version, None
+    key = store.path if store.path != ":memory:" else id(store)
+    with _cache_lock:
+        hit = _cache.get(key)
+    if hit is not None and hit[0] == version:
+        return hit
+    examples = build_examples(store.examples(features=True, limit=MAX_EXAMPLES))
+    with _cache_lock:
+        _cache[key] = (version, examples)
+    return version, examples
+
+
+def build_examples(rows):
+    """``vision.read.learned.Examples`` of stored examples (``Store.examples(features=True)``,
+    newest first). Only those with the newest one's length of features are taken (older
+    ones were learned with another model), and none whose label the reader cannot read."""
+    import numpy as np
+    from vision.read import learned
+
+    out, width = [], None
+    for row in rows:
+        feature = np.frombuffer(row["feature"], dtype=np.float32)
+        if width is None:
+            width = len(feature)
+        if len(feature) != width or width == 0:
+            continue
+        try:
+            out.append(learned.Example(id=row["id"], feature=feature.copy(),
+                                       terrain=row["terrain"], crowns=int(row["crowns"])))
+        except ValueError:
+            continue
+    return learned.Examples(out) if out else None
+
+
+def reading_examples(store, enabled: bool = True):
+    """What a reader reading into ``store`` reads with: its examples, or None (learning off,
+    none learned yet)."""
+    return examples_of(store) if enabled and store is not None else None
+
+
+def count(reading: dict | None) -> int:
+    """How many examples a reading (the contract's JSON) says it was read with."""
+    n = reading.get("learned") if isinstance(reading, dict) else None
+    return n if isinstance(n, int) and not isinstance(n, bool) and n > 0 else 0
+
+
+def keep_reading(store, data: bytes, obj: dict, source: str, rules: str, bonuses=()) -> str:
+    """Store a photo read by ``kingdomino score --store`` as the web app stores an upload (the
+    machine's reading, a small copy of the photo and its size), so that it can be corrected
+    (``/r/<id>`` of ``kingdomino serve`` on the same store) and its correction teach. Returns
+    the reading's id."""
+    from kingdomino.batch.photo import photo_copy
+    from kingdomino.store import content_hash
+
+    machine = dict(obj)
+    copy = photo_copy(data)
+    if copy is not None:
+        machine["photo_size"] = copy[1]
+    return store.add_reading(rules=rules, bonuses=bonuses, machine=machine, source=source,
+                             content_hash=content_hash(data),
+                             photo=copy[0] if copy is not None else None)
