@@ -114,25 +114,63 @@ def _check_corners(args):
         raise UsageError(f"--corners: {exc}") from None
 
 
+def _open_store(path):
+    """The ``--store`` of ``score`` and ``learned``; ``UsageError`` when it cannot be opened."""
+    from kingdomino.store import Store
+
+    try:
+        return Store(path)
+    except Exception as exc:  # OSError, sqlite3.DatabaseError (not a store)
+        raise UsageError(f"cannot open the store {path or ''}: {exc}; give another file with "
+                         "--store") from None
+
+
 def cmd_score(args) -> int:
-    from kingdomino import service
+    from kingdomino import learning, service
 
     _check_rules(args)
-    if getattr(args, "all", False):  # whole-table photos: kingdomino.table
-        return cmd_score_all(args)
+    # --store: each photo read with what that store's corrections taught, and stored there
+    store = _open_store(args.store) if getattr(args, "store", None) else None
+    learn = store is not None and not getattr(args, "no_learning", False)
+    try:
+        if getattr(args, "all", False):  # whole-table photos: kingdomino.table
+            with service.reading_with(learning.reading_examples(store, learn)):
+                return cmd_score_all(args)
+        return _score_photos(args, store, learn)
+    finally:
+        if store is not None:
+            store.close()
+
+
+def _score_photos(args, store, learn: bool) -> int:
+    from kingdomino import learning, service
+
     if getattr(args, "players", None) is not None:
         raise UsageError("--players names the kingdoms of a whole-table photo: add --all")
     corners = _check_corners(args)
     status = EXIT_OK
     for path in args.photos:
         try:
-            obj = service.score_photo(path, rules=args.rules, bonuses=args.bonus, size=args.size,
-                                      corners=corners)
+            photo = path
+            if store is not None:  # read once: the same bytes are read and stored
+                from vision.photo import files as photo_io
+
+                photo = photo_io.photo_bytes(path)
+            # the store's examples as they are now: a correction made meanwhile counts
+            with service.reading_with(learning.reading_examples(store, learn)):
+                obj = service.score_photo(photo, rules=args.rules, bonuses=args.bonus,
+                                          size=args.size, corners=corners)
         except Exception as exc:  # one photo's failure never stops the others (contract)
             _photo_failed(path, exc, args)
             status = EXIT_INPUT
             continue
-        _emit({"source": path, **obj}, args.json)
+        out = {"source": path, **obj}
+        if store is not None:
+            out["id"] = learning.keep_reading(store, photo, obj, path, args.rules, args.bonus)
+        _emit(out, args.json)
+        if store is not None and not args.json:
+            print(f"stored as {out['id']}: correct it at /r/{out['id']} of `kingdomino serve "
+                  f"--store {store.path}`", flush=True)
     return status
 
 
@@ -253,7 +291,51 @@ def cmd_serve(args) -> int:
     from webapp import serve
 
     return serve(host=args.host, port=args.port, db=args.db or default_store_path(),
-                 trusted_hosts=args.trusted_host)
+                 trusted_hosts=args.trusted_host, learning=not args.no_learning)
+
+
+def cmd_learned(args) -> int:
+    """``kingdomino learned``: the squares a store's corrections taught; ``--forget ID`` and
+    ``--forget-all`` delete them (``kingdomino.learning``)."""
+    import time
+
+    store = _open_store(args.store)
+    try:
+        if args.forget_all:
+            removed = store.forget_examples()
+            print(json.dumps({"removed": removed}) if args.json
+                  else f"forgot {removed} learned square(s)", flush=True)
+            return EXIT_OK
+        if args.forget is not None:
+            if not store.forget_example(args.forget):
+                _error_line(None, f"no learned square with id {args.forget} in {store.path}: "
+                            "`kingdomino learned` lists them", args.json)
+                return EXIT_INPUT
+            print(json.dumps({"removed": 1}) if args.json
+                  else f"forgot learned square {args.forget}", flush=True)
+            return EXIT_OK
+        rows = store.examples(scope=args.scope)
+        for row in rows:
+            when = time.strftime("%Y-%m-%d %H:%M", time.localtime(row["created"]))
+            if args.json:
+                print(json.dumps({"id": row["id"], "terrain": row["terrain"],
+                                  "crowns": row["crowns"], "square": [row["row"], row["col"]],
+                                  "reading_id": row["reading_id"], "source": row["source"],
+                                  "kind": row["kind"], "correction": row["correction_id"],
+                                  "scope": row["scope"], "created": row["created"]}),
+                      flush=True)
+            else:
+                crowns = f" {row['crowns']} crown(s)" if row["crowns"] else ""
+                print(f"{row['id']:>6}  {row['terrain']}{crowns}  r{row['row'] + 1}c"
+                      f"{row['col'] + 1} of reading {row['reading_id']}"
+                      f" ({row['source'] or 'no name'}), {row['kind']}, {when}", flush=True)
+        if not args.json:
+            print(f"{len(rows)} learned square(s) in {store.path}"
+                  + ("" if rows else ": correct or confirm a reading (kingdomino serve) "
+                     "to teach the reader"), flush=True)
+        return EXIT_OK
+    finally:
+        store.close()
 
 
 def _photo_size(text: str) -> tuple:
@@ -309,6 +391,12 @@ def cmd_train(args) -> int:
     return train.main(args)
 
 
+def _add_learning_option(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--no-learning", action="store_true",
+                   help="read without what the store's corrections taught (and, for serve, "
+                        "let corrections teach nothing new)")
+
+
 def _add_scoring_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--rules", default=None, metavar="NAME",
                    help="rule set (default: kingdomino; see `kingdomino --help`)")
@@ -346,6 +434,11 @@ def build_parser() -> argparse.ArgumentParser:
                         "prints the game's standings")
     p.add_argument("--verbose", action="store_true",
                    help="print the traceback of a photo that fails inside the reader")
+    p.add_argument("--store", default=None, metavar="PATH",
+                   help="read each photo with what this store's corrections taught, and keep "
+                        "the reading there (correct it in `kingdomino serve --store PATH`); "
+                        "without it nothing is stored")
+    _add_learning_option(p)
     _add_scoring_options(p)
     p.set_defaults(func=cmd_score)
 
@@ -372,6 +465,7 @@ def build_parser() -> argparse.ArgumentParser:
                    help="whole-table photos: every kingdom of each photo, one row per kingdom "
                         "(numbered by centre from left to right); the manifest may then name "
                         "players by kingdom number (column kingdom)")
+    _add_learning_option(p)
     _add_scoring_options(p)
     p.set_defaults(func=cmd_batch)
 
@@ -384,7 +478,21 @@ def build_parser() -> argparse.ArgumentParser:
                         "reverse proxy); requests naming any other host get 400. The --host "
                         "address and the localhost names are always trusted; "
                         "$KINGDOMINO_TRUSTED_HOSTS (commas) adds more")
+    _add_learning_option(p)
     p.set_defaults(func=cmd_serve)
+
+    p = sub.add_parser("learned", help="list or delete the squares a store's corrections taught")
+    p.add_argument("--store", "--db", dest="store", default=None, metavar="PATH",
+                   help=STORE_HELP)
+    p.add_argument("--json", action="store_true", help="print JSON Lines instead of a table")
+    p.add_argument("--scope", default=None, metavar="SCOPE",
+                   help="only the squares learned in this scope (a batch's id)")
+    forget = p.add_mutually_exclusive_group()
+    forget.add_argument("--forget", type=int, default=None, metavar="ID",
+                        help="delete the learned square with this id (as the list shows it)")
+    forget.add_argument("--forget-all", action="store_true",
+                        help="delete every learned square of the store")
+    p.set_defaults(func=cmd_learned)
 
     p = sub.add_parser("evaluate", help="kingdom-grouped cross-validation of the reader on the dev photos, "
                                         "frame quality, and the generated hard tables")

@@ -210,6 +210,10 @@ def _format_result(obj: dict) -> str:
                                                        for k, v in tiebreak.items()))
     for warning in score.get("warnings", []):
         lines.append(_("warning:") + " " + str(_say(warning)))
+    learned = obj.get("learned")  # read with examples a store's corrections taught
+    if isinstance(learned, int) and not isinstance(learned, bool) and learned > 0:
+        lines.append(_("Read with what 1 corrected square taught") if learned == 1 else
+                     _("Read with what %(n)s corrected squares taught") % {"n": learned})
     if obj.get("review"):
         squares = ", ".join(square(rc) for rc in obj["review"])
         lines.append(_("check by eye (r1c1 is the top-left square):") + " " + squares)

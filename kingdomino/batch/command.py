@@ -107,7 +107,9 @@ def run(args, score_fn=None) -> int:
                   batch_id=_batch_id(args.paths, rules, bonuses, all_kingdoms), score_fn=score_fn,
                   jobs=jobs, keep_photos=getattr(args, "keep_photos", "review") or "review",
                   retry_errors=getattr(args, "retry_errors", False), progress=tick,
-                  all_kingdoms=all_kingdoms)
+                  all_kingdoms=all_kingdoms,
+                  # read with what the store's corrections taught, unless --no-learning
+                  learning=not getattr(args, "no_learning", False))
     try:
         try:
             outcomes = batch.run(coll.items)

@@ -17,6 +17,13 @@ workers are gone the fork server and the resource tracker see their pipes close 
 
 Any exception while reading one photo becomes that photo's error, a sentence for a person; the
 traceback goes to the log (``--verbose``).
+
+With ``learning`` (``kingdomino batch`` unless ``--no-learning``), each photo is read with what
+the store's corrections taught (``kingdomino.learning``), as they are when it is sent: a
+correction made in the web app while the batch runs counts from the next photo on. The workers
+get the examples when they start, and with the next tasks whenever the store's examples change
+(until every worker has said it holds them); a worker that finds itself behind all the same
+loads them from the store file.
 """
 from __future__ import annotations
 
@@ -125,9 +132,42 @@ def _watch_parent(parent: int, owner: int) -> None:
             os._exit(1)
 
 
-def _worker_init(pids=None, parent: int | None = None, owner: int | None = None) -> None:
+# this process's learned examples (a worker's, or the batch's own when it reads in process):
+# [the store file they come from, their version, the examples]
+_held: list = [None, None, None]
+
+
+def _hold(store_path, version, examples) -> None:
+    _held[:] = [store_path, version, examples]
+
+
+def _examples_for(learned):
+    """The examples a task is read with: ``learned`` is ``(store path, version, examples,
+    attached)`` (None: learning off); examples not attached are those held, loaded again from
+    the store when held ones are of another version."""
+    if learned is None:
+        return None
+    path, version, examples, attached = learned
+    if attached:
+        _hold(path, version, examples)
+    elif _held[1] != version and path not in (None, ":memory:"):
+        from kingdomino import learning
+
+        store = Store(path)
+        try:
+            _hold(path, *learning.versioned_examples(store))
+        finally:
+            store.close()
+    return _held[2]
+
+
+def _worker_init(pids=None, parent: int | None = None, owner: int | None = None,
+                 learned=None) -> None:
     """Set up a worker: ``parent`` is the process that should be its parent (None: the one it
-    has now, such as the fork server) and ``owner`` the process that made the pool."""
+    has now, such as the fork server) and ``owner`` the process that made the pool;
+    ``learned``: ``(store path, version, examples)`` to read with (None: none)."""
+    if learned is not None:
+        _hold(*learned)
     # Ctrl-C goes to the whole process group: only the parent reacts (it stops the workers).
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     parent = parent or os.getppid()
@@ -140,13 +180,23 @@ def _worker_init(pids=None, parent: int | None = None, owner: int | None = None)
         pids.put(os.getpid())
 
 
-def _work(score_fn, data: bytes, rules: str, bonuses, keep: str = "none"):
-    """Run in a worker: ``(kind, payload, copy, detail)`` where kind is "ok" (payload: scored
-    JSON) or "error" (payload: message), copy is ``photo_copy`` when ``keep`` asks for one and
-    detail the traceback of an unexpected failure (for the log). Never raises for a bad photo."""
+def _work(score_fn, data: bytes, rules: str, bonuses, keep: str = "none", learned=None):
+    """Run in a worker: ``(kind, payload, copy, detail, held)`` where kind is "ok" (payload:
+    scored JSON) or "error" (payload: message), copy is ``photo_copy`` when ``keep`` asks for
+    one, detail the traceback of an unexpected failure (for the log) and held ``(process id,
+    version of the learned examples it holds)``. ``learned``: see ``_examples_for``. Never
+    raises for a bad photo."""
+    from kingdomino import service
+
     detail = None
     try:
-        kind, payload = "ok", score_fn(data, rules, bonuses)
+        examples = _examples_for(learned)
+    except Exception:  # learning never stops a photo from being read: read it without
+        log.exception("loading the learned examples failed; reading without them")
+        examples = None
+    try:
+        with service.reading_with(examples):
+            kind, payload = "ok", score_fn(data, rules, bonuses)
     except (ValueError, OSError) as exc:  # PhotoError, KingdomError: a message for a person
         kind, payload = "error", str(exc) or type(exc).__name__
     except Exception as exc:  # a bug in the reader must not stop the batch
@@ -156,7 +206,7 @@ def _work(score_fn, data: bytes, rules: str, bonuses, keep: str = "none"):
     copy = None
     if keep == "all" or (keep == "review" and needs_look):
         copy = photo_copy(data)
-    return kind, payload, copy, detail
+    return kind, payload, copy, detail, (os.getpid(), _held[1])
 
 
 def unexpected_error(exc: BaseException) -> str:
@@ -180,8 +230,12 @@ class Batch:
     def __init__(self, store: Store, *, rules: str = "kingdomino", bonuses=(), batch_id=None,
                  score_fn=None, jobs: int | None = None, keep_photos: str = "review",
                  retry_errors: bool = False, mp_context=None, progress=None,
-                 all_kingdoms: bool = False):
+                 all_kingdoms: bool = False, learning: bool = False):
         self.store = store
+        # read with what the store's corrections taught (kingdomino.learning)
+        self.learning = learning
+        self._pool_version = None  # the examples' version the pool's workers started with
+        self._holding: dict = {}   # worker process id -> the version it said it holds
         # --all: ``score_fn`` returns {"kingdoms": [...]} and every kingdom is its own reading
         self.all_kingdoms = all_kingdoms
         self.rules = rules
@@ -337,7 +391,23 @@ class Batch:
             outcomes[j].table_read = table_read
             self._settle(outcomes, j)
 
-    def _record(self, outcomes, task: _Task, kind: str, payload, copy=None, detail=None) -> None:
+    def _learned(self, pooled: bool = False):
+        """What the next task is read with (``_examples_for``'s ``learned``), or None. To the
+        pool's workers the examples go only when they changed since the pool started, until
+        every worker has said it holds them."""
+        if not self.learning:
+            return None
+        from kingdomino import learning
+
+        version, examples = learning.versioned_examples(self.store)
+        attached = not pooled or (version != self._pool_version and sum(
+            held == version for held in self._holding.values()) < self.jobs)
+        return (self.store.path, version, examples if attached else None, attached)
+
+    def _record(self, outcomes, task: _Task, kind: str, payload, copy=None, detail=None,
+                held=None) -> None:
+        if held is not None:
+            self._holding[held[0]] = held[1]
         first = outcomes[task.indexes[0]].item
         if detail:
             log.error("reading %s failed:\n%s", first.source, detail.rstrip())
@@ -367,7 +437,8 @@ class Batch:
                 if self.jobs == 1:
                     for task in tasks:
                         self._record(outcomes, task, *_work(self.score_fn, task.data, self.rules,
-                                                            self.bonuses, self.keep_photos))
+                                                            self.bonuses, self.keep_photos,
+                                                            self._learned()))
                 else:
                     self._run_pool(tasks, outcomes)
                 if deferred:
@@ -390,7 +461,15 @@ class Batch:
             time.sleep(CLAIM_POLL_SECONDS)
 
     def _new_pool(self) -> "_Pool":
-        return _Pool(self.jobs, self.mp_context)
+        start = None
+        if self.learning:  # the workers start with the store's examples as they are now
+            from kingdomino import learning
+
+            version, examples = learning.versioned_examples(self.store)
+            start = (self.store.path, version, examples)
+            self._pool_version = version
+        self._holding = {}
+        return _Pool(self.jobs, self.mp_context, start)
 
     def _run_pool(self, tasks, outcomes) -> None:
         pool = self._new_pool()
@@ -416,7 +495,8 @@ class Batch:
                         break
                     try:
                         fut = pool.submit(_work, self.score_fn, task.data, self.rules,
-                                          self.bonuses, self.keep_photos)
+                                          self.bonuses, self.keep_photos,
+                                          self._learned(pooled=True))
                     except BrokenProcessPool:
                         # the pool broke since the last look: this task never ran
                         (suspects if task in suspects_seen else waiting).appendleft(task)
@@ -497,7 +577,7 @@ class _Pool:
     """A ``ProcessPoolExecutor`` whose workers say their process ids (so that they can be
     stopped without the executor's private attributes) and watch their parent."""
 
-    def __init__(self, jobs: int, mp_context=None):
+    def __init__(self, jobs: int, mp_context=None, learned=None):
         ctx = mp_context or multiprocessing.get_context()
         self._starting = _Starting(ctx)
         self._pids = ctx.SimpleQueue()
@@ -508,7 +588,8 @@ class _Pool:
         parent = os.getpid() if ctx.get_start_method() in ("fork", "spawn") else None
         self.executor = ProcessPoolExecutor(max_workers=jobs, mp_context=self._starting,
                                             initializer=_worker_init,
-                                            initargs=(self._pids, parent, os.getpid()))
+                                            initargs=(self._pids, parent, os.getpid(),
+                                                      learned))
 
     def submit(self, *args, **kwargs):
         return self.executor.submit(*args, **kwargs)

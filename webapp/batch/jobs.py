@@ -431,7 +431,8 @@ def _run_job(app, job: Job, files) -> None:
 
             ctx = multiprocessing.get_context("forkserver")
         runner = core.Batch(store, rules=job.rules, bonuses=job.bonuses, batch_id=f"web-{job.id}",
-                            score_fn=reader, jobs=jobs, mp_context=ctx, progress=tick)
+                            score_fn=reader, jobs=jobs, mp_context=ctx, progress=tick,
+                            learning=bool(app.config.get("LEARNING", True)))
         chunk_bytes = int(app.config.get("BATCH_CHUNK_BYTES") or DEFAULT_CHUNK_BYTES)
         outcomes, total, skipped = [], 0, 0
         for chunk in _chunks(files, chunk_bytes):
