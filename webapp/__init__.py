@@ -14,6 +14,9 @@
   permalinks only ever name these). ``None`` (the default of ``create_app``) answers any;
   ``serve`` sets it from ``--host``, the localhost names and ``trusted_hosts``.
 - ``BATCH_*``: the batch page's limits (``webapp/batch/jobs.py``).
+- ``LEARNING`` (default True): photos are read with what the store's corrections taught, and
+  corrections teach (``webapp.learned``); ``kingdomino serve --no-learning`` sets it False.
+  ``LEARNER``: what cuts a corrected square's example (tests swap in a fake one).
 """
 from __future__ import annotations
 
@@ -141,6 +144,7 @@ def create_app(test_config: dict | None = None) -> Flask:
     app.config.update(
         DATABASE=None,
         READER=default_reader,
+        LEARNING=True,
         MAX_CONTENT_LENGTH=MAX_UPLOAD_BYTES,
         MAX_PIXELS=MAX_PIXELS,
         SESSION_COOKIE_HTTPONLY=True,
@@ -164,6 +168,9 @@ def create_app(test_config: dict | None = None) -> Flask:
     app.register_blueprint(pages.bp)
     app.register_blueprint(api.bp)
     app.register_blueprint(outline.bp)  # the outline given by hand
+    from . import learned
+
+    app.register_blueprint(learned.bp)  # what corrections taught: /learned
     from . import table
 
     app.register_blueprint(table.bp)  # whole-table photos: the game page
@@ -270,11 +277,13 @@ def trusted_hosts_for(host: str, extra=()) -> list[str]:
 
 
 def serve(host: str = "127.0.0.1", port: int = 5000, db: str | None = None,
-          trusted_hosts=()) -> int:
+          trusted_hosts=(), learning: bool = True) -> int:
     """Run the app under waitress (a production WSGI server), debug off. Returns an exit code.
 
     Only requests whose ``Host`` is ``host``, a localhost name or one of ``trusted_hosts`` are
-    answered; connection limits and timeouts are ``SERVE_LIMITS``.
+    answered; connection limits and timeouts are ``SERVE_LIMITS``. ``learning`` False
+    (``--no-learning``): photos are read without what corrections taught, and corrections
+    teach nothing (``webapp.learned``).
     """
     import waitress
 
@@ -285,9 +294,12 @@ def serve(host: str = "127.0.0.1", port: int = 5000, db: str | None = None,
     config = {"DEBUG": False, "DATABASE": database,
               "INSTANCE_PATH": os.path.join(os.path.dirname(database), "web")}
     config["TRUSTED_HOSTS"] = trusted_hosts_for(host, trusted_hosts)
+    config["LEARNING"] = bool(learning)
     app = create_app(config)
     print(f"kingdomino: serving on http://{host}:{port}/  (store: {app.config['DATABASE']}; "
-          f"answers to: {', '.join(app.config['TRUSTED_HOSTS'])}; Ctrl+C stops)", flush=True)
+          f"answers to: {', '.join(app.config['TRUSTED_HOSTS'])}; "
+          f"{'learning from corrections' if learning else 'learning off'}; Ctrl+C stops)",
+          flush=True)
     try:
         # waitress buffers a body before the app sees it: cut off a body just over the app's
         # own limit (which answers 413 as JSON) so absurd uploads stop early

@@ -56,9 +56,11 @@ def reading(rid):
 def correct(rid):
     """Store a person's corrected kingdom (the machine's reading is kept) and re-score it."""
     service.load(rid)  # 404 before looking at the body
-    service.correct(rid, service.json_body())
+    taught = service.correct(rid, service.json_body())
     # the new state and the newest undo steps: an answer's size does not grow with the history
-    return jsonify(service.view(service.load(rid), history=service.HISTORY_ANSWER))
+    out = service.view(service.load(rid), history=service.HISTORY_ANSWER)
+    out["learned"] = taught  # what it taught the reader (webapp.learned)
+    return jsonify(out)
 
 
 @bp.post("/readings")

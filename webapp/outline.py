@@ -132,8 +132,13 @@ def reread(rid):
         raise Conflict("this result has no stored photo to read again")
     fits_photo(photo, corners)
     read = current_app.config.get("READ_OUTLINE") or default_read_outline
+    from kingdomino.service import reading_with
+
+    from . import learned
+
     try:
-        with security.hold_photo(photo):  # its pixels count in the budget while it is read
+        # its pixels count in the budget while it is read, with what corrections taught
+        with security.hold_photo(photo), reading_with(learned.read_examples(store)):
             obj = read(photo, corners, size, rec["rules"], rec["bonuses"])
     except PhotoBusy as exc:
         raise ServiceUnavailable(str(exc))
@@ -146,7 +151,12 @@ def reread(rid):
     info = photo_io.check_photo(photo)
     machine = dict(obj)
     machine["photo_size"] = [info.width, info.height]  # corners are in the stored copy's pixels
+    taught = store.example_count(rid)  # cut with the old outline: forgotten with it
     set_aside = store.replace_machine(rid, machine)
     out = service.view(service.load(rid))
     out["set_aside"] = set_aside
+    # the new reading teaches once it is corrected or confirmed (POST .../kingdom)
+    out["learned"] = {"kind": "reread", "added": 0, "removed": taught,
+                      "why": "a new outline: its reading teaches once it is corrected or "
+                             "confirmed"}
     return jsonify(out)

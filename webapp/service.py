@@ -14,11 +14,11 @@ from werkzeug.exceptions import BadRequest, NotFound, ServiceUnavailable, Unproc
 
 import engine
 from engine.kingdom import CAVEMEN, LETTER_OF, RESOURCES, SIZES, TOKEN_OF, WARRIORS
-from kingdomino import service
+from kingdomino import learning, service
 from kingdomino.store import content_hash
 from vision.photo.files import PhotoBusy
 
-from . import get_store, outline
+from . import get_store, learned, outline
 from .reading import (breakdown_csv, copy_scale, dispute, grid_points, scale_points,
                       shrink_photo, state_key, undo_states)
 from .security import ImageRejected, check_image, hold_photo, pixel_budget
@@ -345,7 +345,8 @@ def _read_photo(upload, rules, bonuses, player, claimed, corners, size) -> tuple
     reader = current_app.config["READER"]
     store = get_store()
     try:
-        obj = reader(data, rules, bonuses, **outline.reader_options(corners, size))
+        with service.reading_with(learned.read_examples(store)):  # what corrections taught
+            obj = reader(data, rules, bonuses, **outline.reader_options(corners, size))
     except PhotoBusy as exc:
         raise ServiceUnavailable(str(exc))
     except Exception as exc:
@@ -422,7 +423,9 @@ def view(rec: dict, history: int = HISTORY_SHOWN) -> dict:
            "photo": url_for("pages.photo", rid=rec["id"]) if rec["has_photo"] else None,
            "photo_size": None, "dispute": None}
     if machine:
-        out["machine"] = {"cells": machine.get("cells"), "score": machine.get("score")}
+        out["machine"] = {"cells": machine.get("cells"), "score": machine.get("score"),
+                          # how many learned examples it was read with (kingdomino.learning)
+                          "learned": learning.count(machine)}
         out["review"] = machine.get("review") or []
         size = machine.get("photo_size")
         try:
@@ -458,8 +461,10 @@ def _storable(kingdom: dict) -> bool:
     return True
 
 
-def correct(rid: str, data: dict) -> None:
-    """Store a person's corrected kingdom for reading ``rid`` after checking it can be scored."""
+def correct(rid: str, data: dict) -> dict:
+    """Store a person's corrected kingdom for reading ``rid`` after checking it can be scored,
+    then learn from it (``webapp.learned``): returns what it taught (the answer's
+    ``learned``). The correction is stored first: whatever learning meets, it is kept."""
     rec = load(rid)
     rules = data.get("rules") or rec["rules"]
     bonuses = data.get("bonuses", rec["bonuses"])
@@ -467,8 +472,9 @@ def correct(rid: str, data: dict) -> None:
     kingdom = kingdom_of(data)
     kingdom["rules"] = rules
     score_kingdom(kingdom, rules=rules, bonuses=bonuses)  # refuse what cannot be scored
-    get_store().add_correction(rid, {**kingdom, "bonuses": bonuses},
-                               key=state_key(rec["rules"], rec["bonuses"]))
+    saved = get_store().add_correction(rid, {**kingdom, "bonuses": bonuses},
+                                       key=state_key(rec["rules"], rec["bonuses"]))
+    return learned.learn_from(rec, saved, kingdom)
 
 
 def create(data: dict) -> str:

@@ -77,8 +77,13 @@ def _read_table_photo(upload, rules, bonuses, players, size) -> list[tuple[str, 
     data, small, (width, height) = service.decode_upload(upload)
     name = service.upload_name(upload, 180)
     reader = current_app.config.get("TABLE_READER") or default_table_reader
+    from kingdomino.service import reading_with
+
+    from . import learned
+
     try:
-        objs = reader(data, rules, bonuses, **({} if size is None else {"size": size}))
+        with reading_with(learned.read_examples(get_store())):  # what corrections taught
+            objs = reader(data, rules, bonuses, **({} if size is None else {"size": size}))
     except PhotoBusy as exc:
         raise ServiceUnavailable(str(exc))
     except Exception as exc:

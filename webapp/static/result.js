@@ -797,6 +797,46 @@
     }
   });
   el("undo").addEventListener("click", undo);
+  // "Looks right": the kingdom posted as it stands confirms it, and every square teaches the
+  // reader (webapp/learned.py); it waits its turn behind the saves, as a save does
+  function learnedStatus(text, takeBack) {
+    var box = el("learned-status");
+    box.textContent = text;
+    if (takeBack) {
+      var b = make("button", null, _("Take back"));
+      b.type = "button";
+      b.addEventListener("click", function () {
+        b.disabled = true;
+        post("/api/readings/" + encodeURIComponent(data.id) + "/learned/forget",
+             JSON.stringify({ correction: takeBack }), false).then(function (res) {
+          learnedStatus(res.ok ? _("Taken back") : (res.body.error || _("the change was refused")));
+        }).catch(function () { learnedStatus(_("the server cannot be reached")); });
+      });
+      box.appendChild(document.createTextNode(" "));
+      box.appendChild(b);
+    }
+  }
+  if (el("looks-right")) {
+    el("looks-right").addEventListener("click", function () {
+      var body = clone(state.kingdom);
+      body.rules = state.rules;
+      body.bonuses = state.bonuses;
+      var text = JSON.stringify(body);
+      var url = "/api/readings/" + encodeURIComponent(data.id) + "/kingdom";
+      var answer = saving.then(function () { return post(url, text, true); });
+      saving = answer.catch(function () { return null; });
+      answer.then(function (res) {
+        var got = res.body.learned || {};
+        if (!res.ok) { learnedStatus(res.body.error || _("the change was refused")); return; }
+        if (got.added > 0) {
+          learnedStatus(got.added === 1 ? _("Thanks: 1 square learned") :
+            _("Thanks: %(n)s squares learned", { n: got.added }), got.correction);
+        } else {
+          learnedStatus(_("Thanks: %(n)s squares learned", { n: 0 }) + (got.why ? " (" + got.why + ")" : ""));
+        }
+      }).catch(function () { learnedStatus(_("the server cannot be reached")); });
+    });
+  }
   if (el("size")) {
     el("size").value = String(size());
     el("size").addEventListener("change", function () {
