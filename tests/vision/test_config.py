@@ -13,7 +13,7 @@ from vision import config
 
 ROOT = Path(__file__).resolve().parents[2]
 # the names a reader module gives a section of the configuration, and which section each is
-SECTION_NAMES = {"det": "detect", "g": "grid", "rcfg": "review", "ccfg": "classify", "oc": "outline",
+SECTION_NAMES = {"det": "detect", "rcfg": "review", "ccfg": "classify", "oc": "outline",
                  "self.rcfg": "review", "self.ccfg": "classify"}
 PER_FILE = {"classify.py": {"self.cfg": "classify"}}
 # vision/io.py is being rewritten on another branch (one photo-opening function for all callers)
@@ -61,7 +61,7 @@ def test_every_key_the_reader_reads_is_in_the_config_file():
     assert not missing, "keys the code reads that vision/config.toml lacks: " + ", ".join(missing)
     # the scan sees the detector's reads (a scan that finds nothing proves nothing)
     keys = {(s, k) for p in _reader_modules() for s, k, _ in _reads(p)[0]}
-    assert {("detect", "prob_threshold"), ("grid", "enabled"), ("review", "min_confidence"),
+    assert {("detect", "prob_threshold"), ("holes", "enabled"), ("review", "min_confidence"),
             ("classify", "tta"), ("reader", "min_tiles")} <= keys
 
 
@@ -72,13 +72,13 @@ def test_no_reader_module_keeps_a_second_default():
 
 
 def test_a_missing_key_is_an_error_that_names_it():
-    from vision.find.detect import find_board
+    from vision.find.detect import locate
 
     cfg = config.load()
     del cfg["detect"]["prob_threshold"]
     image = np.full((300, 400, 3), 128, np.uint8)
     with pytest.raises(config.ConfigError, match=r"\[detect\] prob_threshold"):
-        find_board(image, cfg)
+        locate(image, cfg)
     with pytest.raises(ValueError, match="vision/config.toml"):
         config.load()["review"]["no_such_key"]
 

@@ -1,4 +1,4 @@
-"""vision.find.detect: finding and rectifying the kingdom."""
+"""vision.find.detect: finding the kingdom's outline and grid (``locate``, ``candidates``)."""
 from __future__ import annotations
 
 import cv2
@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from tests.conftest import shared_path
-from vision.find.detect import Board, corner_error, find_board
+from vision.find.detect import corner_error, locate
 from vision.lab.training.pixels import evaluate_detection
 from vision.errors import PhotoError
 
@@ -47,16 +47,13 @@ def _scene(rows, cols, corners, shape=(900, 1200), seed=0):
 ])
 def test_recovers_corners_of_a_warped_5x5_board(corners):
     img = _scene(5, 5, corners)
-    board = find_board(img)
-    assert isinstance(board, Board)
-    assert (board.rows, board.cols, board.size) == (5, 5, 5)
+    found = locate(img)
+    assert (found.rows, found.cols) == (5, 5)
     truth = np.float32(corners)
     # the same 4 points whatever the starting corner; then the order must be the dataset's
-    err = corner_error(board.corners, truth)
-    assert err < 0.05, (board.corners, truth)
-    assert board.image.shape == (5 * board.cell, 5 * board.cell, 3)
-    assert board.offsets.shape == (5, 5, 2)
-    assert 0.0 <= board.confidence <= 1.0
+    err = corner_error(found.corners, truth)
+    assert err < 0.05, (found.corners, truth)
+    assert 0.0 <= found.confidence <= 1.0
 
 
 def test_corner_error_with_any_corner_first():
@@ -68,28 +65,23 @@ def test_corner_error_with_any_corner_first():
 
 def test_top_side_comes_first():
     corners = [[600, 150], [900, 420], [620, 720], [330, 440]]  # diamond: tl is the top point
-    board = find_board(_scene(5, 5, corners))
-    top = board.corners[:2, 1].mean()
-    assert top <= min(board.corners[1:3, 1].mean(), board.corners[2:, 1].mean(),
-                      board.corners[[3, 0], 1].mean()) + 1
+    found = locate(_scene(5, 5, corners))
+    top = found.corners[:2, 1].mean()
+    assert top <= min(found.corners[1:3, 1].mean(), found.corners[2:, 1].mean(),
+                      found.corners[[3, 0], 1].mean()) + 1
 
 
 def test_rectified_board_fills_the_image():
     img = _board_texture(5, 5, 100, seed=3)
-    board = find_board(img)
-    assert (board.rows, board.cols) == (5, 5)
+    found = locate(img)
+    assert (found.rows, found.cols) == (5, 5)
     expect = np.float32([[0, 0], [500, 0], [500, 500], [0, 500]])
-    assert np.abs(board.corners - expect).max() <= 10
+    assert np.abs(found.corners - expect).max() <= 10
 
 
 def test_blank_image_has_no_kingdom():
     with pytest.raises(PhotoError, match="no kingdom"):
-        find_board(np.full((600, 800, 3), 128, np.uint8))
-
-
-def test_size_argument_is_checked():
-    with pytest.raises(ValueError):
-        find_board(np.full((600, 800, 3), 128, np.uint8), size=6)
+        locate(np.full((600, 800, 3), 128, np.uint8))
 
 
 @pytest.mark.slow
@@ -128,11 +120,11 @@ def test_generated_scenes():
         b = synth.rendered_board(rng, size=size, cell=80)
         scene, corners = synth.make_scene(b["image"], rng, width=1400, board_mask=b["mask"])
         try:
-            board = find_board(scene)
+            found = locate(scene)
         except PhotoError:
             continue
-        if (board.rows, board.cols) == (size, size) and corner_error(
-                board.corners, np.float32(corners)) < 0.05:
+        if (found.rows, found.cols) == (size, size) and corner_error(
+                found.corners, np.float32(corners)) < 0.05:
             good += 1
     assert good >= n - 2
 
@@ -140,8 +132,8 @@ def test_generated_scenes():
 def test_warns_when_the_board_touches_the_photo_edge():
     corners = [[-60, 100], [500, 80], [520, 560], [-40, 580]]  # left side cut off
     img = _scene(5, 5, corners, shape=(700, 900))
-    board = find_board(img)
-    assert any("outside the photo" in w for w in board.warnings)
+    found = locate(img)
+    assert any("outside the photo" in w for w in found.warnings)
 
 
 @pytest.mark.slow
@@ -160,9 +152,9 @@ def test_kingdom_on_a_blue_cutting_mat(seed):
     b = synth.rendered_board(rng, size=5, cell=80)
     scene, corners = synth.make_scene(b["image"], rng, width=1600, board_mask=b["mask"],
                                       table="mat")
-    board = find_board(scene)
-    assert (board.rows, board.cols) == (5, 5)
-    err = corner_error(board.corners, np.float32(corners), any_first=True)
+    found = locate(scene)
+    assert (found.rows, found.cols) == (5, 5)
+    err = corner_error(found.corners, np.float32(corners), any_first=True)
     assert err < 0.15
 
 

@@ -1,4 +1,4 @@
-"""Find the kingdom in a photo and rectify it: the orchestration (``locate``, ``find_board``).
+"""Find the kingdom in a photo: the orchestration (``candidates``, ``locate``).
 
 Pipeline (all thresholds in the ``[detect]`` section of ``config.toml``):
 
@@ -15,12 +15,10 @@ Pipeline (all thresholds in the ``[detect]`` section of ``config.toml``):
 3. Rectify the quadrilateral and count rows and columns from the periodicity of tile edges
    (seams between tiles), constrained by the board's aspect ratio (``vision.find.gridcount``);
    move the corners so the grid lines lie on seams (``vision.find.corner_refine``).
-4. Warp the full-resolution photo with ``vision.geometry.warp_board``; ``vision.grid.refine``
-   may shift each square (``[grid] enabled``, off as shipped).
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
 
 import cv2
 import numpy as np
@@ -28,29 +26,13 @@ import numpy as np
 from vision import config as _config
 from vision.find.corner_refine import edge_map, refine_corners
 from vision.errors import NO_KINGDOM, PhotoError
-from vision.geometry import as_corners, corner_error, same_grid, warp_board
+from vision.geometry import corner_error, same_grid
 from vision.find.gridcount import count_cells, focal_aspect
 from vision.find.lattice import fit_lattice
 from vision.find.outline import edge_segments, fit_quad, order_top_first, seam_quad, segments_in, vp_quad
 from vision.find.seams import seam_regions
 from vision.find.tilemap import (disk, downscale, half_thickness, is_rectified_board, largest, pixel_map,
                       tile_blob, tile_net)
-
-
-@dataclass(frozen=True)
-class Board:
-    """A found kingdom: its outline in the photo and the rectified board image."""
-
-    corners: np.ndarray          # float32 (4, 2): tl, tr, br, bl in image pixels
-    rows: int                    # squares in the found rectangle
-    cols: int
-    size: int                    # frame: 5 or 7
-    cell: int                    # px per square in ``image``
-    homography: np.ndarray       # 3x3, image px -> rectified px
-    image: np.ndarray            # rectified board, rows*cell x cols*cell (BGR)
-    offsets: np.ndarray          # rows x cols x 2 (dx, dy) centre corrections in rectified px
-    confidence: float            # 0..1
-    warnings: list = field(default_factory=list)
 
 
 @dataclass(frozen=True, eq=False)
@@ -88,11 +70,6 @@ class Outline:
         return Grid(self.corners, self.rows, self.cols)
 
 
-def _section(cfg, name: str) -> dict:
-    if cfg is None:
-        cfg = _config.load()
-    return cfg[name]
-
 def working_sizes(image: np.ndarray, refine_long_side: int, mask_long_side: int):
     """The two working sizes of a photo: ``(mid, s_mid, small, s)``, ``mid`` about
     ``refine_long_side`` px long (outlines are refined there) and ``small`` about
@@ -107,10 +84,6 @@ def working_sizes(image: np.ndarray, refine_long_side: int, mask_long_side: int)
     mid, s_mid = downscale(image, refine_long_side)
     small, s = downscale(mid, mask_long_side)
     return mid, s_mid, small, s * s_mid
-
-
-def _frame_size(rows: int, cols: int) -> int:
-    return 7 if max(rows, cols) > 5 else 5
 
 
 def locate(image: np.ndarray, cfg=None, size: int | None = None) -> Outline:
@@ -408,26 +381,3 @@ def _seam_grid(segs, core, pts, det, grid, frames):
         return None
     found = _grid_in(quad, *grid)[0]   # counted, then cut down by the seams' lattice
     return replace(found, kind="seams") if is_frame(found.rows, found.cols, frames) else None
-
-
-def find_board(image: np.ndarray, cfg=None, size: int | None = None) -> Board:
-    """Find the kingdom in a BGR photo and rectify it (see the module docstring).
-
-    ``size`` (5 or 7) forces the frame size. Raises ``PhotoError`` when no kingdom is found.
-    """
-    if size is not None and size not in (5, 7):
-        raise ValueError(f"size must be 5 or 7, got {size}")
-    if cfg is None:
-        cfg = _config.load()
-    det = _section(cfg, "detect")
-    found = locate(image, cfg, size)
-    corners, rows, cols, conf = found.corners, found.rows, found.cols, found.confidence
-    frame = size or _frame_size(rows, cols)
-    cell = int(det["cell"])
-    board_img, H = warp_board(image, corners, rows, cols, cell)
-    from vision import grid
-
-    offsets = grid.refine(board_img, rows, cols, cell, cfg)
-    return Board(corners=as_corners(corners), rows=rows, cols=cols, size=frame, cell=cell,
-                 homography=H, image=board_img, offsets=offsets, confidence=conf,
-                 warnings=list(found.warnings))
