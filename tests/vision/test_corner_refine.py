@@ -27,7 +27,7 @@ def drawn_grid(n: int, corners: np.ndarray, size=(900, 700)):
 
 def _plain(edges, quad, rows, cols, det, tile_prob):
     """refine_corners' score written plainly: every trial scored on its own with _bilinear."""
-    g = grid_lines(quad, rows, cols, det, tile_prob)
+    g = grid_lines(quad, rows, cols, tile_prob)
 
     def score(q):
         H = cv2.getPerspectiveTransform(g.src, q.astype(np.float32))

@@ -5,7 +5,8 @@ import numpy as np
 import pytest
 
 from vision import config
-from vision.find.gridcount import channel_sum, count_cells, line_strengths, seam_strength, seams_refute
+from vision.find.gridcount import (COUNT_SIDE, channel_sum, count_cells, line_strengths,
+                                   seam_strength, seams_refute)
 from vision.find.lattice import edge_profiles
 
 
@@ -43,7 +44,7 @@ def test_a_drawn_board_counts_its_squares(rows, cols):
     """Squares of varied colours with dark seams, rectified to the count size: the count is
     the board's, sure of it."""
     det = config.load()["detect"]
-    side = int(det["count_side"])
+    side = COUNT_SIDE
     rng = np.random.default_rng(rows * 10 + cols)
     colours = rng.integers(60, 230, (rows, cols, 3)).astype(np.uint8)
     img = cv2.resize(colours, (side, side), interpolation=cv2.INTER_NEAREST)

@@ -60,7 +60,7 @@ def test_a_cut_corner_of_the_blob_is_restored():
     contours, _ = cv2.findContours(mask, cv2.RETR_EXTERNAL, cv2.CHAIN_APPROX_NONE)
     ys, xs = np.nonzero(mask)
     pick = np.random.default_rng(0).choice(len(xs), 300, replace=False)
-    quad = fit_quad(max(contours, key=cv2.contourArea), config.load()["detect"],
+    quad = fit_quad(max(contours, key=cv2.contourArea),
                     np.stack([xs[pick] + 0.5, ys[pick] + 0.5], 1).astype(np.float64))
     assert quad is not None
     assert np.abs(order_top_first(quad) - (square + 0.5)).max() < 3.0
@@ -151,7 +151,7 @@ def test_seam_quad_takes_its_turn_from_the_seams_not_the_blobs_shape():
     pts = np.c_[200 + rad * np.cos(ang), 200 + rad * np.sin(ang)]
     segs = np.vstack([_segments_along(rng, 20, 40, spread=30.0),
                       _segments_along(rng, 110, 40, spread=30.0)])
-    quad = seam_quad(segs, pts, config.load()["detect"])
+    quad = seam_quad(segs, pts)
     assert quad is not None
     sides = np.roll(quad, -1, axis=0) - quad
     turns = np.degrees(np.arctan2(sides[:, 1], sides[:, 0])) % 90

@@ -28,20 +28,23 @@ import numpy as np
 
 from vision import config as _config
 from vision.find.corner_refine import refine_photo_outline
-from vision.find.gridcount import line_strengths
+from vision.find.gridcount import COUNT_SIDE, line_strengths
 from vision.find.outline import order_top_first
 
 FORMAT = "X1,Y1,X2,Y2,X3,Y3,X4,Y4"
 _ORIENTATION_TAG = 0x0112
+# px: two corners closer than this are one point (a mistake)
+MIN_SIDE_PX = 16
+# degrees: each inner angle of an outline lies between this and 180 minus it
+MIN_ANGLE_DEG = 20
+# corners may lie this share of the photo's longer side beyond it
+OUTSIDE_TOLERANCE = 0.25
+# share of the rectified side searched around each expected seam for the 5 / 7 decision
+SEAM_WINDOW = 0.012
 
 
 class OutlineError(ValueError):
     """The outline given by hand cannot be used; the message says how to give it."""
-
-
-def _settings(cfg=None) -> dict:
-    cfg = cfg if cfg is not None else _config.load()
-    return cfg["outline"]
 
 
 # ---------------------------------------------------------------- text
@@ -84,12 +87,11 @@ def order_outline(points) -> np.ndarray:
     return order_top_first(np.asarray(points, np.float32).reshape(4, 2))
 
 
-def check_shape(points, cfg=None) -> None:
+def check_shape(points) -> None:
     """Four distinct corners of a convex quadrilateral whose inner angles are not near 0 or 180
     degrees (any order); ``OutlineError`` saying what to change otherwise."""
-    oc = _settings(cfg)
     pts = np.asarray(points, np.float64).reshape(4, 2)
-    min_side = float(oc["min_side_px"])
+    min_side = MIN_SIDE_PX
     for i in range(4):
         for j in range(i + 1, 4):
             if np.linalg.norm(pts[i] - pts[j]) < min_side:
@@ -102,7 +104,7 @@ def check_shape(points, cfg=None) -> None:
     if not (np.all(cross > 0) or np.all(cross < 0)):
         raise OutlineError("the four corners do not make a convex outline (one lies inside the "
                            "others' triangle): give the kingdom's four outer corners")
-    min_angle = float(oc["min_angle_deg"])
+    min_angle = MIN_ANGLE_DEG
     for k in range(4):
         a, b = -edges[k - 1], edges[k]
         cos = float(a @ b) / (np.linalg.norm(a) * np.linalg.norm(b))
@@ -114,13 +116,13 @@ def check_shape(points, cfg=None) -> None:
                 "kingdom's four outer corners")
 
 
-def check_outline(points, shape, cfg=None) -> np.ndarray:
+def check_outline(points, shape) -> np.ndarray:
     """The outline ordered tl, tr, br, bl after ``check_shape`` and a check that it lies inside
-    the photo of ``shape`` or near it (``[outline] outside_tolerance``)."""
-    check_shape(points, cfg)
+    the photo of ``shape`` or near it (``OUTSIDE_TOLERANCE``)."""
+    check_shape(points)
     pts = np.asarray(points, np.float64).reshape(4, 2)
     h, w = shape[:2]
-    tol = float(_settings(cfg)["outside_tolerance"]) * max(h, w)
+    tol = OUTSIDE_TOLERANCE * max(h, w)
     for k, (x, y) in enumerate(pts):
         if x < -tol or y < -tol or x > w + tol or y > h + tol:
             raise OutlineError(
@@ -189,16 +191,16 @@ def _seam_evidence(profile: np.ndarray, n: int, window: float) -> float:
     return float(np.mean(np.log(np.maximum(raw, 1e-3))))
 
 
-def decide_size(image: np.ndarray, corners, cfg=None) -> int:
-    """5 or 7: the grid whose seams (tile edges every square) the outline's inside shows best.
+def decide_size(image: np.ndarray, corners) -> int:
+    """5 or 7: the grid whose seams (tile edges every square) the outline's inside shows best
+    (7 only when they beat 5's).
 
-    The outline is rectified to ``[outline] count_side`` px; colour edges across each axis give
-    a profile, and each grid scores the mean log strength of its interior lines over the
-    profile's median (``vision.find.gridcount.line_strengths``).
+    The outline is rectified to ``vision.find.gridcount.COUNT_SIDE`` px; colour edges across
+    each axis give a profile, and each grid scores the mean log strength of its interior lines
+    over the profile's median (``vision.find.gridcount.line_strengths``).
     """
-    oc = _settings(cfg)
-    side = int(oc["count_side"])
-    window = float(oc["seam_window"])
+    side = COUNT_SIDE
+    window = SEAM_WINDOW
     src = np.asarray(corners, np.float32).reshape(4, 2)
     dst = np.array([[0, 0], [side, 0], [side, side], [0, side]], np.float32)
     rect = cv2.warpPerspective(image, cv2.getPerspectiveTransform(src, dst), (side, side),
@@ -208,7 +210,7 @@ def decide_size(image: np.ndarray, corners, cfg=None) -> int:
     gy = np.abs(cv2.Sobel(lab, cv2.CV_32F, 0, 1, ksize=3)).sum(2)
     px, py = gx.mean(0), gy.mean(1)
     score = {n: _seam_evidence(px, n, window) + _seam_evidence(py, n, window) for n in (5, 7)}
-    return 7 if score[7] > score[5] + float(oc["size_margin"]) else 5
+    return 7 if score[7] > score[5] else 5
 
 
 # ---------------------------------------------------------------- reading
@@ -254,8 +256,8 @@ def read_outline(reader, image: np.ndarray, points, size: int | None = None, cfg
     if size is not None and size not in (5, 7):
         raise OutlineError(f"size must be 5 or 7 (squares on a side of the kingdom), got {size!r}")
     cfg = cfg if cfg is not None else getattr(reader, "cfg", None) or _config.load()
-    given = check_outline(points, image.shape, cfg)
-    n = size if size is not None else decide_size(image, given, cfg)
+    given = check_outline(points, image.shape)
+    n = size if size is not None else decide_size(image, given)
     corners = _on_seams(image, given, n, cfg)
     if size is None and cfg["outline"]["size_by_reading"]:
         n, corners = _size_by_reading(reader, image, given, n, corners, cfg)
@@ -278,6 +280,6 @@ def read_photo_outline(reader, data: bytes, points, size: int | None = None, cfg
     if image.shape[:2] != upright_shape:  # the decoder did not turn it: nor do the points
         turn = 1
     pts = np.asarray(points, np.float64).reshape(4, 2)
-    check_outline(pts, (info.height, info.width), cfg)
+    check_outline(pts, (info.height, info.width))
     upright = stored_to_upright(pts, turn, info.width, info.height)
     return read_outline(reader, image, upright, size, cfg), upright

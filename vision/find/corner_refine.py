@@ -58,8 +58,15 @@ class GridLines:
     cell_px: float
 
 
-def grid_lines(quad: np.ndarray, rows: int, cols: int, det: dict,
-               tile_prob: np.ndarray | None = None, prob_scale: float = 1.0) -> GridLines:
+# a grid line counts only with tile beside this share of its points (per cell)
+MIN_LINE = 0.5
+# the descent's first step, share of a cell ...
+FIRST_STEP = 0.08
+# ... halved until under this
+MIN_STEP = 0.01
+
+
+def grid_lines(quad: np.ndarray, rows: int, cols: int, tile_prob: np.ndarray | None = None, prob_scale: float = 1.0) -> GridLines:
     """:class:`GridLines` of the rows x cols grid with corners ``quad`` (see
     :func:`refine_corners`)."""
     per_cell = 8
@@ -84,7 +91,7 @@ def grid_lines(quad: np.ndarray, rows: int, cols: int, det: dict,
             sides.append(_bilinear(tile_prob, q * prob_scale))
         weights = np.clip(np.maximum(*sides), 0.0, 1.0).astype(np.float64) + 1e-3
     wsum = np.bincount(line_id, weights, n_lines)
-    keep = wsum > det["refine_min_line"] * per_cell
+    keep = wsum > MIN_LINE * per_cell
     # the image direction across each grid line (from the first guess): only edges running
     # along the line count
     du = np.where(vert[:, None], [[0.05, 0.0]], [[0.0, 0.05]]).astype(np.float32)
@@ -101,9 +108,9 @@ def refine_corners(edges, quad: np.ndarray, rows: int, cols: int, det: dict,
 
     Coordinate descent on the 8 corner coordinates, maximising the edge strength along all
     grid lines (each line weighted equally; along a line, points next to tiles count, so
-    empty table does not), steps from ``refine_step`` of a cell down.
+    empty table does not), steps from ``FIRST_STEP`` of a cell down.
     """
-    g = grid_lines(quad, rows, cols, det, tile_prob, prob_scale)
+    g = grid_lines(quad, rows, cols, tile_prob, prob_scale)
     pts, line_id, weights, wsum, keep, normal, src = (g.pts, g.line_id, g.weights, g.wsum,
                                                       g.keep, g.normal, g.src)
     n_lines = len(wsum)
@@ -145,13 +152,13 @@ def refine_corners(edges, quad: np.ndarray, rows: int, cols: int, det: dict,
 
 def descend(score, quad: np.ndarray, det: dict, cell_px: float) -> np.ndarray:
     """Coordinate descent on the 8 corner coordinates of ``quad``, maximising ``score(q)``:
-    steps of ``[detect] refine_step`` of a cell (``cell_px``), halved when no move helps,
-    down to ``refine_min_step``; no corner moves more than ``refine_max_move``."""
+    steps of ``FIRST_STEP`` of a cell (``cell_px``), halved when no move helps, down to
+    ``MIN_STEP``; no corner moves more than ``[detect] refine_max_move``."""
     q = quad.astype(np.float64).copy()
     best = score(q)
     max_move = det["refine_max_move"] * cell_px
-    step = det["refine_step"] * cell_px
-    min_step = det["refine_min_step"] * cell_px
+    step = FIRST_STEP * cell_px
+    min_step = MIN_STEP * cell_px
     while step >= min_step:
         improved = False
         for i in range(4):

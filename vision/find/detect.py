@@ -27,9 +27,10 @@ from vision import config as _config
 from vision.find.corner_refine import edge_map, refine_corners
 from vision.errors import NO_KINGDOM, PhotoError
 from vision.geometry import corner_error, same_grid
-from vision.find.gridcount import count_cells, focal_aspect
+from vision.find.gridcount import COUNT_SIDE, count_cells, focal_aspect
 from vision.find.lattice import fit_lattice
-from vision.find.outline import edge_segments, fit_quad, order_top_first, seam_quad, segments_in, vp_quad
+from vision.find.outline import (VP_ROUNDS, edge_segments, fit_quad, order_top_first, seam_quad,
+                                 segments_in, vp_quad)
 from vision.find.seams import seam_regions
 from vision.find.tilemap import (disk, downscale, half_thickness, is_rectified_board, largest, pixel_map,
                       tile_blob, tile_net)
@@ -241,6 +242,18 @@ def blob_offered(grid, own, frames) -> bool:
     return is_frame(*own, frames) and not is_frame(*grid, frames)
 
 
+# blob points (about) that check a quadrilateral holds the blob
+INSIDE_POINTS = 300
+# the outline ignores blob parts thinner than this x the blob's half-thickness
+TANGENT_OPEN = 0.1
+# px: edge segments are found on the blob's box at most this long
+SEGMENT_SIDE = 600
+# the seams' quadrilateral uses segments inside the blob eroded by this share of its half-thickness
+SEAM_CORE_ERODE = 0.15
+# below this grid-count confidence a warning is added
+WARN_CONFIDENCE = 0.3
+
+
 def _grid_in(quad, mid, gray_mid, edges, s, s_mid, shape, det, lat, cover_mid, prob,
              frames=()):
     """The grid in a quadrilateral (tile-map px): rows and columns counted on the rectified
@@ -250,7 +263,7 @@ def _grid_in(quad, mid, gray_mid, edges, s, s_mid, shape, det, lat, cover_mid, p
     ``frames`` (sizes), None unless the count is an n x n frame of them (the rest is not
     worked out)."""
     zoom = s_mid / s
-    work = int(det["count_side"])
+    work = COUNT_SIDE
     Hq = cv2.getPerspectiveTransform(quad, np.array([[0, 0], [work, 0], [work, work], [0, work]],
                                                     np.float32))
     rect = cv2.warpPerspective(mid, Hq @ np.diag([1 / zoom, 1 / zoom, 1.0]), (work, work),
@@ -261,7 +274,7 @@ def _grid_in(quad, mid, gray_mid, edges, s, s_mid, shape, det, lat, cover_mid, p
     if frames and not is_frame(rows, cols, frames):
         return None             # asked for a 5x5 / 7x7 frame only: this count is none
     first = None                # the outline's own grid when the lattice moved it
-    if lat is not None and lat["enabled"]:
+    if lat is not None:
         if cover_mid is None:
             cover_mid = cv2.resize(prob, (mid.shape[1], mid.shape[0]),
                                    interpolation=cv2.INTER_LINEAR)
@@ -292,14 +305,15 @@ def outline_in_map(prob, mid, gray_mid, edges, s, s_mid, shape, det, lat=None, c
     the lattice moved the grid, the outline's own grid (kind "lattice") is one of its other
     grids (with ``alternatives``; without, it has none); when the vanishing points moved the
     blob's quadrilateral off a frame of ``frames`` (sizes) and the blob's own counts as one,
-    that grid too (kind "blob", ``[detect] blob_quad_too``)."""
+    that grid too (kind "blob"); when the grid is no such frame, the seams' own
+    quadrilateral's (kind "seams"), when it counts as one."""
     h, w = shape[:2]
     warnings: list[str] = []
     blob = tile_blob(prob, det)
     if blob is None:
         return None
     core = blob
-    r_open = int(round(det["tangent_open"] * half_thickness(blob)))
+    r_open = int(round(TANGENT_OPEN * half_thickness(blob)))
     if r_open > 0:  # thin appendages (a table edge, a light strip) must not hold a side
         opened = largest(cv2.morphologyEx(blob, cv2.MORPH_OPEN, disk(r_open)))
         if opened is not None:
@@ -308,30 +322,29 @@ def outline_in_map(prob, mid, gray_mid, edges, s, s_mid, shape, det, lat=None, c
     cnt = max(contours, key=cv2.contourArea)
     ys, xs = np.nonzero(core)
     xs, ys = xs + 0.5, ys + 0.5
-    pick = np.random.default_rng(0).choice(len(xs), min(int(det["inside_points"]), len(xs)), replace=False)
-    quad = fit_quad(cnt, det, np.stack([xs[pick], ys[pick]], 1).astype(np.float64))
+    pick = np.random.default_rng(0).choice(len(xs), min(INSIDE_POINTS, len(xs)), replace=False)
+    quad = fit_quad(cnt, np.stack([xs[pick], ys[pick]], 1).astype(np.float64))
     if quad is None:
         quad = cv2.boxPoints(cv2.minAreaRect(cnt)).astype(np.float32)
     quad = order_top_first(quad)
     fitted = quad
     zoom = s_mid / s
-    if det["use_vanishing_points"]:
-        region = cv2.dilate(core, np.ones((5, 5), np.uint8))
-        region = cv2.resize(region, (mid.shape[1], mid.shape[0]), interpolation=cv2.INTER_NEAREST)
-        segs = edge_segments(gray_mid, region, int(det["segment_side"])) / zoom
-        blob_pts = np.stack([xs, ys], 1).astype(np.float64)
-        for _ in range(int(det["vp_rounds"])):
-            new = vp_quad(segs, quad, blob_pts, det)
-            if new is None:
-                break
-            quad = new
+    region = cv2.dilate(core, np.ones((5, 5), np.uint8))
+    region = cv2.resize(region, (mid.shape[1], mid.shape[0]), interpolation=cv2.INTER_NEAREST)
+    segs = edge_segments(gray_mid, region, SEGMENT_SIDE) / zoom
+    blob_pts = np.stack([xs, ys], 1).astype(np.float64)
+    for _ in range(VP_ROUNDS):
+        new = vp_quad(segs, quad, blob_pts)
+        if new is None:
+            break
+        quad = new
     moved = fitted is not quad      # the vanishing points moved the blob's quadrilateral
     grid = (mid, gray_mid, edges, s, s_mid, shape, det, lat, cover_mid, prob)
     found, conf, first = _grid_in(quad, *grid)
     quad, rows, cols = found.corners, found.rows, found.cols
     others = [] if first is None else [first]
-    if det["blob_quad_too"] and lat is not None and moved and alternatives \
-            and frames and not is_frame(rows, cols, frames):
+    if lat is not None and moved and alternatives and frames \
+            and not is_frame(rows, cols, frames):
         # the blob's own quadrilateral too, when the vanishing points moved it off a 5x5 or
         # 7x7 frame and the blob's own counts as one: stripes beside a kingdom pull a
         # vanishing point (the reader keeps the crisper reading)
@@ -340,8 +353,7 @@ def outline_in_map(prob, mid, gray_mid, edges, s, s_mid, shape, det, lat=None, c
         if own is not None and blob_offered((rows, cols), (own.rows, own.cols), frames) \
                 and _is_new(own, [found] + others, lat):
             others.append(own)
-    if det["seam_quad"] and det["use_vanishing_points"] and alternatives \
-            and frames and not is_frame(rows, cols, frames):
+    if alternatives and frames and not is_frame(rows, cols, frames):
         # the seams' own directions, when the grid found is no 5x5 or 7x7 frame: a round blob
         # leaves the quadrilateral's turn to chance, and a striped or checked table beside
         # it pulls the vanishing points onto the table's lines
@@ -357,7 +369,7 @@ def outline_in_map(prob, mid, gray_mid, edges, s, s_mid, shape, det, lat=None, c
     if outside or xs.min() == 0 or ys.min() == 0 or xs.max() == hx or ys.max() == hy:
         warnings.append("part of the kingdom may be outside the photo: keep the whole "
                         "kingdom in the frame")
-    if conf < det["warn_confidence"]:
+    if conf < WARN_CONFIDENCE:
         warnings.append(f"the grid size ({rows} x {cols}) is uncertain; check it")
     return Outline(corners, rows, cols, conf, tuple(warnings), tuple(
         replace(o, corners=(o.corners / s).astype(np.float32)) for o in others)
@@ -373,10 +385,10 @@ def _is_new(grid: Grid, known, lat) -> bool:
 
 def _seam_grid(segs, core, pts, det, grid, frames):
     """The :class:`Grid` (kind "seams") of :func:`vision.find.outline.seam_quad` on the segments well
-    inside the blob (``core`` eroded by ``[detect] seam_core_erode`` of its half-thickness:
+    inside the blob (``core`` eroded by ``SEAM_CORE_ERODE`` of its half-thickness:
     the table's lines at the rim are left out), when it counts as a 5x5 or 7x7 frame."""
-    r = max(1, int(round(float(det["seam_core_erode"]) * half_thickness(core))))
-    quad = seam_quad(segments_in(segs, cv2.erode(core, disk(r))), pts, det)
+    r = max(1, int(round(SEAM_CORE_ERODE * half_thickness(core))))
+    quad = seam_quad(segments_in(segs, cv2.erode(core, disk(r))), pts)
     if quad is None:
         return None
     found = _grid_in(quad, *grid)[0]   # counted, then cut down by the seams' lattice

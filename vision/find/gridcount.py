@@ -7,6 +7,20 @@ import numpy as np
 
 from vision.geometry import warp_board
 
+# px: an outline is rectified to this square to count its rows and columns
+COUNT_SIDE = 280
+# a boundary scores the log of its edge strength over this x the profile's median
+SEAM_BIAS = 1.2
+# ... capped at this either way
+SEAM_CAP = 1.5
+# a count whose median boundary is weaker than this x the profile's median is no count ...
+SEAM_VALID = 1.5
+# ... and scores minus this
+SEAM_INVALID = 1.0
+# penalty per unit |log((cols / rows) / aspect)|, the aspect from a phone-like focal length
+ASPECT_WEIGHT = 4.0
+# px: an outline is rectified to this square to measure its seams for a recount's veto
+SEAM_SIDE = 600
 
 def focal_aspect(quad: np.ndarray, shape) -> float | None:
     """Width/height of the world rectangle seen as ``quad`` (tl,tr,br,bl), with a phone-like
@@ -70,14 +84,14 @@ def line_strengths(profile: np.ndarray, n: int, window: float = 0.012,
 
 def _count_scores(profile: np.ndarray, det: dict) -> list:
     """Evidence for n = 1..max_cells cells along an axis. Each interior boundary scores the
-    log of its edge strength over ``seam_bias``; a count whose median boundary is weaker than
-    ``seam_valid`` (also among the lines it adds to any count dividing it: twice the true
-    count puts every other line through tile middles) scores ``-seam_invalid``, otherwise
+    log of its edge strength over ``SEAM_BIAS``; a count whose median boundary is weaker than
+    ``SEAM_VALID`` (also among the lines it adds to any count dividing it: twice the true
+    count puts every other line through tile middles) scores ``-SEAM_INVALID``, otherwise
     the sum of its boundaries."""
-    bias = np.log(det["seam_bias"])
-    cap = det["seam_cap"]
-    invalid = det["seam_invalid"]
-    valid = det["seam_valid"]
+    bias = np.log(SEAM_BIAS)
+    cap = SEAM_CAP
+    invalid = SEAM_INVALID
+    valid = SEAM_VALID
     scores = [0.0]
     median = np.median(profile)          # once for every count
     for n in range(2, int(det["max_cells"]) + 1):
@@ -98,7 +112,7 @@ def count_cells(gray, tiles, aspect, det) -> tuple[int, int, float]:
     ratio (square tiles); also a 0..1 confidence from the margin over the runner-up."""
     px, py = _edge_profiles(gray, tiles)
     sx, sy = _count_scores(px, det), _count_scores(py, det)
-    wa = det["aspect_weight"]
+    wa = ASPECT_WEIGHT
     pairs = []
     for r in range(1, len(sy) + 1):
         for c in range(1, len(sx) + 1):
@@ -137,14 +151,14 @@ def seam_strength(profile: np.ndarray, n: int) -> float:
 def seams_refute(image: np.ndarray, corners, rows: int, cols: int, n: int, fcfg: dict) -> bool:
     """Whether the seams inside an outline counted ``rows x cols`` refute cutting it n x n:
     along a side whose count changes, the lines of n cells are weaker (:func:`seam_strength`,
-    the outline rectified to ``[frame] seam_side`` px square by the boards' own warp,
+    the outline rectified to ``SEAM_SIDE`` px square by the boards' own warp,
     ``vision.geometry.warp_board``) than the count's own by more
     than ``[frame] recount_seam_veto`` (0: never). Tiles meet in seams a square apart; a cut
     across them (a half-built 4x5 cut 5x5) puts its lines on tile art."""
     veto = float(fcfg["recount_seam_veto"])
     if veto <= 0:
         return False
-    side = int(fcfg["seam_side"])
+    side = SEAM_SIDE
     rect, _ = warp_board(image, corners, 1, 1, side)
     across, down = _edge_profiles(rect, np.ones((side, side), np.uint8))
     return any(seam_strength(p, n) < seam_strength(p, k) - veto

@@ -11,7 +11,7 @@ Once the outline's sides lie on lines through the right vanishing points, the ou
 rectification differs from the lattice's by a scale and a shift along each axis only (a
 homography that keeps both points at infinity is axis-aligned affine). So:
 
-1. rectify the outline, grown by ``margin`` cells on every side, to about ``px_per_cell`` px a
+1. rectify the outline, grown by ``MARGIN`` cells on every side, to about ``PX_PER_CELL`` px a
    cell;
 2. along each axis, a profile of the edges running across it (colour gradient, counted where
    the tile map says tile: the table's own pattern does not count);
@@ -19,8 +19,7 @@ homography that keeps both points at infinity is axis-aligned affine). So:
    edge near the lines rejects double the true pitch, the edge on the lines over that on the
    mid-lines half a pitch off rejects half of it);
 4. the cells of that lattice the tile map covers, within the outline: the largest connected
-   group of them, its bounding box (at most ``[lattice] max_cells`` a side), is the kingdom's
-   grid.
+   group of them, its bounding box (at most ``MAX_CELLS`` a side), is the kingdom's grid.
 """
 from __future__ import annotations
 
@@ -28,6 +27,37 @@ from dataclasses import dataclass
 
 import cv2
 import numpy as np
+
+# px per square of the first count when the outline is rectified for the seams
+PX_PER_CELL = 24
+# squares of surroundings rectified around the outline on every side
+MARGIN = 1.5
+# edges count this far (share of a square) beyond the tile map's tiles
+EDGE_REACH = 0.3
+# the square's side is searched between these multiples of the first count's ...
+PITCH_RANGE = (0.6, 1.6)
+# ... over this many pitches (log-spaced), then finer around the best
+PITCH_STEPS = 60
+# px between the phases tried (then a quarter of it around the best)
+PHASE_STEP = 0.75
+# a line counts where tile covers this share of the most-covered line
+MIN_COVER = 0.3
+# the profile's ends (share of a first-count square) are the kingdom's border, not seams
+BORDER = 0.6
+# edge within this share of a pitch of a line is on it
+NEAR = 0.15
+# the two pitches' ratio may differ this much (log) from square squares on the table
+MAX_SKEW = 0.15
+# central part of a square averaged for its tile cover ...
+INNER = 0.5
+# ... and a square is tile with this mean tile probability
+TILE_COVER = 0.5
+# a square whose centre lies beyond the outline by more than this (share of a square) is out
+GROW = 0.0
+# most squares along a side
+MAX_CELLS = 7
+# an axis of fewer squares in the first count keeps the outline's own lines
+MIN_CELLS = 4
 
 from vision.find.gridcount import channel_sum
 
@@ -66,8 +96,8 @@ def _sample(profile: np.ndarray, x: np.ndarray) -> np.ndarray:
     return profile[i] * (1 - f) + profile[i + 1] * f
 
 
-def fit_pitch(profile: np.ndarray, cover: np.ndarray, pitches, phase_step: float = 0.5,
-              min_cover: float = 0.3, border: float = 0.0, near: float = 0.15):
+def fit_pitch(profile: np.ndarray, cover: np.ndarray, pitches, phase_step: float = PHASE_STEP,
+              min_cover: float = MIN_COVER, border: float = 0.0, near: float = NEAR):
     """The (pitch, phase, score) of the comb of lines ``phase + k * pitch`` that best explains
     the edges of ``profile``, or None.
 
@@ -200,11 +230,11 @@ def fit_lattice(image: np.ndarray, tiles: np.ndarray, quad: np.ndarray, rows: in
     count of ``rows x cols``: ``image`` a colour photo, ``tiles`` a tile probability map of the
     same size, ``lat`` the ``[lattice]`` section (see the module docstring). ``aspect``: the outline's width over its height on
     the table (``vision.find.gridcount.focal_aspect``), when known: the squares are square, so the
-    two pitches must agree with it within ``[lattice] max_skew``. None when the seams give no
+    two pitches must agree with it within ``MAX_SKEW``. None when the seams give no
     clear lattice (score under ``[lattice] min_score`` on an axis, or squares that are not
     square) or no tile cell."""
-    c = float(lat["px_per_cell"])
-    m = float(lat["margin"])
+    c = float(PX_PER_CELL)
+    m = MARGIN
     quad = np.asarray(quad, np.float32)
     W, H = int(round((cols + 2 * m) * c)), int(round((rows + 2 * m) * c))
     dst = np.float32([[m * c, m * c], [(cols + m) * c, m * c], [(cols + m) * c, (rows + m) * c],
@@ -215,14 +245,13 @@ def fit_lattice(image: np.ndarray, tiles: np.ndarray, quad: np.ndarray, rows: in
     tmap = cv2.warpPerspective(tiles.astype(np.float32), Hq, (W, H), flags=cv2.INTER_LINEAR,
                                borderMode=cv2.BORDER_CONSTANT, borderValue=0.0)
     on = (tmap > 0.5).astype(np.uint8)
-    reach = max(1, int(round(float(lat["edge_reach"]) * c)))
+    reach = max(1, int(round(EDGE_REACH * c)))
     weight = cv2.dilate(on, np.ones((2 * reach + 1, 2 * reach + 1), np.uint8))
     px, cover_x, py, cover_y = edge_profiles(rect, weight)
-    lo, hi = float(lat["pitch_range"][0]), float(lat["pitch_range"][1])
-    pitches = c * np.exp(np.linspace(np.log(lo), np.log(hi), int(lat["pitch_steps"])))
-    fit = dict(phase_step=float(lat["phase_step"]), min_cover=float(lat["min_cover"]),
-               border=float(lat["border"]) * c, near=float(lat["near"]))
-    least = int(lat["min_cells"])
+    lo, hi = PITCH_RANGE
+    pitches = c * np.exp(np.linspace(np.log(lo), np.log(hi), PITCH_STEPS))
+    fit = dict(phase_step=PHASE_STEP, min_cover=MIN_COVER, border=BORDER * c, near=NEAR)
+    least = MIN_CELLS
     # an axis of fewer squares than min_cells keeps the outline's own lines
     fx = fit_pitch(px, cover_x, pitches, **fit) if cols >= least else (c, m * c % c, np.inf)
     fy = fit_pitch(py, cover_y, pitches, **fit) if rows >= least else (c, m * c % c, np.inf)
@@ -233,22 +262,22 @@ def fit_lattice(image: np.ndarray, tiles: np.ndarray, quad: np.ndarray, rows: in
     if aspect and cols >= least and rows >= least:
         # a world square is (cols / aspect) : rows in the rectified outline's px
         expect = (cols / rows) / aspect
-        if abs(np.log((fx[0] / fy[0]) / expect)) > float(lat["max_skew"]):
+        if abs(np.log((fx[0] / fy[0]) / expect)) > MAX_SKEW:
             return None
     xs = fx[1] + fx[0] * np.arange(-int(fx[1] // fx[0]) - 1, int(W / fx[0]) + 2)
     ys = fy[1] + fy[0] * np.arange(-int(fy[1] // fy[0]) - 1, int(H / fy[0]) + 2)
     xs = xs[(xs > -fx[0]) & (xs < W + fx[0])]
     ys = ys[(ys > -fy[0]) & (ys < H + fy[0])]
-    cover = cell_cover(tmap, xs, ys, float(lat["inner"]))
+    cover = cell_cover(tmap, xs, ys, INNER)
     # the lattice may cut the outline down (table taken in by the blob), never grow it: a
-    # square whose centre lies beyond the outline (by more than [lattice] grow) is not the
+    # square whose centre lies beyond the outline (by more than GROW) is not the
     # kingdom's (a loose domino or the next kingdom across a narrow gap)
-    g = float(lat["grow"]) * c
+    g = GROW * c
     cx, cy = (xs[:-1] + xs[1:]) / 2, (ys[:-1] + ys[1:]) / 2
     out_x = (cx < m * c - g) | (cx > (cols + m) * c + g)
     out_y = (cy < m * c - g) | (cy > (rows + m) * c + g)
     cover[out_y[:, None] | out_x[None, :]] = 0.0
-    box = tile_box(cover, float(lat["tile_cover"]), int(lat["max_cells"]))
+    box = tile_box(cover, TILE_COVER, MAX_CELLS)
     if box is None:
         return None
     r0, c0, nr, nc = box

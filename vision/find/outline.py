@@ -5,6 +5,35 @@ from __future__ import annotations
 import cv2
 import numpy as np
 
+# outline points (about) that score how well a quadrilateral's sides lie on the outline
+SUPPORT_POINTS = 240
+# the convex hull is simplified to at most this many sides
+MAX_HULL_SIDES = 8
+# the outline's longest straight runs also tried as sides (a thin protrusion hides one)
+MAX_OUTLINE_SIDES = 6
+# outline points this close to a side (share of sqrt(blob area)) lie on it
+SIDE_TOLERANCE = 0.03
+# a quadrilateral's corners lie within this share of the blob's size from the blob ...
+MAX_CORNER_OUT = 0.25
+# ... its area at most this many times the hull's ...
+MAX_QUAD_AREA_RATIO = 2.5
+# ... and it holds at least this share of the blob's points
+MIN_INSIDE = 0.97
+# degrees: a segment this close to a side's direction belongs to that side's vanishing point
+VP_FAMILY_DEG = 20.0
+# px of the tile map: shorter segments are left out of the vanishing points
+VP_MIN_SEGMENT = 8.0
+# the sides bound the blob up to this share of its points on the far side
+TANGENT_QUANTILE = 0.002
+# a refit moving a corner more than this share of a side is refused (a wrong split)
+VP_MAX_MOVE = 0.5
+# the quadrilateral is refitted to the vanishing points this many times
+VP_ROUNDS = 2
+# degrees: segment directions are binned this wide (weighted by length) ...
+SEAM_BIN_DEG = 2.0
+# ... and the second direction lies at least this far from the first
+SEAM_APART_DEG = 40.0
+
 
 def line_intersection(p1, p2, q1, q2):
     d1, d2 = p2 - p1, q2 - q1
@@ -69,8 +98,7 @@ def _seg_dists(pts: np.ndarray, a: np.ndarray, b: np.ndarray) -> np.ndarray:
     return np.sqrt(rx * rx + ry * ry)
 
 
-def fit_quad(contour: np.ndarray, det: dict, blob_pts: np.ndarray | None = None
-             ) -> np.ndarray | None:
+def fit_quad(contour: np.ndarray, blob_pts: np.ndarray | None = None) -> np.ndarray | None:
     """Bounding quadrilateral of a blob of square tiles, robust to missing corners.
 
     Candidate sides are the edges of the simplified convex hull; every choice of four of
@@ -81,14 +109,14 @@ def fit_quad(contour: np.ndarray, det: dict, blob_pts: np.ndarray | None = None
     cnt = contour.reshape(-1, 2).astype(np.float64)
     if len(cnt) < 8:
         return None
-    step = max(1, len(cnt) // int(det["support_points"]))
+    step = max(1, len(cnt) // SUPPORT_POINTS)
     cnt_s = cnt[::step]
     hull = cv2.convexHull(contour.astype(np.float32)).reshape(-1, 2)
     perim = cv2.arcLength(hull.reshape(-1, 1, 2), True)
     poly = hull
     for eps in (0.005, 0.01, 0.015, 0.02, 0.03, 0.04, 0.06):
         poly = cv2.approxPolyDP(hull.reshape(-1, 1, 2), eps * perim, True).reshape(-1, 2)
-        if len(poly) <= int(det["max_hull_sides"]):
+        if len(poly) <= MAX_HULL_SIDES:
             break
     poly = poly.astype(np.float64)
     # candidate sides: simplified hull edges plus the longest straight runs of the outline
@@ -98,7 +126,7 @@ def fit_quad(contour: np.ndarray, det: dict, blob_pts: np.ndarray | None = None
     cands = [(poly[i], poly[(i + 1) % len(poly)]) for i in range(len(poly))]
     run_edges = [(runs[i], runs[(i + 1) % len(runs)]) for i in range(len(runs))]
     run_edges.sort(key=lambda e: -np.hypot(*(e[1] - e[0])))
-    for a, b in run_edges[:int(det["max_outline_sides"])]:
+    for a, b in run_edges[:MAX_OUTLINE_SIDES]:
         if np.hypot(*(b - a)) > 0.1 * perim / 4:
             cands.append((a, b))
     centre = cnt.mean(0)
@@ -109,7 +137,7 @@ def fit_quad(contour: np.ndarray, det: dict, blob_pts: np.ndarray | None = None
     if m < 4:
         return None
     scale = np.sqrt(max(cv2.contourArea(contour), 1.0))
-    tol = det["side_tolerance"] * scale
+    tol = SIDE_TOLERANCE * scale
     best, best_key = None, None
     from itertools import combinations
 
@@ -117,7 +145,7 @@ def fit_quad(contour: np.ndarray, det: dict, blob_pts: np.ndarray | None = None
         blob_pts = cnt
     hull_area = abs(cv2.contourArea(hull.reshape(-1, 1, 2)))
     span = max(np.ptp(cnt[:, 0]), np.ptp(cnt[:, 1]))
-    margin = det["max_corner_out"] * span
+    margin = MAX_CORNER_OUT * span
     lo, hi = cnt.min(0) - margin, cnt.max(0) + margin
     # every pair of candidate lines meets once; each choice of four (in order) is a quad
     meet = _intersections(np.array([a for a, _ in lines]), np.array([b for _, b in lines]))
@@ -132,7 +160,7 @@ def fit_quad(contour: np.ndarray, det: dict, blob_pts: np.ndarray | None = None
             continue
         oriented = cv2.contourArea(q32, oriented=True)
         area = abs(oriented)
-        if area > det["max_quad_area_ratio"] * hull_area:
+        if area > MAX_QUAD_AREA_RATIO * hull_area:
             continue
         shapes.append(quad)
         areas.append(area)
@@ -142,7 +170,7 @@ def fit_quad(contour: np.ndarray, det: dict, blob_pts: np.ndarray | None = None
         # thousands of small calls a photo)
         shapes = np.array(shapes)
         inside = _inside_fractions(shapes, np.array(signs), blob_pts, tol)
-        held = np.flatnonzero(inside >= det["min_inside"])
+        held = np.flatnonzero(inside >= MIN_INSIDE)
         if len(held):
             dist = _seg_dists(cnt_s, shapes[held].reshape(-1, 2),
                               np.roll(shapes[held], -1, axis=1).reshape(-1, 2))
@@ -266,7 +294,7 @@ def _tangent_lines(v: np.ndarray, pts: np.ndarray, q: float, centre: np.ndarray 
     return out
 
 
-def vp_quad(segments: np.ndarray, quad: np.ndarray, pts: np.ndarray, det: dict):
+def vp_quad(segments: np.ndarray, quad: np.ndarray, pts: np.ndarray):
     """Refit the quadrilateral from the two vanishing points of the tile edges.
 
     Segments are split into the two grid directions using the current ``quad`` (tl,tr,br,bl);
@@ -280,9 +308,9 @@ def vp_quad(segments: np.ndarray, quad: np.ndarray, pts: np.ndarray, det: dict):
     ends = cv2.perspectiveTransform(segments.reshape(-1, 1, 2).astype(np.float32), H).reshape(-1, 4)
     d = ends[:, 2:] - ends[:, :2]
     ang = np.degrees(np.arctan2(np.abs(d[:, 1]), np.abs(d[:, 0])))
-    tol = det["vp_family_deg"]
+    tol = VP_FAMILY_DEG
     length = np.hypot(segments[:, 2] - segments[:, 0], segments[:, 3] - segments[:, 1])
-    long_enough = length >= det["vp_min_segment"]
+    long_enough = length >= VP_MIN_SEGMENT
     horiz = segments[(ang < tol) & long_enough]
     vert = segments[(ang > 90 - tol) & long_enough]
     if len(horiz) < 3 or len(vert) < 3:
@@ -290,7 +318,7 @@ def vp_quad(segments: np.ndarray, quad: np.ndarray, pts: np.ndarray, det: dict):
     vh, vv = _vanishing_point(horiz), _vanishing_point(vert)
     if vh is None or vv is None:
         return None
-    q = det["tangent_quantile"]
+    q = TANGENT_QUANTILE
     centre = pts.mean(0)
     top, bottom = _tangent_lines(vh, pts, q, centre)
     left, right = _tangent_lines(vv, pts, q, centre)
@@ -305,7 +333,7 @@ def vp_quad(segments: np.ndarray, quad: np.ndarray, pts: np.ndarray, det: dict):
         return None
     # the refit must stay near the first guess (a wrong split of the segments flies away)
     side = float(np.mean(np.linalg.norm(np.roll(quad, -1, 0) - quad, axis=1)))
-    if np.max(np.linalg.norm(new - order_top_first(quad), axis=1)) > det["vp_max_move"] * side:
+    if np.max(np.linalg.norm(new - order_top_first(quad), axis=1)) > VP_MAX_MOVE * side:
         return None
     return new
 
@@ -336,20 +364,20 @@ def seam_directions(segments: np.ndarray, bin_deg: float, apart_deg: float):
     return out
 
 
-def seam_quad(segments: np.ndarray, pts: np.ndarray, det: dict) -> np.ndarray | None:
+def seam_quad(segments: np.ndarray, pts: np.ndarray) -> np.ndarray | None:
     """A quadrilateral for a blob of square tiles (points ``pts``) from the directions of
     its edge ``segments`` alone (found inside the blob, away from its rim): the
     parallelogram with sides along the two main directions (:func:`seam_directions`,
-    ``[detect] seam_bin_deg``, ``seam_apart_deg``) that bounds the points, refitted to the
-    vanishing points (:func:`vp_quad`, ``vp_rounds`` times). :func:`fit_quad` takes its sides
+    ``SEAM_BIN_DEG``, ``SEAM_APART_DEG``) that bounds the points, refitted to the
+    vanishing points (:func:`vp_quad`, ``VP_ROUNDS`` times). :func:`fit_quad` takes its sides
     from the blob's outline, which says nothing of the kingdom's turn when the blob is round
     (a glare patch or a fringe of a tile-coloured table taken in); the stripes of a table
     beside the kingdom then pull the vanishing points onto the table's own lines. None
     without two directions."""
-    dirs = seam_directions(segments, float(det["seam_bin_deg"]), float(det["seam_apart_deg"]))
+    dirs = seam_directions(segments, SEAM_BIN_DEG, SEAM_APART_DEG)
     if dirs is None or len(pts) < 4:
         return None
-    q = det["tangent_quantile"]
+    q = TANGENT_QUANTILE
     centre = pts.mean(0)
     (a1, a2), (b1, b2) = (_tangent_lines(v, pts, q, centre) for v in dirs)
     corners = [line_intersection(*a, *b) for a, b in ((a1, b1), (a1, b2), (a2, b2), (a2, b1))]
@@ -358,8 +386,8 @@ def seam_quad(segments: np.ndarray, pts: np.ndarray, det: dict) -> np.ndarray | 
     quad = order_top_first(np.array(corners, np.float32))
     if not cv2.isContourConvex(quad.reshape(-1, 1, 2)):
         return None
-    for _ in range(int(det["vp_rounds"])):
-        new = vp_quad(segments, quad, pts, det)
+    for _ in range(VP_ROUNDS):
+        new = vp_quad(segments, quad, pts)
         if new is None:
             break
         quad = new

@@ -142,39 +142,42 @@ def disk(r: int) -> np.ndarray:
     return cv2.getStructuringElement(cv2.MORPH_ELLIPSE, (2 * r + 1, 2 * r + 1))
 
 
+# hysteresis: tile evidence above this joins the blob where it touches it (dark or brown tiles)
+WEAK_TILE = 0.4
+# ... within this share of the blob's half-thickness
+GROW_REACH = 0.15
+
+
 def tile_blob(prob: np.ndarray, det: dict) -> np.ndarray | None:
     """Mask (uint8) of the kingdom's tile blob, or None.
 
-    Largest component of the closed tile mask, opened with a disk scaled to the blob's own
-    thickness (cuts thin bridges to clutter: light strips, pencils, meeples), then grown by
-    hysteresis into weaker tile evidence close to it (dark or brown tiles).
+    Largest component of the closed tile mask, opened (cuts thin bridges to clutter: light
+    strips, pencils, meeples), then grown by hysteresis into weaker tile evidence close to it
+    (dark or brown tiles).
     """
     soft = cv2.GaussianBlur(prob, (0, 0), 1.0)
     mask = (soft > det["prob_threshold"]).astype(np.uint8)
     k = max(3, int(round(det["close_frac"] * max(mask.shape))) | 1)
-    speck = int(round(det["speck_frac"] * max(mask.shape)))
-    if speck > 0:  # remove specks (light dots, glints) before closing can join them to tiles
-        mask = cv2.morphologyEx(mask, cv2.MORPH_OPEN, disk(speck))
     closed = cv2.morphologyEx(mask, cv2.MORPH_CLOSE, np.ones((k, k), np.uint8))
     ko = max(1, int(round(det["open_frac"] * max(mask.shape))))
     main = largest(cv2.morphologyEx(closed, cv2.MORPH_OPEN, disk(ko)))
     if main is None or main.sum() < det["min_area_frac"] * mask.size:
         return None
-    # open again in proportion to the blob's thickness (half-width of its thickest part)
     thick = half_thickness(main)
-    r = int(round(det["open_thickness"] * thick))
-    if r > ko:
-        opened = largest(cv2.morphologyEx(main, cv2.MORPH_OPEN, disk(r)))
-        if opened is not None:
-            main = opened
     # hysteresis: take weaker tile evidence connected to the blob, within a short reach
-    weak = (soft > det["prob_weak"]).astype(np.uint8)
+    weak = (soft > WEAK_TILE).astype(np.uint8)
     weak = cv2.morphologyEx(weak, cv2.MORPH_CLOSE, np.ones((k, k), np.uint8))
-    reach = max(1, int(round(det["grow_reach"] * thick)))
+    reach = max(1, int(round(GROW_REACH * thick)))
     grown = weak & cv2.dilate(main, disk(reach)) | main
-    grown = cv2.morphologyEx(grown, cv2.MORPH_OPEN, disk(max(1, r // 2)))
+    grown = cv2.morphologyEx(grown, cv2.MORPH_OPEN, disk(1))
     out = largest(grown)
     return out if out is not None else main
+
+
+# an image this full of tiles ...
+RECTIFIED_TILE_FRAC = 0.25
+# ... with more than this share of its border tile is a rectified board (a phone photo's: <= 0.10)
+RECTIFIED_BORDER_FRAC = 0.18
 
 
 def is_rectified_board(prob: np.ndarray, det: dict) -> bool:
@@ -184,6 +187,6 @@ def is_rectified_board(prob: np.ndarray, det: dict) -> bool:
     b = max(2, int(0.04 * min(h, w)))
     border = np.concatenate([prob[:b].ravel(), prob[-b:].ravel(), prob[:, :b].ravel(),
                              prob[:, -b:].ravel()])
-    return (frac > det["rectified_tile_frac"]
-            and float((border > 0.5).mean()) > det["rectified_border_frac"]
+    return (frac > RECTIFIED_TILE_FRAC
+            and float((border > 0.5).mean()) > RECTIFIED_BORDER_FRAC
             and 0.8 < w / h < 1.25)
