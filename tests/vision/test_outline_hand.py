@@ -7,6 +7,7 @@ import numpy as np
 import pytest
 
 from vision.find import by_hand as oh
+from vision.photo import files as photo_files
 from vision.geometry import corner_error
 from vision.read.classify import MODELS_DIR
 
@@ -101,18 +102,18 @@ def test_stored_points_land_where_the_decoder_puts_them(orientation):
     stored[18:23, 28:33] = 255  # a bright mark centred on stored (30.5, 20.5)
     ok, enc = cv2.imencode(".jpg", stored, [cv2.IMWRITE_JPEG_QUALITY, 95])
     data = with_orientation(enc.tobytes(), orientation)
-    assert oh.exif_orientation(data) == orientation
+    assert photo_files.exif_orientation(data) == orientation
     upright = load_image(data)
     ys, xs = np.nonzero(upright[:, :, 1] > 150)
     seen = [xs.mean() + 0.5, ys.mean() + 0.5]
-    mapped = oh.stored_to_upright([[30.5, 20.5]], orientation, 200, 120)[0]
+    mapped = photo_files.stored_to_upright([[30.5, 20.5]], orientation, 200, 120)[0]
     assert np.allclose(mapped, seen, atol=1.0), (mapped, seen)
 
 
 def test_no_exif_is_orientation_1():
     ok, enc = cv2.imencode(".jpg", np.zeros((8, 8, 3), np.uint8))
-    assert oh.exif_orientation(enc.tobytes()) == 1
-    assert oh.exif_orientation(b"\x89PNG\r\n\x1a\n") == 1
+    assert photo_files.exif_orientation(enc.tobytes()) == 1
+    assert photo_files.exif_orientation(b"\x89PNG\r\n\x1a\n") == 1
 
 
 # ---------------------------------------------------------------- size and reading
@@ -233,3 +234,18 @@ def test_corners_in_stored_pixels_of_a_photo_turned_by_exif(reader, samples):
     reading, up = oh.read_photo_outline(reader, turned, given, size=5)
     assert np.allclose(np.sort(up, axis=0), np.sort(corners, axis=0), atol=1.0)
     assert right_squares(reading, truth) == 25
+
+
+def test_a_read_inside_an_outline_checks_the_photo_once(monkeypatch):
+    from vision.photo import files as photo_files
+
+    class Reader:  # stands in for the reader: only the photo's way in is under test
+        def read(self, image, size=None, corners=None, rows=None, cols=None):
+            from types import SimpleNamespace
+            return SimpleNamespace(warnings=[], corners=corners)
+
+    ok, enc = cv2.imencode(".jpg", np.full((200, 300, 3), 90, np.uint8))
+    checked, real = [], photo_files.check_photo
+    monkeypatch.setattr(photo_files, "check_photo", lambda *a, **k: checked.append(1) or real(*a, **k))
+    oh.read_photo_outline(Reader(), enc.tobytes(), [[20, 20], [280, 20], [280, 180], [20, 180]], size=5)
+    assert len(checked) == 1

@@ -57,7 +57,7 @@ def test_a_large_jpeg_is_decoded_reduced_and_a_png_whole(tmp_path):
     assert factor == 1 and image.shape == (600, 1200, 3)
 
 
-def test_off_the_photo_is_checked_and_decoded_once_as_load_image_does(tmp_path, monkeypatch):
+def test_the_photo_is_checked_once_a_read_reduced_or_not(tmp_path, monkeypatch):
     from vision.photo import files as photo_io
 
     path = tmp_path / "a.jpg"
@@ -67,7 +67,7 @@ def test_off_the_photo_is_checked_and_decoded_once_as_load_image_does(tmp_path, 
     image, factor = photo.load_for_reading(path, _cfg(0))
     assert factor == 1 and image.shape == (600, 1200, 3) and len(checked) == 1
     photo.load_for_reading(path, _cfg(500))
-    assert len(checked) == 3        # on: the header read for the reduction, then by the decode
+    assert len(checked) == 2        # on: checked once too; the reduction and the decode share it
 
 
 def test_a_reduced_jpeg_is_upright():

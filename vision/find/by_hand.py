@@ -6,9 +6,6 @@ in the photo's pixels *as stored* (before any EXIF turn), any corner first, cloc
 
 - ``parse_corners(text) -> (4, 2) array``: ``"X1,Y1,X2,Y2,X3,Y3,X4,Y4"``; ``OutlineError`` when
   the text is not eight numbers or the four points cannot be a kingdom's outline.
-- ``exif_orientation(data) -> 1..8``: the EXIF orientation tag of a JPEG (1 when none).
-- ``stored_to_upright(points, orientation, width, height)``: stored pixels -> the pixels of the
-  upright image ``vision.load_image`` gives (``width``/``height``: the stored image's).
 - ``order_outline(points) -> tl, tr, br, bl`` as the reader wants them (``detect.order_top_first``).
 - ``check_outline(points, shape)``: distinct, convex, not flat, inside or near the photo.
 - ``decide_size(image, corners) -> 5 | 7``: which grid's seams the outline shows.
@@ -21,7 +18,6 @@ from __future__ import annotations
 
 import math
 import re
-import struct
 
 import cv2
 import numpy as np
@@ -30,9 +26,9 @@ from vision import config as _config
 from vision.find.corner_refine import refine_photo_outline
 from vision.find.gridcount import COUNT_SIDE, line_strengths
 from vision.find.outline import order_top_first
+from vision.photo import files as photo_files
 
 FORMAT = "X1,Y1,X2,Y2,X3,Y3,X4,Y4"
-_ORIENTATION_TAG = 0x0112
 # px: two corners closer than this are one point (a mistake)
 MIN_SIDE_PX = 16
 # degrees: each inner angle of an outline lies between this and 180 minus it
@@ -131,58 +127,6 @@ def check_outline(points, shape) -> np.ndarray:
     return order_outline(pts)
 
 
-# ---------------------------------------------------------------- EXIF
-
-
-def _tiff_orientation(tiff: bytes) -> int:
-    if len(tiff) < 8 or tiff[:2] not in (b"II", b"MM"):
-        return 1
-    end = "<" if tiff[:2] == b"II" else ">"
-    (first,) = struct.unpack(end + "I", tiff[4:8])
-    if first + 2 > len(tiff):
-        return 1
-    (count,) = struct.unpack(end + "H", tiff[first:first + 2])
-    for k in range(count):
-        at = first + 2 + 12 * k
-        if at + 12 > len(tiff):
-            break
-        tag, kind = struct.unpack(end + "HH", tiff[at:at + 4])
-        if tag == _ORIENTATION_TAG and kind == 3:  # SHORT
-            (value,) = struct.unpack(end + "H", tiff[at + 8:at + 10])
-            return int(value) if 1 <= value <= 8 else 1
-    return 1
-
-
-def exif_orientation(data: bytes) -> int:
-    """The EXIF orientation (1..8) a JPEG's header gives; 1 for no tag or another format."""
-    if len(data) < 4 or data[:2] != b"\xff\xd8":
-        return 1
-    at = 2
-    while at + 4 <= len(data) and data[at] == 0xFF:
-        marker = data[at + 1]
-        if marker in (0xD9, 0xDA):  # end of image, start of scan: no EXIF after this
-            break
-        (length,) = struct.unpack(">H", data[at + 2:at + 4])
-        body = data[at + 4:at + 2 + length]
-        if marker == 0xE1 and body[:6] == b"Exif\x00\x00":
-            return _tiff_orientation(body[6:])
-        at += 2 + length
-    return 1
-
-
-def stored_to_upright(points, orientation: int, width: int, height: int) -> np.ndarray:
-    """Points in the stored image (``width`` x ``height``) -> the upright image's pixels, for the
-    EXIF ``orientation`` (1 upright, 3 turned half a turn, 6 a quarter clockwise, 8 a quarter
-    anticlockwise; 2, 4, 5, 7 their mirror images)."""
-    p = np.asarray(points, np.float64).reshape(-1, 2)
-    x, y, w, h = p[:, 0], p[:, 1], float(width), float(height)
-    out = {
-        1: (x, y), 2: (w - x, y), 3: (w - x, h - y), 4: (x, h - y),
-        5: (y, x), 6: (h - y, x), 7: (h - y, w - x), 8: (y, w - x),
-    }.get(int(orientation), (x, y))
-    return np.stack(out, axis=1)
-
-
 # ---------------------------------------------------------------- size
 
 
@@ -271,15 +215,14 @@ def read_outline(reader, image: np.ndarray, points, size: int | None = None, cfg
 def read_photo_outline(reader, data: bytes, points, size: int | None = None, cfg=None):
     """Decode the photo's bytes and read the kingdom inside ``points`` given in its *stored*
     pixels (before the EXIF turn); returns ``(reading, upright_points)``."""
-    from vision import io as photo_io
-
-    info = photo_io.check_photo(data, cfg)
-    image = photo_io.load_image(data, cfg)
-    turn = exif_orientation(data)
+    photo = photo_files.open_photo(data, cfg)
+    info = photo.info
+    image = photo_files.load_image(photo, cfg)
+    turn = photo_files.exif_orientation(photo.data)
     upright_shape = (info.width, info.height) if turn >= 5 else (info.height, info.width)
     if image.shape[:2] != upright_shape:  # the decoder did not turn it: nor do the points
         turn = 1
     pts = np.asarray(points, np.float64).reshape(4, 2)
     check_outline(pts, (info.height, info.width))
-    upright = stored_to_upright(pts, turn, info.width, info.height)
+    upright = photo_files.stored_to_upright(pts, turn, info.width, info.height)
     return read_outline(reader, image, upright, size, cfg), upright

@@ -8,8 +8,12 @@ refused or read the same way everywhere. The limits come from ``config.toml`` ``
 - ``read_photo_file(path) -> bytes``: a regular file's bytes, within the byte limit; a folder, a
   named pipe, a device or a symbolic link loop is named as what it is (and never read from).
 - ``photo_bytes(path_or_bytes) -> bytes``: the bytes given, or ``read_photo_file``'s.
-- ``load_image(path_or_bytes) -> BGR uint8 array``: ``check_photo`` then decode, EXIF orientation
+- ``open_photo(path_or_bytes) -> Photo``: the bytes and their ``PhotoInfo``, checked once; every
+  function below that takes a photo takes a ``Photo`` too and does not check it again.
+- ``load_image(photo) -> BGR uint8 array``: ``check_photo`` then decode, EXIF orientation
   honoured (OpenCV applies it), at most ``[io] max_decodes`` decodes at once in one process.
+- ``exif_orientation(data) -> 1..8``: the EXIF orientation tag of a JPEG (1 when none);
+  ``stored_to_upright(points, orientation, width, height)``: stored pixels -> the upright image's.
 - ``shrink_photo(data, max_side) -> (JPEG bytes, (width, height))``: a small upright copy.
 
 Every refusal is a ``PhotoError`` (a ``ValueError``) whose message says what is wrong and what to
@@ -318,9 +322,83 @@ def read_photo_file(path, cfg=None) -> bytes:
 
 def photo_bytes(path_or_bytes, cfg=None) -> bytes:
     """A photo file's bytes: those given, or those :func:`read_photo_file` reads from a path."""
+    if isinstance(path_or_bytes, Photo):
+        return path_or_bytes.data
     if isinstance(path_or_bytes, (bytes, bytearray, memoryview)):
         return bytes(path_or_bytes)
     return read_photo_file(path_or_bytes, cfg)
+
+
+@dataclass(frozen=True)
+class Photo:
+    """A photo's bytes and what their header says, made only by :func:`open_photo` once every
+    check has passed: the steps of one read pass it on instead of checking the bytes again."""
+
+    data: bytes
+    info: PhotoInfo
+
+
+def open_photo(path_or_bytes, cfg=None) -> Photo:
+    """The photo's bytes (a path, bytes or a ``Photo`` already opened) checked by
+    :func:`check_photo`, once."""
+    if isinstance(path_or_bytes, Photo):
+        return path_or_bytes
+    data = photo_bytes(path_or_bytes, cfg)
+    return Photo(data, check_photo(data, cfg))
+
+
+# ---------------------------------------------------------------- EXIF
+
+_ORIENTATION_TAG = 0x0112
+
+
+def _tiff_orientation(tiff: bytes) -> int:
+    if len(tiff) < 8 or tiff[:2] not in (b"II", b"MM"):
+        return 1
+    end = "<" if tiff[:2] == b"II" else ">"
+    (first,) = struct.unpack(end + "I", tiff[4:8])
+    if first + 2 > len(tiff):
+        return 1
+    (count,) = struct.unpack(end + "H", tiff[first:first + 2])
+    for k in range(count):
+        at = first + 2 + 12 * k
+        if at + 12 > len(tiff):
+            break
+        tag, kind = struct.unpack(end + "HH", tiff[at:at + 4])
+        if tag == _ORIENTATION_TAG and kind == 3:  # SHORT
+            (value,) = struct.unpack(end + "H", tiff[at + 8:at + 10])
+            return int(value) if 1 <= value <= 8 else 1
+    return 1
+
+
+def exif_orientation(data: bytes) -> int:
+    """The EXIF orientation (1..8) a JPEG's header gives; 1 for no tag or another format."""
+    if len(data) < 4 or data[:2] != b"\xff\xd8":
+        return 1
+    at = 2
+    while at + 4 <= len(data) and data[at] == 0xFF:
+        marker = data[at + 1]
+        if marker in (0xD9, 0xDA):  # end of image, start of scan: no EXIF after this
+            break
+        (length,) = struct.unpack(">H", data[at + 2:at + 4])
+        body = data[at + 4:at + 2 + length]
+        if marker == 0xE1 and body[:6] == b"Exif\x00\x00":
+            return _tiff_orientation(body[6:])
+        at += 2 + length
+    return 1
+
+
+def stored_to_upright(points, orientation: int, width: int, height: int) -> np.ndarray:
+    """Points in the stored image (``width`` x ``height``) -> the upright image's pixels, for the
+    EXIF ``orientation`` (1 upright, 3 turned half a turn, 6 a quarter clockwise, 8 a quarter
+    anticlockwise; 2, 4, 5, 7 their mirror images)."""
+    p = np.asarray(points, np.float64).reshape(-1, 2)
+    x, y, w, h = p[:, 0], p[:, 1], float(width), float(height)
+    out = {
+        1: (x, y), 2: (w - x, y), 3: (w - x, h - y), 4: (x, h - y),
+        5: (y, x), 6: (h - y, x), 7: (h - y, w - x), 8: (y, w - x),
+    }.get(int(orientation), (x, y))
+    return np.stack(out, axis=1)
 
 
 # ---------------------------------------------------------------- decoding
@@ -356,13 +434,14 @@ def decode_turn(cfg=None):
 
 
 def load_image(path_or_bytes, cfg=None, reduce: int = 1) -> np.ndarray:
-    """Decode a photo (a path or the file's bytes) into a BGR uint8 array, EXIF-oriented.
+    """Decode a photo (a path, the file's bytes, or a ``Photo`` already checked) into a BGR
+    uint8 array, EXIF-oriented.
 
     ``check_photo`` runs first, so an oversized or damaged file is refused before any pixel
     is decoded. ``reduce`` (one of ``REDUCTIONS``, JPEG only): that many times smaller a side, as
     libjpeg decodes it (``vision.photo``). Raises ``PhotoError`` (``PhotoBusy``: no turn free)."""
-    data = photo_bytes(path_or_bytes, cfg)
-    info = check_photo(data, cfg)
+    photo = open_photo(path_or_bytes, cfg)
+    data, info = photo.data, photo.info
     if reduce != 1 and (info.format != "jpeg" or reduce not in REDUCTIONS):
         raise ValueError(f"reduce must be 1, or 2, 4 or 8 for a JPEG, not {reduce!r} ({info.format})")
     flag = cv2.IMREAD_COLOR if reduce == 1 else getattr(cv2, f"IMREAD_REDUCED_COLOR_{reduce}")

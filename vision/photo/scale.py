@@ -53,9 +53,9 @@ def load_for_reading(path_or_bytes, cfg=None) -> tuple[np.ndarray, int]:
     long_side = int(cfg["io"]["read_long_side"])
     if long_side <= 0:      # off, as shipped: decoded whole, the photo checked once
         return photo_io.load_image(path_or_bytes, cfg), 1
-    data = photo_io.photo_bytes(path_or_bytes, cfg)
-    factor = reduction(photo_io.check_photo(data, cfg), long_side)
-    return photo_io.load_image(data, cfg, reduce=factor), factor
+    photo = photo_io.open_photo(path_or_bytes, cfg)
+    factor = reduction(photo.info, long_side)
+    return photo_io.load_image(photo, cfg, reduce=factor), factor
 
 
 def reduced_map(factor: int) -> np.ndarray:

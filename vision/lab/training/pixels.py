@@ -116,7 +116,7 @@ def evaluate_detection(photos, cfg=None, threshold: float = 0.05) -> dict:
     "median_error": ..., "max_error": ..., "median_ms": ...}``. A photo counts as found when
     its worst corner is within ``threshold`` of the board side.
     """
-    from vision.io import load_image
+    from vision.photo.files import load_image
 
     rows_out = []
     for p in photos:
