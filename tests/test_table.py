@@ -196,27 +196,3 @@ def test_usage_errors_exit_2(stub, argv, run_cli):
     code, _, err = run_cli(*argv)
     assert code == 2
     assert "kingdomino: error:" in err
-
-
-# ------------------------------------------------------------------ one outline per place
-
-def _outline(x, rows=5, conf=0.9, shift=0.0):
-    import numpy as np
-
-    from vision.find.whole_table import TableOutline
-
-    c = np.float32([[x, 0], [x + 500, 0], [x + 500, 500], [x, 500]]) + shift
-    return TableOutline(c, rows, rows, conf, False)
-
-
-def test_two_maps_give_one_outline_per_place():
-    from vision.find.whole_table import _merge
-
-    net, pixel = _outline(0), _outline(0, shift=5.0)
-    other = _outline(2000)
-    # the same grid in the same place: the per-pixel outline (as the detector does)
-    assert [id(o) for o in _merge([[net], [pixel, other]], 0.1)] == [id(pixel), id(other)]
-    # different grids in one place: the surer count
-    unsure = _outline(0, rows=7, conf=0.3)
-    assert [id(o) for o in _merge([[net], [unsure]], 0.1)] == [id(net)]
-    assert [id(o) for o in _merge([[unsure], [net]], 0.1)] == [id(net)]

@@ -92,9 +92,8 @@ class Reader:
         t = self.classifier.t_terrain
         objective = Objective(cfg, t)
 
-        def window(corners, rows, cols, warnings=(), framing=None):
-            return self.framed(image, corners, rows, cols, size, warnings,
-                               framing if framing is not None else cfg)
+        def window(corners, rows, cols, warnings=()):
+            return self.framed(image, corners, rows, cols, size, warnings, cfg)
 
         best = OutlineSearch(image, size, cfg, self.classifier, window, objective).run(
             search.outlines(image, cfg, size))

@@ -515,7 +515,7 @@ class _StubReader:
         if image[0, 0, 0] == 5:
             from vision.errors import PhotoError
             raise PhotoError("no kingdom found")
-        return SimpleNamespace(corners=TRUTH / 2 + [50, 0], rows=5, cols=5, offsets=None)
+        return SimpleNamespace(corners=TRUTH / 2 + [50, 0], rows=5, cols=5)
 
 
 def test_end_to_end_frames_are_the_readers():
@@ -527,8 +527,8 @@ def test_end_to_end_frames_are_the_readers():
     reader = _StubReader()
     image = np.zeros((300, 300, 3), np.uint8)
     image[..., 0] = 2
-    corners, rows, cols, offsets = find_frame(image, config.load(), reader)
-    assert reader.framed == ["p2"] and (rows, cols) == (5, 5) and offsets is None
+    corners, rows, cols = find_frame(image, config.load(), reader)
+    assert reader.framed == ["p2"] and (rows, cols) == (5, 5)
     assert np.allclose(corners, TRUTH / 2 + [50, 0])
 
 

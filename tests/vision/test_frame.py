@@ -136,10 +136,8 @@ def _photo_with_kingdom(n_tiles: int, square: int = 60, pad: int = 3):
     return image
 
 
-def _cfg(ring: int):
-    cfg = config.load()
-    cfg["frame"]["ring"] = ring
-    return cfg
+def _cfg():
+    return config.load()
 
 
 def _square_corners(x0, y0, x1, y1):
@@ -151,31 +149,17 @@ def test_choose_drops_a_ring_of_table_the_detector_took_in():
     its own corners and its 25 squares' logits."""
     image = _photo_with_kingdom(5)
     found = _square_corners(120, 120, 540, 540)        # 7x7 squares of 60 px from (2, 2)
-    for ring in (0, 1):
-        corners, rows, cols, logits = frame.choose(image, found, 7, 7, _ColourClassifier(),
-                                                   _cfg(ring))
-        assert (rows, cols) == (5, 5) and len(logits) == 25
-        assert np.allclose(corners, _square_corners(180, 180, 480, 480), atol=0.5)
+    corners, rows, cols, logits = frame.choose(image, found, 7, 7, _ColourClassifier(), _cfg())
+    assert (rows, cols) == (5, 5) and len(logits) == 25
+    assert np.allclose(corners, _square_corners(180, 180, 480, 480), atol=0.5)
 
 
-def test_a_ring_lets_a_grid_grow_to_the_kingdom_beyond_it():
-    """With a ring read (``ring = 1``) a 5x5 grid in the middle of a 7x7 kingdom grows to 7x7:
-    only a grid completed to a frame is capped at its own longer side."""
-    image = _photo_with_kingdom(7)
-    found = _square_corners(240, 240, 540, 540)        # the kingdom's middle 5x5
-    corners, rows, cols, _ = frame.choose(image, found, 5, 5, _ColourClassifier(), _cfg(1))
-    assert (rows, cols) == (7, 7)
-    assert np.allclose(corners, _square_corners(180, 180, 600, 600), atol=0.5)
-
-
-def test_choose_moves_a_frame_one_column_off_onto_the_kingdom():
+def test_choose_drops_a_column_of_table_from_a_frame_one_column_off():
+    """The window lies within the grid read: the table column is dropped and the kingdom's
+    last one stays unread."""
     image = _photo_with_kingdom(5)
     found = _square_corners(120, 180, 420, 480)        # 5x5 from one column left of the kingdom
-    corners, rows, cols, _ = frame.choose(image, found, 5, 5, _ColourClassifier(), _cfg(1))
-    assert (rows, cols) == (5, 5)
-    assert np.allclose(corners, _square_corners(180, 180, 480, 480), atol=0.5)
-    # without the ring the table column is dropped and the kingdom's last one stays unread
-    corners, rows, cols, _ = frame.choose(image, found, 5, 5, _ColourClassifier(), _cfg(0))
+    corners, rows, cols, _ = frame.choose(image, found, 5, 5, _ColourClassifier(), _cfg())
     assert (rows, cols) == (5, 4)
     assert np.allclose(corners, _square_corners(180, 180, 420, 480), atol=0.5)
 
@@ -289,10 +273,10 @@ def test_choose_completes_a_grid_one_column_short_of_a_frame():
     beyond is read and the 5x5 frame chosen; with completion off the 5x4 grid stays."""
     image = _photo_with_kingdom(5)
     found = _square_corners(180, 180, 420, 480)        # the kingdom's first 4 columns
-    corners, rows, cols, logits = frame.choose(image, found, 5, 4, _ColourClassifier(), _cfg(0))
+    corners, rows, cols, logits = frame.choose(image, found, 5, 4, _ColourClassifier(), _cfg())
     assert (rows, cols) == (5, 5) and len(logits) == 25
     assert np.allclose(corners, _square_corners(180, 180, 480, 480), atol=0.5)
-    cfg = _cfg(0)
+    cfg = _cfg()
     cfg["frame"]["square_frames"] = []
     corners, rows, cols, _ = frame.choose(image, found, 5, 4, _ColourClassifier(), cfg)
     assert (rows, cols) == (5, 4) and np.allclose(corners, found, atol=0.5)
@@ -301,7 +285,7 @@ def test_choose_completes_a_grid_one_column_short_of_a_frame():
 def test_grown_logits_read_only_the_new_strips_and_match_the_whole_grown_grid():
     image = _photo_with_kingdom(5)
     found = _square_corners(180, 180, 420, 480)        # 5x4: one column each side is read
-    clf, cfg = _ColourClassifier(), _cfg(0)
+    clf, cfg = _ColourClassifier(), _cfg()
     own = frame.read_grid(image, found, 5, 4, clf, cfg)
     seen = []
     clf.logits = lambda crops, first_turn_only=False, read=clf.logits: (
@@ -317,7 +301,7 @@ def test_a_strip_that_looks_like_the_table_is_not_read():
     is bare table like the table around it (vision.read.holes): not read, it reads as table."""
     image = _photo_with_kingdom(5)
     found = _square_corners(180, 180, 420, 480)
-    clf, cfg = _ColourClassifier(), _cfg(0)
+    clf, cfg = _ColourClassifier(), _cfg()
     seen = []
     clf.logits = lambda crops, first_turn_only=False, read=clf.logits: (
         seen.append(len(crops)) or read(crops, first_turn_only))
@@ -345,21 +329,24 @@ def test_choose_drops_a_row_that_looks_like_the_table_around_the_grid():
     the network's logits alone it stays."""
     image = _photo_with_kingdom(5)
     found = _square_corners(180, 180, 480, 540)        # the kingdom and one row of table
-    corners, rows, cols, logits = frame.choose(image, found, 6, 5, _FooledClassifier(), _cfg(0))
+    corners, rows, cols, logits = frame.choose(image, found, 6, 5, _FooledClassifier(), _cfg())
     assert (rows, cols) == (5, 5) and len(logits) == 25
     assert np.allclose(corners, _square_corners(180, 180, 480, 480), atol=0.5)
-    cfg = _cfg(0)
+    cfg = _cfg()
     cfg["frame"]["judge_holes"] = False
     _, rows, cols, _ = frame.choose(image, found, 6, 5, _FooledClassifier(), cfg)
     assert (rows, cols) == (6, 5)
 
 
 def test_choose_never_reaches_beyond_the_photo():
-    """The kingdom fills the photo: the ring lies outside it (edge pixels repeated), stays out."""
+    """The kingdom fills the photo and its grid missed the last column: read one column
+    beyond each side, the one outside the photo (edge pixels repeated, read as tiles) stays
+    out and the kingdom's last column comes in."""
     image = _photo_with_kingdom(5, pad=0)
-    found = _square_corners(0, 0, 300, 300)
-    corners, rows, cols, _ = frame.choose(image, found, 5, 5, _ColourClassifier(), _cfg(1))
-    assert (rows, cols) == (5, 5) and np.allclose(corners, found, atol=0.5)
+    found = _square_corners(0, 0, 240, 300)            # 5 rows, the first 4 columns
+    corners, rows, cols, _ = frame.choose(image, found, 5, 4, _ColourClassifier(), _cfg())
+    assert (rows, cols) == (5, 5)
+    assert np.allclose(corners, _square_corners(0, 0, 300, 300), atol=0.5)
 
 
 def test_crispness_is_higher_for_sure_readings():
@@ -388,11 +375,11 @@ def test_a_side_counted_short_of_a_frame_is_recounted_on_the_same_outline():
     squares already the tiles' own) keeps its count: completion reads beyond it."""
     image = _photo_with_kingdom(5, square=70, pad=0)
     whole = _square_corners(0, 0, 350, 350)
-    _, rows, cols, logits = frame.recount(image, whole, 5, 3, _CutClassifier(), _cfg(0))
+    _, rows, cols, logits = frame.recount(image, whole, 5, 3, _CutClassifier(), _cfg())
     assert (rows, cols, len(logits)) == (5, 5, 25)
     short = _square_corners(0, 0, 280, 350)            # the kingdom's first 4 columns
-    assert frame.recount(image, short, 5, 4, _CutClassifier(), _cfg(0))[1:3] == (5, 4)
-    cfg = _cfg(0)
+    assert frame.recount(image, short, 5, 4, _CutClassifier(), _cfg())[1:3] == (5, 4)
+    cfg = _cfg()
     cfg["frame"]["recount_short"] = False
     assert frame.recount(image, whole, 5, 3, _CutClassifier(), cfg)[1:3] == (5, 3)
 
@@ -404,13 +391,13 @@ def test_a_side_counted_one_over_a_frame_is_recounted_on_the_same_outline():
     5x6) keeps its count: the window is chosen in it afterwards."""
     image = _photo_with_kingdom(5, square=70, pad=0)
     whole = _square_corners(0, 0, 350, 350)
-    _, rows, cols, logits = frame.recount(image, whole, 5, 6, _CutClassifier(), _cfg(0))
+    _, rows, cols, logits = frame.recount(image, whole, 5, 6, _CutClassifier(), _cfg())
     assert (rows, cols, len(logits)) == (5, 5, 25)
-    assert frame.recount(image, whole, 6, 5, _CutClassifier(), _cfg(0))[1:3] == (5, 5)
+    assert frame.recount(image, whole, 6, 5, _CutClassifier(), _cfg())[1:3] == (5, 5)
     wider = _photo_with_kingdom(5, square=70, pad=1)[70:420]    # a column of table each side
     with_table = _square_corners(70, 0, 490, 350)                # the kingdom and the right one
-    assert frame.recount(wider, with_table, 5, 6, _CutClassifier(), _cfg(0))[1:3] == (5, 6)
-    cfg = _cfg(0)
+    assert frame.recount(wider, with_table, 5, 6, _CutClassifier(), _cfg())[1:3] == (5, 6)
+    cfg = _cfg()
     cfg["frame"]["max_over"] = 0
     assert frame.recount(image, whole, 5, 6, _CutClassifier(), cfg)[1:3] == (5, 6)
 
@@ -433,9 +420,9 @@ def test_the_seams_keep_a_half_built_kingdoms_count_against_a_crisper_cut():
     that gain (the network sure enough), the crisper cut wins."""
     image = _photo_with_kingdom(5, square=70, pad=0)[:280]       # the kingdom's first 4 rows
     whole = _square_corners(0, 0, 350, 280)
-    assert frame.recount(image, whole, 4, 5, _ArtFooledClassifier(), _cfg(0))[1:3] == (4, 5)
+    assert frame.recount(image, whole, 4, 5, _ArtFooledClassifier(), _cfg())[1:3] == (4, 5)
     for key, value in (("recount_seam_veto", 0), ("seam_veto_within", 0.015)):
-        cfg = _cfg(0)
+        cfg = _cfg()
         cfg["frame"][key] = value
         assert frame.recount(image, whole, 4, 5, _ArtFooledClassifier(), cfg)[1:3] == (5, 5)
 
@@ -446,10 +433,10 @@ def test_a_recounted_grid_has_its_corners_refined_for_the_new_count():
     image = _photo_with_kingdom(5, square=70, pad=1)
     true = _square_corners(70, 70, 420, 420)
     off = true + np.float32([[7, -5], [-6, 7], [6, 5], [-5, -7]])
-    corners, rows, cols, _ = frame.recount(image, off, 5, 6, _CutClassifier(), _cfg(0))
+    corners, rows, cols, _ = frame.recount(image, off, 5, 6, _CutClassifier(), _cfg())
     assert (rows, cols) == (5, 5)
     assert np.abs(corners - true).max() < 0.5 * np.abs(off - true).max()
-    cfg = _cfg(0)
+    cfg = _cfg()
     cfg["frame"]["refine_recount"] = False
     corners, rows, cols, _ = frame.recount(image, off, 5, 6, _CutClassifier(), cfg)
     assert (rows, cols) == (5, 5) and np.allclose(corners, off)
@@ -484,10 +471,10 @@ def test_a_window_cut_from_a_grid_over_a_loose_domino_is_recounted():
     the kingdom's three (wide) columns and is counted again on its own outline, 5x5."""
     image, found = _kingdom_gap_domino()
     corners, rows, cols, logits = frame.choose(image, found, 5, 5, _CutTableClassifier(),
-                                               _cfg(0))
+                                               _cfg())
     assert (rows, cols, len(logits)) == (5, 5, 25)
     assert np.allclose(corners, _square_corners(60, 60, 360, 360), atol=3)
-    cfg = _cfg(0)
+    cfg = _cfg()
     cfg["frame"]["recount_window"] = False
     assert frame.choose(image, found, 5, 5, _CutTableClassifier(), cfg)[1:3] == (5, 3)
     cfg["frame"]["wall_penalty"] = 0.0                  # no wall: the domino stays in
@@ -513,21 +500,13 @@ def test_recount_cuts_the_frames_a_side_is_short_or_over_of(rows, cols, over, wa
     assert frame.recount_cuts(rows, cols, (5, 7), 3, over) == want
 
 
-def test_recount_reads_a_5x5_kingdom_found_as_7x7_as_5x5():
-    """The outline is right but the detector counted 7 squares a side: the 5x5 cut reads
-    crisply, the 7x7 cut runs through tiles (recounting is off as shipped: turned on here)."""
+def test_recount_keeps_a_square_grid_and_a_strip_as_counted():
+    """A square grid (a frame already) and a half-built kingdom's strip are not recounted."""
     image = _photo_with_kingdom(5, square=70, pad=0)
     found = _square_corners(0, 0, 350, 350)
-    cfg = _cfg(0)
-    cfg["frame"]["recount_sizes"] = [5, 7]
-    assert frame.recount(image, found, 7, 7, _CutClassifier(), _cfg(0))[1:3] == (7, 7)
-    _, rows, cols, logits = frame.recount(image, found, 7, 7, _CutClassifier(), cfg)
-    assert (rows, cols, len(logits)) == (5, 5, 25)
-    # asked for a 7x7 frame: the count is the caller's
-    assert frame.recount(image, found, 7, 7, _CutClassifier(), cfg, size=7)[1:3] == (7, 7)
-    # a strip of a half-built kingdom is not recounted
+    assert frame.recount(image, found, 7, 7, _CutClassifier(), _cfg())[1:3] == (7, 7)
     assert frame.recount(image[:70], _square_corners(0, 0, 350, 70), 1, 5, _CutClassifier(),
-                         cfg)[1:3] == (1, 5)
+                         _cfg())[1:3] == (1, 5)
 
 
 def test_table_edge_takes_off_a_line_of_table_read_as_tiles():
@@ -608,10 +587,10 @@ def test_an_outline_far_from_square_on_the_table_is_not_recut_n_by_n():
     strip = _square_corners(100, 100, 450, 240)                  # 350 x 140 px: 2x5 squares
     assert far_from_square(strip, image.shape, 2.0)
     assert not far_from_square(strip, image.shape, 2.6) and not far_from_square(strip, image.shape, 0)
-    assert frame.recount(image, strip, 2, 5, _FirstBlurredClassifier(), _cfg(0))[1:3] == (2, 5)
-    cfg = _cfg(0)
+    assert frame.recount(image, strip, 2, 5, _FirstBlurredClassifier(), _cfg())[1:3] == (2, 5)
+    cfg = _cfg()
     cfg["frame"]["recount_max_aspect"] = 0
     assert frame.recount(image, strip, 2, 5, _FirstBlurredClassifier(), cfg)[1:3] == (5, 5)
     four = _square_corners(100, 100, 450, 380)                   # 350 x 280 px: 4x5 squares
     assert not far_from_square(four, image.shape, 2.0)
-    assert frame.recount(image, four, 4, 5, _FirstBlurredClassifier(), _cfg(0))[1:3] == (5, 5)
+    assert frame.recount(image, four, 4, 5, _FirstBlurredClassifier(), _cfg())[1:3] == (5, 5)

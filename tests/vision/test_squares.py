@@ -40,17 +40,6 @@ def test_board_margin_is_skipped():
         assert (crop == colours[i // 3, i % 3]).all()
 
 
-def test_offsets_move_the_crop():
-    board, colours = painted_board(2, 2, 10)
-    offsets = np.zeros((2, 2, 2))
-    offsets[0, 0] = (10, 0)     # dx: one cell to the right
-    offsets[1, 1] = (0, -10)    # dy: one cell up
-    crops = cell_crops(board, 2, 2, 10, offsets=offsets)
-    assert (crops[0] == colours[0, 1]).all()
-    assert (crops[3] == colours[0, 1]).all()
-    assert (crops[1] == colours[0, 1]).all()                 # unmoved
-
-
 def test_photo_crops_through_warp_board_matches_direct():
     board, colours = painted_board(5, 5, 40)
     crops = photo_crops(board, image_corners(board), 5, 5, 20, board_margin=4, crop_margin=2)
@@ -65,7 +54,5 @@ def test_bad_geometry_and_shapes_are_refused():
     board, _ = painted_board(2, 2, 10)
     with pytest.raises(ValueError):
         cell_crops(board, 3, 2, 10)                    # board too small
-    with pytest.raises(ValueError):
-        cell_crops(board, 2, 2, 10, offsets=np.zeros((3, 3, 2)))
     with pytest.raises(ValueError):
         cell_crops(board, 0, 2, 10)

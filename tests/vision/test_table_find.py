@@ -79,15 +79,15 @@ def test_the_outline_does_not_take_in_a_table_that_reads_nearly_as_tile(monkeypa
 
     img, truth = _board_photo(np.random.default_rng(3))
 
-    def maps(small, det, both):
+    def tile_map(small, det):
         scale = small.shape[1] / img.shape[1]
         prob = np.full(small.shape[:2], 0.45, np.float32)
         x0, y0 = np.round(truth[0] * scale).astype(int)
         x1, y1 = np.round(truth[2] * scale).astype(int)
         prob[y0:y1, x0:x1] = 0.97
-        return [prob]
+        return prob
 
-    monkeypatch.setattr(table, "_maps", maps)
+    monkeypatch.setattr(table, "_tile_map", tile_map)
     found = table.find_kingdoms(img, CFG)
     assert len(found) == 1
     # (it took in 0.06-0.08 of a side of table on every side; now 0.02)
@@ -103,10 +103,10 @@ class _FakeReader:
         self.cfg = CFG
         self.logits_for = logits_for       # rows -> logits of that grid
         self.classifier = SimpleNamespace(t_terrain=1.0)
-        self.framed_cfgs = []
+        self.framed_grids = []
 
     def framed(self, image, corners, rows, cols, size=None, warnings=(), cfg=None):
-        self.framed_cfgs.append(cfg)
+        self.framed_grids.append((rows, cols))
         return SimpleNamespace(corners=np.float32(corners), rows=rows, cols=cols,
                                logits=self.logits_for[rows], warnings=list(warnings))
 
@@ -120,9 +120,9 @@ class _FakeReader:
 
 
 def _blobs_found(monkeypatch, *blobs):
-    """The photo's blobs (one map), each given as its outlines in the order they are made."""
-    monkeypatch.setattr(table, "_outlines_by_map",
-                        lambda image, cfg: [[iter(outlines) for outlines in blobs]])
+    """The photo's blobs, each given as its outlines in the order they are made."""
+    monkeypatch.setattr(table, "_outlines_by_blob",
+                        lambda image, cfg: [iter(outlines) for outlines in blobs])
 
 
 def _logits(n, sure):
@@ -145,8 +145,6 @@ def test_of_a_blobs_outlines_the_one_whose_squares_read_crispest_is_kept(monkeyp
     image = np.zeros((3000, 4000, 3), np.uint8)
     out = table.read_table(reader, image)
     assert len(out) == 1 and (out[0].reading.rows, out[0].reading.cols) == (5, 5)
-    # each outline's window is chosen by the classifier with the table's ring
-    assert all(c["frame"]["ring"] == CFG["table"]["ring"] for c in reader.framed_cfgs)
     # and the other way round when the bloated one reads crisper
     reader = _FakeReader({7: _logits(7, 6.0), 5: _logits(5, 1.0)})
     assert table.read_table(reader, image)[0].reading.rows == 7
@@ -159,7 +157,7 @@ def test_an_outline_that_cannot_be_a_kingdom_is_not_read(monkeypatch):
     reader = _FakeReader({5: _logits(5, 6.0), 2: _logits(2, 6.0)})
     with pytest.raises(ValueError):
         table.read_table(reader, np.zeros((3000, 4000, 3), np.uint8))
-    assert reader.framed_cfgs == []
+    assert reader.framed_grids == []
 
 
 def test_a_blob_at_the_border_is_cut_only_when_its_kingdom_reaches_the_edge(monkeypatch):
@@ -200,21 +198,7 @@ def test_a_blobs_other_outlines_are_not_read_once_one_reads_crisply(monkeypatch)
     _blobs_found(monkeypatch, [tight, bloated])
     reader = _FakeReader({5: _logits(5, 9.0), 7: _logits(7, 20.0)})
     out = table.read_table(reader, np.zeros((3000, 4000, 3), np.uint8))
-    assert len(reader.framed_cfgs) == 1 and out[0].reading.rows == 5
-
-
-def test_a_blurred_reading_is_refused_only_below_the_floor(monkeypatch):
-    blurred = TableOutline(_box(1000, 1000, 1000), 5, 5, 0.9, False)
-    _blobs_found(monkeypatch, [blurred])
-    image = np.zeros((3000, 4000, 3), np.uint8)
-    reader = _FakeReader({5: _logits(5, 0.5)})           # every square half sure: blurred
-    floor = table.crispness(_logits(5, 0.5), 1.0)
-    reader.cfg = vconfig.load()
-    reader.cfg["table"]["min_crispness"] = floor - 0.01
-    assert len(table.read_table(reader, image)) == 1
-    reader.cfg["table"]["min_crispness"] = floor + 0.01
-    with pytest.raises(ValueError):
-        table.read_table(reader, image)
+    assert len(reader.framed_grids) == 1 and out[0].reading.rows == 5
 
 
 def test_a_surer_count_of_an_outline_already_given_is_still_given(monkeypatch):
@@ -244,10 +228,10 @@ def test_table_photos_mix_the_tile_maps_by_their_own_weight(monkeypatch):
     cfg["table"]["tile_net_weight"] = 0.25
     seen = []
 
-    def fake_maps(small, det, both):
+    def fake_map(small, det):
         seen.append(float(det["tile_net_weight"]))
-        return []
+        return np.zeros(small.shape[:2], np.float32)
 
-    monkeypatch.setattr(table, "_maps", fake_maps)
-    table._outlines_by_map(np.full((300, 400, 3), 128, np.uint8), cfg)
+    monkeypatch.setattr(table, "_tile_map", fake_map)
+    table._outlines_by_blob(np.full((300, 400, 3), 128, np.uint8), cfg)
     assert seen == [0.25]

@@ -3,11 +3,10 @@
 The detector (``vision.find.detect``) gives an outline and a rows x cols grid. Its blob can take in
 table that looks like tiles (a 5x5 read as 7x7) or miss a row of tiles (a frame one column
 off). A table cannot fake what the square classifier reads: it was trained with bare table as
-its own class (``empty``). So the grid's squares are read (``[frame] ring`` squares larger on
-every side, 0 as shipped; a grid one side short of a 5x5 or 7x7 frame is recounted on the same
-outline or read beyond that side, :func:`recount`, :func:`completion`) and the window that
-holds the kingdom is chosen among every rectangle of at most ``max_cells`` squares a side
-inside what was read:
+its own class (``empty``). So the grid's squares are read (a grid one side short of a 5x5 or
+7x7 frame is recounted on the same outline or read beyond that side, :func:`recount`,
+:func:`completion`) and the window that holds the kingdom is chosen among every rectangle of
+at most ``max_cells`` squares a side inside what was read:
 
 - a square inside the window is a tile, the castle, or (less likely, ``[frame] inside_empty``)
   an empty square of a half-built kingdom;
@@ -148,15 +147,13 @@ def read_grid(image, corners, rows: int, cols: int, classifier, cfg: dict,
 
 def recount(image, corners, rows: int, cols: int, classifier, cfg: dict, size: int | None = None,
             first_turn_only: bool = False):
-    """The detector's square grid against the same outline cut into the other frame sizes of
-    ``[frame] recount_sizes``: the one whose squares read crispest (:func:`crispness`) wins,
-    the detector's own by ``[frame] recount_margin``. A grid one side short of a square frame
-    (``[frame] square_frames``, ``recount_short``), or a side over one (``max_over``), is
-    compared with the outline cut n x n (:func:`recount_cuts`) on the squares as cut (one
-    quarter turn each), the crispest winning unless it is crisper by less than ``[frame]
+    """The detector's grid, recounted when it is one side short of a square frame (``[frame]
+    square_frames``, ``recount_short``) or a side over one (``max_over``): it is compared
+    with the outline cut n x n (:func:`recount_cuts`) on the squares as cut (one quarter turn
+    each), the crispest winning unless it is crisper by less than ``[frame]
     seam_veto_within`` and the seams refute its lines (``vision.find.gridcount.seams_refute``),
-    and the winner read in full (not when
-    ``first_turn_only``: a quick reading judges the grid as found); a grid recounted so has
+    and the winner read in full (not when ``first_turn_only``: a quick reading judges the
+    grid as found, and no grid is recounted); a grid recounted so has
     its corners refined for the new count (``[frame] refine_recount``,
     ``vision.find.corner_refine.refine_photo_outline``). Returns ``(corners, rows, cols,
     logits)``. A half-built kingdom's strip is not recounted, nor an outline farther from
@@ -191,29 +188,15 @@ def recount(image, corners, rows: int, cols: int, classifier, cfg: dict, size: i
                 # the detector put the lines of its own count on the seams: put the new
                 # count's there (a few hundredths of a side; the crops are cut anew)
                 corners = refine_photo_outline(image, corners, rows, cols, cfg["detect"])
-        # the winner's first turn is remembered by the classifier: not read twice
-        return corners, rows, cols, read_grid(image, corners, rows, cols, classifier, cfg,
-                                              first_turn_only)
-    logits = read_grid(image, corners, rows, cols, classifier, cfg, first_turn_only)
-    sizes = [int(n) for n in cfg["frame"]["recount_sizes"]]
-    if rows != cols or rows not in sizes or size is not None and rows == size:
-        return corners, rows, cols, logits
-    best = (crispness(logits, classifier.t_terrain) + float(cfg["frame"]["recount_margin"]),
-            rows, logits)
-    for n in sizes:
-        if n == rows or (size is not None and n > size):
-            continue
-        other = read_grid(image, corners, n, n, classifier, cfg, first_turn_only)
-        score = crispness(other, classifier.t_terrain)
-        if score > best[0]:
-            best = (score, n, other)
-    return corners, best[1], best[1], best[2]
+    # a recount's winner: its first turn is remembered by the classifier, not read twice
+    return corners, rows, cols, read_grid(image, corners, rows, cols, classifier, cfg,
+                                          first_turn_only)
 
 
 def choose(image: np.ndarray, corners, rows: int, cols: int, classifier, cfg: dict,
            size: int | None = None, first_turn_only: bool = False):
-    """The detector's grid recounted (:func:`recount`), read ``[frame] ring`` squares larger
-    on every side or, one side short of a frame, beyond that side (:func:`completion`,
+    """The detector's grid recounted (:func:`recount`), read as it is or, one side short of a
+    frame, beyond that side (:func:`completion`,
     :func:`grown_logits`), and the window holding the kingdom chosen in it
     (:func:`best_window`, on the logits with ``vision.read.holes`` applied). A window smaller than
     the grid as counted (not grown), short of (or over) a frame, is recounted on its own
@@ -225,13 +208,12 @@ def choose(image: np.ndarray, corners, rows: int, cols: int, classifier, cfg: di
     corners, rows, cols, logits = recount(image, corners, rows, cols, classifier, cfg, size,
                                           first_turn_only)
     fcfg = cfg["frame"]
-    ring = int(fcfg["ring"])
     cap = int(size) if size is not None else int(cfg["detect"]["max_cells"])
     frames = tuple(int(n) for n in fcfg["square_frames"] if int(n) <= cap)
     # a quick reading (comparing two grids of one outline) judges each grid as found
     across, down = (0, 0) if first_turn_only else completion(rows, cols, frames,
                                                             int(fcfg["max_grow"]))
-    top, left = max(ring, down), max(ring, across)
+    top, left = down, across
     R, C = rows + 2 * top, cols + 2 * left
     grown = Window(-top, -left, R, C)
     big = window_corners(corners, rows, cols, grown)
@@ -256,8 +238,8 @@ def choose(image: np.ndarray, corners, rows: int, cols: int, classifier, cfg: di
                        float(fcfg["odds_floor"])).reshape(R, C)
     # a square read as table, with vision.read.holes applied: a line of them splits a window
     walls = p_empty.reshape(R, C) >= float(fcfg["wall_empty_odds"])
-    # a ring square whose centre lies outside the photo is read from replicated edge pixels:
-    # take it for table
+    # a square read beyond the grid whose centre lies outside the photo is read from
+    # replicated edge pixels: take it for table
     off = centres_off_photo(image.shape, big, R, C)
     off[top:top + rows, left:left + cols] = False
     gain[off] = np.log(float(fcfg["inside_empty"]))

@@ -98,47 +98,20 @@ def number_order(centres, sides=None, tolerance: float | None = None, cfg=None) 
     return [i for col in columns for i in sorted(col, key=lambda j: (pts[j, 1], pts[j, 0]))]
 
 
-def _maps(small: np.ndarray, det, both: bool) -> list[np.ndarray]:
-    """The tile maps to search: the network's (mixed with the per-pixel model's) and, with
-    ``both``, the per-pixel model's alone (sharper where a table's colours spread the other)."""
+def _tile_map(small: np.ndarray, det) -> np.ndarray:
+    """The tile map to search: the network's mixed with the per-pixel model's (the per-pixel
+    model's alone without the network)."""
     pixel = pixel_map(small, det)
     if not det["tile_net"]:
-        return [pixel]
+        return pixel
     mix = float(det["tile_net_weight"])
-    mixed = mix * tile_net(det).probability(small) + (1.0 - mix) * pixel
-    return [mixed, pixel] if both else [mixed]
+    return mix * tile_net(det).probability(small) + (1.0 - mix) * pixel
 
 
 def _same_place(a, b) -> bool:
     """Two outlines of one kingdom: centres closer than a third of the smaller side."""
     d = np.linalg.norm(np.asarray(a.corners, float).mean(0) - np.asarray(b.corners, float).mean(0))
     return bool(d < min(_side(a.corners), _side(b.corners)) / 3)
-
-
-def _merge(found_by_map: list[list], agree_at: float) -> list:
-    """One outline per place: where both maps found one, the same grid with corners within
-    ``[detect] outline_agree`` of a side keeps the per-pixel outline (as ``vision.find.detect.locate``
-    does), otherwise the surer grid count wins (ties: the network's)."""
-    from vision.find.detect import corner_error
-
-    if len(found_by_map) == 1:
-        return found_by_map[0]
-    first, second = found_by_map
-    out, used = [], set()
-    for a in first:
-        match = next((j for j, b in enumerate(second) if j not in used and _same_place(a, b)),
-                     None)
-        if match is None:
-            out.append(a)
-            continue
-        used.add(match)
-        b = second[match]
-        agree = (a.rows, a.cols) == (b.rows, b.cols) and corner_error(
-            np.asarray(a.corners, float), np.asarray(b.corners, float), any_first=True) <= agree_at
-        out.append(b if agree or b.confidence > a.confidence else a)
-    out += [b for j, b in enumerate(second) if j not in used
-            and not any(_same_place(b, a) for a in out)]
-    return out
 
 
 def _blobs(prob: np.ndarray, det, tab) -> list[tuple]:
@@ -202,21 +175,18 @@ def find_kingdoms(image: np.ndarray, cfg=None) -> list[TableOutline]:
     of a blob's outlines (:func:`blob_outlines`) the surest grid count (ties: the first made).
     Raises ``PhotoError`` for an image that is not an 8-bit colour image."""
     cfg = cfg if cfg is not None else _config.load()
-    found_by_map = []
-    for blobs in _outlines_by_map(image, cfg):
-        found = []
-        for outlines in blobs:
-            surest = max(outlines, key=lambda o: o.confidence, default=None)
-            if surest is not None:
-                found.append(surest)
-        found_by_map.append(found)
-    return _merge(found_by_map, float(cfg["detect"]["outline_agree"]))
+    found = []
+    for outlines in _outlines_by_blob(image, cfg):
+        surest = max(outlines, key=lambda o: o.confidence, default=None)
+        if surest is not None:
+            found.append(surest)
+    return found
 
 
-def _outlines_by_map(image: np.ndarray, cfg) -> list[list]:
-    """For each tile map searched, one :func:`blob_outlines` generator per blob. The network's
-    map is mixed by ``[table] tile_net_weight``, not ``[detect]``'s; the outlines are counted
-    without the seams' lattice (``vision.find.lattice``: on the 12 table photos it read 2 kingdoms
+def _outlines_by_blob(image: np.ndarray, cfg) -> list:
+    """One :func:`blob_outlines` generator per blob of the tile map. The network's map is
+    mixed by ``[table] tile_net_weight``, not ``[detect]``'s; the outlines are counted without
+    the seams' lattice (``vision.find.lattice``: on the 12 table photos it read 2 kingdoms
     fewer exactly, and took longer)."""
     tab = cfg["table"]
     det = _config.Section("detect", dict(cfg["detect"]))
@@ -226,9 +196,9 @@ def _outlines_by_map(image: np.ndarray, cfg) -> list[list]:
                                          int(tab["mask_long_side"]))
     gray_mid = cv2.cvtColor(mid, cv2.COLOR_BGR2GRAY)
     edges = edge_map(gray_mid) if det["refine"] else None
-    return [[blob_outlines(prob, masks, mid, gray_mid, edges, s, s_mid, image.shape, det, tab)
-             for masks in _blobs(prob, det, tab)]
-            for prob in _maps(small, det, bool(tab["both_maps"]))]
+    prob = _tile_map(small, det)
+    return [blob_outlines(prob, masks, mid, gray_mid, edges, s, s_mid, image.shape, det, tab)
+            for masks in _blobs(prob, det, tab)]
 
 
 def blob_outlines(prob, masks, mid, gray_mid, edges, s, s_mid, shape, det, tab):
@@ -324,16 +294,6 @@ def _side(corners) -> float:
     return float(np.mean(np.linalg.norm(np.roll(c, -1, axis=0) - c, axis=1)))
 
 
-def _framing(cfg) -> dict:
-    """The reader's configuration with ``[frame] ring`` set to ``[table] ring``: on a table
-    each kingdom's grid is read that many squares larger on every side before its window is
-    chosen (``vision.find.frame.choose``)."""
-    out = dict(cfg)
-    out["frame"] = _config.Section("frame", dict(cfg["frame"]))
-    out["frame"]["ring"] = int(cfg["table"]["ring"])
-    return out
-
-
 def leaves_photo(corners, rows: int, cols: int, shape, margin: float) -> bool:
     """Whether the ``rows x cols`` grid with these corners, grown by ``margin`` squares on
     every side, reaches beyond the photo of this shape."""
@@ -351,8 +311,8 @@ def read_table(reader, image: np.ndarray, size: int | None = None) -> list[Table
     """
     kept = read_kingdoms(
         image, reader.cfg, reader.classifier.t_terrain,
-        lambda corners, rows, cols, warnings=(), cfg=None: reader.framed(
-            image, corners, rows, cols, size, warnings, cfg),
+        lambda corners, rows, cols, warnings=(): reader.framed(
+            image, corners, rows, cols, size, warnings),
         lambda window: reader.read_board(image, window, size))
     if not kept:
         raise PhotoError(NO_KINGDOM)
@@ -363,24 +323,21 @@ def read_table(reader, image: np.ndarray, size: int | None = None) -> list[Table
 
 def read_kingdoms(image: np.ndarray, cfg: dict, t_terrain: float, window, reading) -> list:
     """Every :class:`Kingdom` of the photo, unnumbered. ``window(corners, rows, cols,
-    warnings, cfg)`` chooses and reads the window in an outline's grid, returning a
-    ``vision.find.search.Candidate`` (``Reader.framed``; ``cfg`` with ``[frame] ring`` set to
-    ``[table] ring``), ``reading(window)`` reads it (``Reader.read_board``; may raise
+    warnings)`` chooses and reads the window in an outline's grid, returning a
+    ``vision.find.search.Candidate`` (``Reader.framed``), ``reading(window)`` reads it (``Reader.read_board``; may raise
     ``PhotoError``), ``t_terrain`` is the classifier's terrain temperature. The blobs'
     outlines are read surest grid count first (``[table] crisp_enough``) and the crispest of
     a blob's that reads as a kingdom is kept; a reading whose window leaves the photo gets
     the cut warning. An empty list when none does."""
-    framing = _framing(cfg)
     margin = float(cfg["table"]["cut_margin"])
     crisp_enough = float(cfg["table"]["crisp_enough"])
-    min_crisp = float(cfg["table"]["min_crispness"])
     kept = []
-    for outlines in (blob for blobs in _outlines_by_map(image, cfg) for blob in blobs):
+    for outlines in _outlines_by_blob(image, cfg):
         best = None
         for found in outlines:
             if not could_be_kingdom(found, cfg):
                 continue     # not read at all: what is_kingdom would refuse by its grid alone
-            framed = window(found.corners, found.rows, found.cols, found.warnings, framing)
+            framed = window(found.corners, found.rows, found.cols, found.warnings)
             try:
                 read = reading(framed)
             except PhotoError:
@@ -392,8 +349,8 @@ def read_kingdoms(image: np.ndarray, cfg: dict, t_terrain: float, window, readin
                 best = (sharp, found, framed, read)
             if sharp >= crisp_enough:
                 break        # its squares read as cut on the tiles' own grid: not worth more reads
-        if best is None or best[0] < min_crisp:
-            continue         # nothing read as a kingdom, or only blurred: clutter or cloth
+        if best is None:
+            continue         # nothing read as a kingdom: clutter or cloth
         sharp, found, framed, read = best
         cut = leaves_photo(framed.corners, framed.rows, framed.cols, image.shape, 0.0) or (
             found.cut and leaves_photo(framed.corners, framed.rows, framed.cols, image.shape,

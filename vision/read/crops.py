@@ -17,12 +17,10 @@ def crop_size(cell: int, crop_margin: int) -> int:
 
 
 def cell_crops(board: np.ndarray, rows: int, cols: int, cell: int, *, board_margin: int = 0,
-               crop_margin: int = 0, offsets=None) -> np.ndarray:
+               crop_margin: int = 0) -> np.ndarray:
     """Cut every cell of a rectified board, row by row.
 
     ``board`` is ``rows*cell + 2*board_margin`` pixels high (as ``warp_board`` makes it).
-    ``offsets`` (optional, ``rows x cols x 2``, ``(dx, dy)`` in board pixels) moves each cell's
-    crop centre, e.g. to follow a hand-placed tile that sits off the grid.
     Returns a ``(rows*cols, S, S, C)`` array with ``S = cell + 2*crop_margin``.
     """
     if rows < 1 or cols < 1 or cell < 1 or crop_margin < 0 or board_margin < 0:
@@ -33,23 +31,16 @@ def cell_crops(board: np.ndarray, rows: int, cols: int, cell: int, *, board_marg
     if board.shape[0] < need_h or board.shape[1] < need_w:
         raise ValueError(f"board image is {board.shape[1]}x{board.shape[0]} px, smaller than "
                          f"{rows}x{cols} cells of {cell} px plus a {board_margin} px margin")
-    if offsets is None:
-        offs = np.zeros((rows, cols, 2), dtype=np.float64)
-    else:
-        offs = np.asarray(offsets, dtype=np.float64)
-        if offs.shape != (rows, cols, 2):
-            raise ValueError(f"offsets must have shape ({rows}, {cols}, 2), got {offs.shape}")
     size = crop_size(cell, crop_margin)
-    pad = crop_margin + int(np.ceil(np.abs(offs).max())) + 1
+    pad = crop_margin + 1
     padded = cv2.copyMakeBorder(board, pad, pad, pad, pad, cv2.BORDER_REPLICATE)
     if padded.ndim == 2:
         padded = padded[:, :, None]
     out = np.empty((rows * cols, size, size, padded.shape[2]), dtype=board.dtype)
     for r in range(rows):
         for c in range(cols):
-            dx, dy = offs[r, c]
-            x0 = board_margin + c * cell - crop_margin + pad + int(round(dx))
-            y0 = board_margin + r * cell - crop_margin + pad + int(round(dy))
+            x0 = board_margin + c * cell - crop_margin + pad
+            y0 = board_margin + r * cell - crop_margin + pad
             out[r * cols + c] = padded[y0:y0 + size, x0:x0 + size]
     if board.ndim == 2:
         out = out[..., 0]
@@ -71,8 +62,8 @@ def image_corners(image: np.ndarray) -> np.ndarray:
 
 
 def photo_crops(image: np.ndarray, corners, rows: int, cols: int, cell: int, *,
-                board_margin: int, crop_margin: int, offsets=None) -> np.ndarray:
+                board_margin: int, crop_margin: int) -> np.ndarray:
     """Photo + corners -> crops of every cell (``warp_board`` then :func:`cell_crops`)."""
     board, _ = rectify(image, corners, rows, cols, cell, board_margin)
     return cell_crops(board, rows, cols, cell, board_margin=board_margin,
-                      crop_margin=crop_margin, offsets=offsets)
+                      crop_margin=crop_margin)

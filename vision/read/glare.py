@@ -93,8 +93,8 @@ def photo_glare(image: np.ndarray, corners, rows: int, cols: int, cfg: dict) -> 
     return board_glare(board, rows, cols, cfg)
 
 
-def washed_crops(board: np.ndarray, rows: int, cols: int, cfg: dict,
-                 offsets=None) -> tuple[np.ndarray, np.ndarray, np.ndarray | None]:
+def washed_crops(board: np.ndarray, rows: int, cols: int,
+                 cfg: dict) -> tuple[np.ndarray, np.ndarray, np.ndarray | None]:
     """The squares of a rectified board (``[classify]`` cell and margins) under glare, as flat
     indices (row by row), and their crops cut from the board with the glare taken off (empty
     when there are none or ``[deglare] enabled`` is off); third, every square's glare share
@@ -111,7 +111,7 @@ def washed_crops(board: np.ndarray, rows: int, cols: int, cfg: dict,
     if len(washed) == 0:
         return (*none, shares)
     crops = cell_crops(remove_glare(board, field, dcfg), rows, cols, cell, board_margin=bm,
-                       crop_margin=cm, offsets=offsets)
+                       crop_margin=cm)
     idx = washed[:, 0] * cols + washed[:, 1]
     return idx, crops[idx], shares
 
@@ -137,7 +137,7 @@ def with_washed(logits: np.ndarray, washed, classifier,
 
 
 def reread(image: np.ndarray, corners, rows: int, cols: int, logits: np.ndarray, classifier,
-           cfg: dict, offsets=None) -> tuple[np.ndarray, list[tuple[int, int]], np.ndarray | None]:
+           cfg: dict) -> tuple[np.ndarray, list[tuple[int, int]], np.ndarray | None]:
     """The network outputs with the squares under glare read again, glare taken off.
 
     ``logits``: the squares as read (``(rows * cols, 12)``, row by row); ``cfg``: the whole
@@ -149,7 +149,7 @@ def reread(image: np.ndarray, corners, rows: int, cols: int, logits: np.ndarray,
         return logits, [], None
     ccfg = cfg["classify"]
     board, _ = rectify(image, corners, rows, cols, int(ccfg["cell"]), int(ccfg["board_margin"]))
-    washed = washed_crops(board, rows, cols, cfg, offsets)
+    washed = washed_crops(board, rows, cols, cfg)
     out, again = with_washed(logits, washed, classifier, cfg)
     return out, [(int(k) // cols, int(k) % cols) for k in again], washed[2]
 

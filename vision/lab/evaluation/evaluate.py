@@ -225,9 +225,8 @@ def frame_summary(boards: list) -> dict:
 
 
 def find_frame(image, cfg, reader=None):
-    """Where the reader frames the kingdom in ``image``: ``(corners, rows, cols, offsets in the
-    classifier's board pixels or None)``; raises ``ValueError`` when it finds none. The one
-    place evaluation asks for the frame.
+    """Where the reader frames the kingdom in ``image``: ``(corners, rows, cols)``; raises
+    ``ValueError`` when it finds none. The one place evaluation asks for the frame.
 
     ``reader`` (a ``vision.reader.Reader``): the frame ``Reader.find`` keeps -- the detector's
     outlines, the windows the classifier chooses among, the seams' quadrilateral, the
@@ -237,11 +236,11 @@ def find_frame(image, cfg, reader=None):
     network."""
     if reader is not None:
         f = reader.find(image)
-        return np.asarray(f.corners, np.float64), int(f.rows), int(f.cols), None
+        return np.asarray(f.corners, np.float64), int(f.rows), int(f.cols)
     from vision.find import detect
 
     first = detect.locate(image, cfg)
-    return np.asarray(first.corners, np.float64), int(first.rows), int(first.cols), None
+    return np.asarray(first.corners, np.float64), int(first.rows), int(first.cols)
 
 
 class FoldModelsError(ValueError):
@@ -394,7 +393,7 @@ def _detected_case(kind, i, name, image, terrain, crowns, cfg, truth_corners=Non
     cell, bm, cm = ccfg["cell"], ccfg["board_margin"], ccfg["crop_margin"]
     rows, cols = len(terrain), len(terrain[0])
     try:
-        found, frows, fcols, offsets = find_frame(image, cfg, reader)
+        found, frows, fcols = find_frame(image, cfg, reader)
     except ValueError:
         return Case(kind, i, name, None, rows, cols, terrain, crowns, detected_ok=False,
                     frame=make_frame(rows, cols, truth_corners))
@@ -407,19 +406,19 @@ def _detected_case(kind, i, name, image, terrain, crowns, cfg, truth_corners=Non
     # a kingdom has no "up": a right grid read the other way round is right (the truth is turned
     # to match when scored); a wrong grid is still read, for the squares read off the kingdom
     board, _ = rectify(image, found, frows, fcols, cell, bm)
-    crops = cell_crops(board, frows, fcols, cell, board_margin=bm, crop_margin=cm, offsets=offsets)
+    crops = cell_crops(board, frows, fcols, cell, board_margin=bm, crop_margin=cm)
     return Case(kind, i, name, crops, frows, fcols, terrain, crowns,
                 outside_cells(image.shape, found, frows, fcols, rcfg),
                 detected_ok=frame.grid_right, frame=frame,
                 table=ring_features(image, found, frows, fcols, cfg["holes"]),
-                **_glare_inputs(board, frows, fcols, cfg, offsets))
+                **_glare_inputs(board, frows, fcols, cfg))
 
 
-def _glare_inputs(board, rows: int, cols: int, cfg: dict, offsets=None) -> dict:
+def _glare_inputs(board, rows: int, cols: int, cfg: dict) -> dict:
     """A case's ``washed`` (``vision.read.glare.washed_crops``) and ``glare`` (each square's glare
     share), the field measured once as the reader measures it: apart only when ``[deglare]``
     is off and ``washed_crops`` measures none."""
-    washed = deglare.washed_crops(board, rows, cols, cfg, offsets)
+    washed = deglare.washed_crops(board, rows, cols, cfg)
     shares = washed[2] if washed[2] is not None else deglare.board_glare(board, rows, cols, cfg)
     return {"washed": washed, "glare": shares}
 
