@@ -1,7 +1,8 @@
 """The reader's house: reading a photo loads no training code; the reader's modules (``vision``
 and its stage packages) never import the lab, the services or the web app, and import no cycle;
-the stage that reads squares never reaches back into the stage that finds the kingdom; the engine
-knows nothing of images, services or the web."""
+the stage that reads squares never reaches back into the stage that finds the kingdom; no reader
+function is longer than one can read at once; the engine knows nothing of images, services or
+the web."""
 from __future__ import annotations
 
 import ast
@@ -80,6 +81,24 @@ def test_reader_modules_never_import_the_lab_the_services_or_the_web():
 
 def test_reading_squares_never_reaches_back_into_the_search():
     assert not _imports_of([p for p in READER if "read" in p.relative_to(ROOT).parts], ("vision.find",))
+
+
+MAX_FUNCTION_LINES = 80
+
+
+def test_no_reader_function_is_over_80_lines():
+    """A reader function (``vision`` and its stage packages, not the lab) that grows past
+    ``MAX_FUNCTION_LINES``, its docstring and comments included, is split by job into named
+    helpers."""
+    long = {}
+    for path in READER:
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                lines = node.end_lineno - node.lineno + 1
+                if lines > MAX_FUNCTION_LINES:
+                    long[f"{_module(path)}.{node.name}"] = lines
+    assert any(p.name == "reader.py" for p in READER)      # the scan sees the reader
+    assert not long, f"reader functions over {MAX_FUNCTION_LINES} lines: {long}"
 
 
 def test_the_engine_imports_no_reader_service_or_web():

@@ -110,7 +110,40 @@ def fit_pitch(profile: np.ndarray, cover: np.ndarray, pitches, phase_step: float
     half a pitch off -- a comb of half the pitch puts every other line through tile middles.
     """
     profile = np.asarray(profile, np.float64)
-    cover = np.asarray(cover, np.float64)
+    span = _interior(profile, np.asarray(cover, np.float64), min_cover, border)
+    if span is None:
+        return None
+    # coarse: every pitch, phases ``phase_step`` apart; then finer around the best
+    pitches = np.asarray(pitches, np.float64)
+    best = _best_comb(profile, span, near, pitches, lambda p: np.arange(0.0, p, phase_step))
+    if best is None or len(pitches) < 2:
+        return best
+    ratio = float(np.exp(np.mean(np.diff(np.log(pitches)))))
+    fine = best[0] * ratio ** np.linspace(-1.0, 1.0, 9)
+    near_phase = lambda p: np.mod(best[1] + np.arange(-phase_step, phase_step + 1e-9,  # noqa: E731
+                                                      phase_step / 4), p)
+    return max((best, _best_comb(profile, span, near, fine, near_phase) or best),
+               key=lambda f: f[2])
+
+
+@dataclass(frozen=True)
+class _Span:
+    """The interior of a profile that :func:`fit_pitch` scores combs on: from ``a`` to ``b``
+    px, the whole px ``xs`` in it, each one's edge above the profile's median there
+    (``excess``, summed: ``total``) and the indices into ``xs`` where there is any (``edge``)."""
+
+    a: float
+    b: float
+    xs: np.ndarray
+    excess: np.ndarray
+    total: float
+    edge: np.ndarray
+
+
+def _interior(profile: np.ndarray, cover: np.ndarray, min_cover: float,
+              border: float) -> _Span | None:
+    """The span where ``cover`` is at least ``min_cover`` of its largest, less ``border`` px
+    at each end; None when it is under 2 px long or holds no edge above its median."""
     live = np.nonzero(cover >= min_cover * max(float(cover.max()), 1e-6))[0]
     if not len(live):
         return None
@@ -123,66 +156,67 @@ def fit_pitch(profile: np.ndarray, cover: np.ndarray, pitches, phase_step: float
     total = float(excess.sum())
     if total <= 0:
         return None
+    return _Span(a, b, xs, excess, total, np.flatnonzero(excess > 0))
 
-    edge = np.flatnonzero(excess > 0)
 
-    def search(pitches, phases_of):
-        # every (pitch, phase) comb is a row; the pitches whose combs hold as many lines are
-        # scored together (each row's sums see the same values in the same order as one
-        # pitch at a time would: the same scores, bit for bit, in a few array passes)
-        plist = [float(p) for p in pitches]
-        phases = [np.asarray(phases_of(p), np.float64) for p in plist]
-        ks = [np.arange(int(np.floor(a / p)) - 1, int(np.ceil(b / p)) + 2) for p in plist]
-        scores = [None] * len(plist)
-        groups: dict = {}
-        for j, k in enumerate(ks):
-            groups.setdefault(len(k), []).append(j)
-        for members in groups.values():
-            n = [len(phases[j]) for j in members]
-            ph = np.concatenate([phases[j] for j in members])[:, None]
-            p = np.repeat([plist[j] for j in members], n)[:, None]
-            k = np.repeat(np.stack([ks[j] for j in members]), n, axis=0)
-            # each x's distance past the last line, np.mod's value, only where there is edge
-            # to count (elsewhere the product summed is 0 on any comb): every phase lies in
-            # [0, p] and every x >= 0, so x - phase >= -p, and fmod (exact, twice as fast)
-            # plus p below zero is np.mod's own arithmetic there
-            y = xs[edge][None, :] - ph
-            if xs[0] >= 0:
-                d = np.fmod(y, p)
-                np.add(y, p, out=d, where=y < 0)
-            else:           # a negative border: np.mod itself
-                d = np.mod(y, p)
-            t = near * p                                   # near a line on either side
-            counted = np.zeros((len(ph), len(xs)))
-            counted[:, edge] = excess[edge][None, :] * ((d < t) | (p - d < t))
-            share = counted.sum(1) / total
-            lines = ph + p * k
-            inside = (lines >= a) & (lines <= b)
-            mids = lines + 0.5 * p
-            mid_in = (mids >= a) & (mids <= b)
-            count, mcount = inside.sum(1), mid_in.sum(1)
-            on = (_sample(profile, lines) * inside).sum(1) / np.maximum(count, 1)
-            off = (_sample(profile, mids) * mid_in).sum(1) / np.maximum(mcount, 1)
-            score = np.where((count >= 1) & (mcount >= 1), share * on / (off + 1e-6), 0.0)
-            for j, part in zip(members, np.split(score, np.cumsum(n)[:-1])):
-                scores[j] = part
-        best = None
-        for p, ph, score in zip(plist, phases, scores):
-            i = int(np.argmax(score))
-            if score[i] > 0 and (best is None or score[i] > best[2]):
-                best = (p, float(ph[i]), float(score[i]))
-        return best
+def _best_comb(profile: np.ndarray, span: _Span, near: float, pitches, phases_of):
+    """The (pitch, phase, score) of the best-scoring comb (:func:`_comb_scores`) of
+    ``pitches``, each at the phases ``phases_of(pitch)``; None when none scores above 0."""
+    # every (pitch, phase) comb is a row; the pitches whose combs hold as many lines are
+    # scored together (each row's sums see the same values in the same order as one pitch
+    # at a time would: the same scores, bit for bit, in a few array passes)
+    plist = [float(p) for p in pitches]
+    phases = [np.asarray(phases_of(p), np.float64) for p in plist]
+    ks = [np.arange(int(np.floor(span.a / p)) - 1, int(np.ceil(span.b / p)) + 2) for p in plist]
+    scores = [None] * len(plist)
+    groups: dict = {}
+    for j, k in enumerate(ks):
+        groups.setdefault(len(k), []).append(j)
+    for members in groups.values():
+        n = [len(phases[j]) for j in members]
+        ph = np.concatenate([phases[j] for j in members])[:, None]
+        p = np.repeat([plist[j] for j in members], n)[:, None]
+        k = np.repeat(np.stack([ks[j] for j in members]), n, axis=0)
+        score = _comb_scores(profile, span, near, p, ph, k)
+        for j, part in zip(members, np.split(score, np.cumsum(n)[:-1])):
+            scores[j] = part
+    best = None
+    for p, ph, score in zip(plist, phases, scores):
+        i = int(np.argmax(score))
+        if score[i] > 0 and (best is None or score[i] > best[2]):
+            best = (p, float(ph[i]), float(score[i]))
+    return best
 
-    # coarse: every pitch, phases ``phase_step`` apart; then finer around the best
-    pitches = np.asarray(pitches, np.float64)
-    best = search(pitches, lambda p: np.arange(0.0, p, phase_step))
-    if best is None or len(pitches) < 2:
-        return best
-    ratio = float(np.exp(np.mean(np.diff(np.log(pitches)))))
-    fine = best[0] * ratio ** np.linspace(-1.0, 1.0, 9)
-    near_phase = lambda p: np.mod(best[1] + np.arange(-phase_step, phase_step + 1e-9,  # noqa: E731
-                                                      phase_step / 4), p)
-    return max((best, search(fine, near_phase) or best), key=lambda f: f[2])
+
+def _comb_scores(profile: np.ndarray, span: _Span, near: float, p: np.ndarray, ph: np.ndarray,
+                 k: np.ndarray) -> np.ndarray:
+    """Each comb's score (a row each: pitch ``p``, phase ``ph``, its line numbers ``k``; every
+    comb with as many lines): the share of the span's edge within ``near`` of a pitch from a
+    line, times the mean edge on the lines over that on the mid-lines; 0 for a comb with no
+    line or no mid-line in the span."""
+    xs, edge = span.xs, span.edge
+    # each x's distance past the last line, np.mod's value, only where there is edge to count
+    # (elsewhere the product summed is 0 on any comb): every phase lies in [0, p] and every
+    # x >= 0, so x - phase >= -p, and fmod (exact, twice as fast) plus p below zero is
+    # np.mod's own arithmetic there
+    y = xs[edge][None, :] - ph
+    if xs[0] >= 0:
+        d = np.fmod(y, p)
+        np.add(y, p, out=d, where=y < 0)
+    else:           # a negative border: np.mod itself
+        d = np.mod(y, p)
+    t = near * p                                   # near a line on either side
+    counted = np.zeros((len(ph), len(xs)))
+    counted[:, edge] = span.excess[edge][None, :] * ((d < t) | (p - d < t))
+    share = counted.sum(1) / span.total
+    lines = ph + p * k
+    inside = (lines >= span.a) & (lines <= span.b)
+    mids = lines + 0.5 * p
+    mid_in = (mids >= span.a) & (mids <= span.b)
+    count, mcount = inside.sum(1), mid_in.sum(1)
+    on = (_sample(profile, lines) * inside).sum(1) / np.maximum(count, 1)
+    off = (_sample(profile, mids) * mid_in).sum(1) / np.maximum(mcount, 1)
+    return np.where((count >= 1) & (mcount >= 1), share * on / (off + 1e-6), 0.0)
 
 
 def cell_cover(tiles: np.ndarray, xs: np.ndarray, ys: np.ndarray, inner: float) -> np.ndarray:

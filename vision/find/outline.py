@@ -2,6 +2,8 @@
 the vanishing points of the tile edges (``vp_quad``)."""
 from __future__ import annotations
 
+from itertools import combinations
+
 import cv2
 import numpy as np
 
@@ -101,17 +103,34 @@ def _seg_dists(pts: np.ndarray, a: np.ndarray, b: np.ndarray) -> np.ndarray:
 def fit_quad(contour: np.ndarray, blob_pts: np.ndarray | None = None) -> np.ndarray | None:
     """Bounding quadrilateral of a blob of square tiles, robust to missing corners.
 
-    Candidate sides are the edges of the simplified convex hull; every choice of four of
-    them (in order) whose quadrilateral encloses the hull is scored by how much of the
-    blob's outline lies on it (a hull edge bridging a missing corner has no outline on it).
-    The best quad's sides are then refitted to the outline points near them.
+    Candidate sides are the edges of the simplified convex hull (:func:`_candidate_sides`);
+    every choice of four of them (in order) whose quadrilateral encloses the hull
+    (:func:`_fitting_quads`) is scored by how much of the blob's outline lies on it (a hull
+    edge bridging a missing corner has no outline on it, :func:`_best_supported`). The best
+    quad's sides are then refitted to the outline points near them (:func:`_refit_sides`).
     """
     cnt = contour.reshape(-1, 2).astype(np.float64)
     if len(cnt) < 8:
         return None
-    step = max(1, len(cnt) // SUPPORT_POINTS)
-    cnt_s = cnt[::step]
     hull = cv2.convexHull(contour.astype(np.float32)).reshape(-1, 2)
+    lines = _candidate_sides(contour, cnt, hull)
+    if len(lines) < 4:
+        return None
+    tol = SIDE_TOLERANCE * np.sqrt(max(cv2.contourArea(contour), 1.0))
+    shapes, areas, signs = _fitting_quads(lines, cnt, hull)
+    support = cnt[::max(1, len(cnt) // SUPPORT_POINTS)]
+    best = _best_supported(shapes, areas, signs, cnt if blob_pts is None else blob_pts,
+                           support, tol)
+    if best is None:
+        return None
+    return _refit_sides(best, cnt, tol)
+
+
+def _candidate_sides(contour: np.ndarray, cnt: np.ndarray, hull: np.ndarray) -> list:
+    """The sides a quadrilateral may take, ``(a, b)`` point pairs in order round the outline's
+    centre: the edges of the convex hull simplified to at most ``MAX_HULL_SIDES`` sides, plus
+    the outline's ``MAX_OUTLINE_SIDES`` longest straight runs (a thin protrusion, e.g. a light
+    strip touching the kingdom, hides a side from the hull)."""
     perim = cv2.arcLength(hull.reshape(-1, 1, 2), True)
     poly = hull
     for eps in (0.005, 0.01, 0.015, 0.02, 0.03, 0.04, 0.06):
@@ -119,8 +138,6 @@ def fit_quad(contour: np.ndarray, blob_pts: np.ndarray | None = None) -> np.ndar
         if len(poly) <= MAX_HULL_SIDES:
             break
     poly = poly.astype(np.float64)
-    # candidate sides: simplified hull edges plus the longest straight runs of the outline
-    # (a thin protrusion, e.g. a light strip touching the kingdom, hides a side from the hull)
     runs = cv2.approxPolyDP(contour.astype(np.float32), 0.015 * perim, True).reshape(-1, 2)
     runs = runs.astype(np.float64)
     cands = [(poly[i], poly[(i + 1) % len(poly)]) for i in range(len(poly))]
@@ -132,24 +149,21 @@ def fit_quad(contour: np.ndarray, blob_pts: np.ndarray | None = None) -> np.ndar
     centre = cnt.mean(0)
     mids = np.array([(a + b) / 2 for a, b in cands])
     order = np.argsort(np.arctan2(mids[:, 1] - centre[1], mids[:, 0] - centre[0]))
-    lines = [cands[i] for i in order]
-    m = len(lines)
-    if m < 4:
-        return None
-    scale = np.sqrt(max(cv2.contourArea(contour), 1.0))
-    tol = SIDE_TOLERANCE * scale
-    best, best_key = None, None
-    from itertools import combinations
+    return [cands[i] for i in order]
 
-    if blob_pts is None:
-        blob_pts = cnt
+
+def _fitting_quads(lines: list, cnt: np.ndarray, hull: np.ndarray) -> tuple[list, list, list]:
+    """The quadrilaterals of every four of ``lines`` (in order) that may bound the blob:
+    convex, their corners within ``MAX_CORNER_OUT`` of the outline's span from it, their area
+    at most ``MAX_QUAD_AREA_RATIO`` times the hull's. Returns their corners, areas and the
+    signs of their oriented areas."""
     hull_area = abs(cv2.contourArea(hull.reshape(-1, 1, 2)))
     span = max(np.ptp(cnt[:, 0]), np.ptp(cnt[:, 1]))
     margin = MAX_CORNER_OUT * span
     lo, hi = cnt.min(0) - margin, cnt.max(0) + margin
     # every pair of candidate lines meets once; each choice of four (in order) is a quad
     meet = _intersections(np.array([a for a, _ in lines]), np.array([b for _, b in lines]))
-    combos = np.array(list(combinations(range(m), 4)), np.intp)
+    combos = np.array(list(combinations(range(len(lines)), 4)), np.intp)
     quads = meet[combos, np.roll(combos, -1, axis=1)]            # (K, 4 corners, 2)
     near = ~np.isnan(quads).any(axis=(1, 2))
     near[near] = ~(np.any(quads[near] < lo, axis=(1, 2)) | np.any(quads[near] > hi, axis=(1, 2)))
@@ -165,23 +179,36 @@ def fit_quad(contour: np.ndarray, blob_pts: np.ndarray | None = None) -> np.ndar
         shapes.append(quad)
         areas.append(area)
         signs.append(np.sign(oriented) or 1.0)
-    if shapes:
-        # every convex quad of a fitting size at once (a few array passes instead of
-        # thousands of small calls a photo)
-        shapes = np.array(shapes)
-        inside = _inside_fractions(shapes, np.array(signs), blob_pts, tol)
-        held = np.flatnonzero(inside >= MIN_INSIDE)
-        if len(held):
-            dist = _seg_dists(cnt_s, shapes[held].reshape(-1, 2),
-                              np.roll(shapes[held], -1, axis=1).reshape(-1, 2))
-            supports = (dist.reshape(len(held), 4, -1).min(axis=1) <= tol).sum(axis=1)
-            for i, support in zip(held, supports):
-                key = (int(support), -areas[i])
-                if best_key is None or key > best_key:
-                    best, best_key = shapes[i], key
-    if best is None:
+    return shapes, areas, signs
+
+
+def _best_supported(shapes: list, areas: list, signs: list, blob_pts: np.ndarray,
+                    support: np.ndarray, tol: float) -> np.ndarray | None:
+    """Of the quads (:func:`_fitting_quads`) that hold at least ``MIN_INSIDE`` of
+    ``blob_pts``, the one with the most ``support`` points (the outline's) within ``tol`` of
+    a side; ties: the smaller, the first. None when none holds the blob."""
+    if not shapes:
         return None
-    # refit each side to the outline points near it
+    # every convex quad of a fitting size at once (a few array passes instead of thousands
+    # of small calls a photo)
+    shapes = np.array(shapes)
+    inside = _inside_fractions(shapes, np.array(signs), blob_pts, tol)
+    held = np.flatnonzero(inside >= MIN_INSIDE)
+    best, best_key = None, None
+    if len(held):
+        dist = _seg_dists(support, shapes[held].reshape(-1, 2),
+                          np.roll(shapes[held], -1, axis=1).reshape(-1, 2))
+        supports = (dist.reshape(len(held), 4, -1).min(axis=1) <= tol).sum(axis=1)
+        for i, count in zip(held, supports):
+            key = (int(count), -areas[i])
+            if best_key is None or key > best_key:
+                best, best_key = shapes[i], key
+    return best
+
+
+def _refit_sides(best: np.ndarray, cnt: np.ndarray, tol: float) -> np.ndarray:
+    """``best``'s sides each refitted to the outline points within ``tol`` of it, the corners
+    where they meet (``best``'s own, turned one corner, when they make no convex quad)."""
     sides = []
     for k in range(4):
         a, b = best[k], best[(k + 1) % 4]
