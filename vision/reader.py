@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from engine.kingdom import SIZES
 from vision import config as _config
 from vision.read import glare as deglare
 from vision.find import frame
@@ -23,7 +24,7 @@ from vision.find import second_net
 from vision.find import whole_table as table
 from vision.read.classify import SquareClassifier
 from vision.errors import NO_KINGDOM, PhotoError
-from vision.find.frame import too_few_tiles
+from vision.find.frame import frame_size, too_few_tiles
 from vision.find.search import Candidate, Objective, OutlineSearch
 from vision.geometry import board_homography, window_corners
 from vision.read.review import glare_squares, outside_cells, review_distances, review_reasons
@@ -50,13 +51,6 @@ class Reading:
                 "rows": self.rows, "cols": self.cols, "warnings": list(self.warnings)}
 
 
-def _frame(rows: int, cols: int, size: int | None) -> int:
-    need = max(rows, cols)
-    if size is not None and size >= need:
-        return size
-    return 5 if need <= 5 else 7
-
-
 class Reader:
     """Loads the square classifier once; ``read`` is safe to call many times."""
 
@@ -79,7 +73,7 @@ class Reader:
         outline (``vision.find.reframe``), and no 5x5 / 7x7 window, or none, has the second
         tile network search the photo again (``vision.find.second_net``). Raises
         ``PhotoError`` (no kingdom) when nothing is found."""
-        if size is not None and size not in (5, 7):
+        if size is not None and size not in SIZES:
             raise ValueError(f"size must be 5 or 7, got {size}")
         found = self._search(image, size, self.cfg)
         if found is None:
@@ -147,7 +141,8 @@ class Reader:
             warnings.append(f"the outline found held {rows}x{cols} squares; by what its "
                             f"squares read, the kingdom is {new_rows}x{new_cols}: check its outline")
         return Candidate(np.asarray(new, np.float32), new_rows, new_cols,
-                         _frame(new_rows, new_cols, size), tuple(warnings), logits, grid, table)
+                         frame_size(new_rows, new_cols, size), tuple(warnings), logits, grid,
+                         table)
 
     # ------------------------------------------------------------------ read
     def read(self, image: np.ndarray, size: int | None = None, *, corners=None,
@@ -155,11 +150,11 @@ class Reader:
         """Read a BGR photo. ``corners`` (+ ``rows``, ``cols``) skip detection (known board)."""
         if image is None or not hasattr(image, "shape") or image.ndim != 3 or image.shape[2] != 3:
             raise PhotoError("expected a colour (BGR) image: decode the photo with vision.load_image")
-        if size is not None and size not in (5, 7):
+        if size is not None and size not in SIZES:
             raise ValueError(f"size must be 5 or 7, got {size}")
         if corners is not None:
             r, c = rows or 5, cols or 5
-            found = Candidate(np.asarray(corners, np.float32), r, c, _frame(r, c, size))
+            found = Candidate(np.asarray(corners, np.float32), r, c, frame_size(r, c, size))
             return self.read_board(image, found, size)
         return self.check_found(self.read_board(image, self.find(image, size), size))
 
@@ -217,7 +212,7 @@ class Reader:
         reasons = review_reasons(grid, self.rcfg, outside_cells(image.shape, found.corners,
                                                                 rows, cols, self.rcfg),
                                  gaps, like_table, bare, glare)
-        frame = _frame(rows, cols, size if size is not None else found.size)
+        frame = frame_size(rows, cols, size if size is not None else found.size)
         warnings = list(found.warnings)
         if size is not None and frame != size:
             warnings.append(f"the kingdom found is {rows}x{cols} squares, larger than the "

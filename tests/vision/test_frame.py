@@ -594,3 +594,17 @@ def test_an_outline_far_from_square_on_the_table_is_not_recut_n_by_n():
     four = _square_corners(100, 100, 450, 380)                   # 350 x 280 px: 4x5 squares
     assert not far_from_square(four, image.shape, 2.0)
     assert frame.recount(image, four, 4, 5, _FirstBlurredClassifier(), _cfg())[1:3] == (5, 5)
+
+
+@pytest.mark.parametrize("rows, cols, size, want", [
+    (5, 5, None, 5), (3, 4, None, 5), (6, 5, None, 7), (7, 7, None, 7), (8, 7, None, 7),
+    (4, 4, 7, 7), (6, 6, 5, 7)])
+def test_a_window_is_read_in_the_smallest_frame_that_holds_it(rows, cols, size, want):
+    """The game's sizes (engine.kingdom.SIZES): the caller's size when it holds the window."""
+    assert frame.frame_size(rows, cols, size) == want
+
+
+def test_a_frame_is_square_and_one_of_the_sizes():
+    assert frame.is_frame(5, 5) and frame.is_frame(7, 7)
+    assert not frame.is_frame(5, 7) and not frame.is_frame(6, 6)
+    assert not frame.is_frame(7, 7, (5,))

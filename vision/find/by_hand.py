@@ -22,6 +22,7 @@ import re
 import cv2
 import numpy as np
 
+from engine.kingdom import SIZES
 from vision import config as _config
 from vision.find.corner_refine import refine_photo_outline
 from vision.find.gridcount import COUNT_SIDE, line_strengths
@@ -153,8 +154,8 @@ def decide_size(image: np.ndarray, corners) -> int:
     gx = np.abs(cv2.Sobel(lab, cv2.CV_32F, 1, 0, ksize=3)).sum(2)
     gy = np.abs(cv2.Sobel(lab, cv2.CV_32F, 0, 1, ksize=3)).sum(2)
     px, py = gx.mean(0), gy.mean(1)
-    score = {n: _seam_evidence(px, n, window) + _seam_evidence(py, n, window) for n in (5, 7)}
-    return 7 if score[7] > score[5] else 5
+    score = {n: _seam_evidence(px, n, window) + _seam_evidence(py, n, window) for n in SIZES}
+    return max(SIZES, key=lambda n: score[n])      # a tie: the first, the smaller
 
 
 # ---------------------------------------------------------------- reading
@@ -184,7 +185,7 @@ def _size_by_reading(reader, image, given, n: int, corners, cfg: dict):
     def crisp(k, q):
         return crispness(read_grid(image, q, k, k, classifier, cfg, True), classifier.t_terrain)
 
-    other = 12 - n                                  # 5 <-> 7
+    other = next(k for k in SIZES if k != n)        # 5 <-> 7
     moved = _on_seams(image, given, other, cfg)
     if crisp(other, moved) > crisp(n, corners) + margin:
         return other, moved
@@ -197,7 +198,7 @@ def read_outline(reader, image: np.ndarray, points, size: int | None = None, cfg
     (:func:`_on_seams`; the reading's ``corners`` are those). ``size`` None: the seams decide
     (:func:`decide_size`), overruled by the squares' reading when it is clear
     (:func:`_size_by_reading`, ``[outline] size_by_reading``)."""
-    if size is not None and size not in (5, 7):
+    if size is not None and size not in SIZES:
         raise OutlineError(f"size must be 5 or 7 (squares on a side of the kingdom), got {size!r}")
     cfg = cfg if cfg is not None else getattr(reader, "cfg", None) or _config.load()
     given = check_outline(points, image.shape)

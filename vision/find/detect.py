@@ -25,6 +25,7 @@ import numpy as np
 
 from vision import config as _config
 from vision.find.corner_refine import edge_map, refine_corners
+from vision.find.frame import is_frame
 from vision.errors import NO_KINGDOM, PhotoError
 from vision.geometry import corner_error, same_grid
 from vision.find.gridcount import COUNT_SIDE, count_cells, focal_aspect
@@ -227,11 +228,6 @@ def _in_crop(image, box, cfg, size):
                 for g in f.alternatives))
     except PhotoError:
         return
-
-
-def is_frame(rows: int, cols: int, frames) -> bool:
-    """Whether a ``rows x cols`` grid is an n x n frame of ``frames`` (sizes: 5, 7)."""
-    return rows == cols and rows in frames
 
 
 def blob_offered(grid, own, frames) -> bool:

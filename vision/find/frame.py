@@ -30,11 +30,28 @@ from __future__ import annotations
 
 import numpy as np
 
+from engine.kingdom import SIZES
 from vision.read import holes
 from vision.find.corner_refine import refine_photo_outline
 from vision.geometry import Window, centres_off_photo, window_corners
 from vision.find.gridcount import far_from_square, recount_cuts, seams_refute
 from vision.read.labels import N_CROWNS, TERRAINS, terrain_probabilities
+
+
+def is_frame(rows: int, cols: int, frames=SIZES) -> bool:
+    """Whether a ``rows x cols`` grid is a finished kingdom's frame: n x n, n one of ``frames``
+    (the game's sizes, ``engine.kingdom.SIZES``; the search passes ``[frame] square_frames``)."""
+    return rows == cols and rows in frames
+
+
+def frame_size(rows: int, cols: int, size: int | None = None) -> int:
+    """The frame (squares a side, one of ``engine.kingdom.SIZES``) a ``rows x cols`` window is
+    read in: ``size`` (the caller's) when it holds the window, else the smallest size that
+    does (the largest when none does)."""
+    need = max(rows, cols)
+    if size is not None and size >= need:
+        return size
+    return next((n for n in sorted(SIZES) if need <= n), max(SIZES))
 
 
 def terrain_odds(logits: np.ndarray, terrain: str, t_terrain: float = 1.0) -> np.ndarray:
@@ -101,7 +118,7 @@ def best_window(gain: np.ndarray, max_rows: int, max_cols: int, keep: Window | N
                     is_keep = win == keep
                     if is_keep:
                         total += keep_bonus
-                    if h == w and h in frames and edged(r, c, h, w) and (
+                    if is_frame(h, w, frames) and edged(r, c, h, w) and (
                             bonus_within is None or win.inside(bonus_within)):
                         total += frame_bonus
                     key = (round(total, 9), is_keep, h * w)

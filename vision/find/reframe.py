@@ -11,7 +11,6 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from vision.find import detect
 from vision.find import frame
 
 
@@ -23,7 +22,7 @@ def other_frames(found, window, cfg: dict, t_terrain: float, size: int | None = 
     ``window(corners, rows, cols, warnings)`` (``Reader.framed``) and kept when it stays the
     whole frame, with a warning that says so; otherwise none."""
     frames = [int(n) for n in cfg["frame"]["square_frames"]]
-    if not detect.is_frame(found.rows, found.cols, frames) or frame.crispness(
+    if not frame.is_frame(found.rows, found.cols, frames) or frame.crispness(
             found.logits, t_terrain) >= float(cfg["reader"]["other_frame_below"]):
         return []
     out = []

@@ -135,7 +135,7 @@ class Objective:
 
     def is_frame(self, window: Candidate) -> bool:
         """Whether the window is a 5x5 or 7x7 one (``[frame] square_frames``)."""
-        return detect.is_frame(window.rows, window.cols, self.frames)
+        return frame.is_frame(window.rows, window.cols, self.frames)
 
     def sure_count(self, count: float, rows: int, cols: int) -> bool:
         """Whether a window the detector counted with confidence ``count`` is a half-built

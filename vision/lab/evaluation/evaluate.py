@@ -47,7 +47,7 @@ from vision import config as _config
 from vision.photo import scale as photo
 from vision.read import glare as deglare
 from vision.read.classify import MODELS_DIR, N_CROWNS, TERRAINS, SquareClassifier
-from vision.find.frame import too_few_tiles
+from vision.find.frame import frame_size, too_few_tiles
 from vision.read.holes import boost_logits, ring_features
 from vision.read.review import glare_squares, outside_cells, review_distances, review_reasons
 from vision.read.crops import cell_crops, crop_size, image_corners, rectify
@@ -82,7 +82,7 @@ def assign_folds(photos, k: int, seed: int = 0) -> list[int]:
 
 def kingdom_obj(terrain, crowns, size: int | None = None) -> dict:
     rows, cols = len(terrain), len(terrain[0])
-    size = size or (5 if max(rows, cols) <= 5 else 7)
+    size = size or frame_size(rows, cols)
     cells = [[{"terrain": "empty", "crowns": 0} for _ in range(size)] for _ in range(size)]
     for r in range(rows):
         for c in range(cols):

@@ -29,7 +29,7 @@ import cv2
 import numpy as np
 
 from engine.kingdom import SIZES
-from vision.find.detect import is_frame
+from vision.find.frame import is_frame
 from vision.lab.evaluation.robust import add_photo_options, photos_and_readers, report
 
 
