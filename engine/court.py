@@ -154,9 +154,9 @@ class TheCourt(Kingdomino):
         return courtier_extras(kingdom)
 
     def warnings(self, kingdom):
-        from engine.giants import combined_warning
+        from engine.giants import PIECES, combined_warning
 
         out = court_warnings(kingdom)
         if any(cell.giants for _, _, cell in kingdom.squares()):
-            out += combined_warning("giants (Age of Giants)")
+            out += combined_warning(PIECES[1])
         return out + super().warnings(kingdom)

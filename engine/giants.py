@@ -45,35 +45,44 @@ def corners(kingdom: Kingdom) -> list[tuple[int, int]]:
     return [(0, 0), (0, last), (last, 0), (last, last)]
 
 
-def lines_of(kingdom: Kingdom) -> list[tuple[str, list[tuple[int, int]]]]:
-    """Every row, column and diagonal (both directions) of the grid, named for people."""
+# a run of crowned squares as the Folie des Grandeurs reason lists it (``run``: r1c1-r1c3; ``n``:
+# the lines it counts); a diagonal is named by its run alone
+Q_RUN_ROW = N_("row %(row)s %(run)s (%(n)s)")
+Q_RUN_COLUMN = N_("column %(col)s %(run)s (%(n)s)")
+Q_RUN_DIAGONAL = N_("diagonal %(run)s (%(n)s)")
+
+
+def lines_of(kingdom: Kingdom) -> list[tuple[str, int, list[tuple[int, int]]]]:
+    """Every row, column and diagonal (both directions) of the grid: ``(kind, number counted
+    from 1, its squares)``; a diagonal's number is 0."""
     n = kingdom.size
-    out = [(f"row {r + 1}", [(r, c) for c in range(n)]) for r in range(n)]
-    out += [(f"column {c + 1}", [(r, c) for r in range(n)]) for c in range(n)]
+    out = [("row", r + 1, [(r, c) for c in range(n)]) for r in range(n)]
+    out += [("column", c + 1, [(r, c) for r in range(n)]) for c in range(n)]
     for start in range(-(n - 1), n):
         down = [(r, r - start) for r in range(n) if 0 <= r - start < n]
         up = [(r, start + (n - 1) - r) for r in range(n) if 0 <= start + (n - 1) - r < n]
-        if len(down) >= 3:
-            out.append((f"diagonal {square_code(*down[0])}-{square_code(*down[-1])}", down))
-        if len(up) >= 3:
-            out.append((f"diagonal {square_code(*up[0])}-{square_code(*up[-1])}", up))
+        out += [("diagonal", 0, line) for line in (down, up) if len(line) >= 3]
     return out
 
 
-def folie_lines(kingdom: Kingdom) -> list[tuple[str, int]]:
+def folie_lines(kingdom: Kingdom) -> list[tuple[Message, int]]:
     """Counted lines per run: a run of k >= 3 crowned squares in a row, column or diagonal
     gives (k - 1) // 2 lines (no two counted lines share two squares: EXPANSIONS.md, literal
-    reading of the clarification)."""
+    reading of the clarification). Each run as its reason lists it (row 1 r1c1-r1c3 (1))."""
     found = []
-    for name, squares in lines_of(kingdom):
+    for kind, number, squares in lines_of(kingdom):
         run: list[tuple[int, int]] = []
         for rc in squares + [None]:
             if rc is not None and crowned(kingdom[rc]):
                 run.append(rc)
                 continue
             if len(run) >= 3:
-                found.append((f"{name} {square_code(*run[0])}-{square_code(*run[-1])}",
-                              (len(run) - 1) // 2))
+                k = (len(run) - 1) // 2
+                where = f"{square_code(*run[0])}-{square_code(*run[-1])}"
+                said = (Message(Q_RUN_ROW, "n", row=number, run=where, n=k) if kind == "row" else
+                        Message(Q_RUN_COLUMN, "n", col=number, run=where, n=k) if kind == "column"
+                        else Message(Q_RUN_DIAGONAL, "n", run=where, n=k))
+                found.append((said, k))
             run = []
     return found
 
@@ -99,9 +108,9 @@ Q_BLEAK_REGION = N_("%(terrain)s %(squares)s squares at %(square)s")
 Q_NO_LINE = N_("not met: no 3 crowned squares in a row, column or diagonal")
 Q_LINES = N_("%(n)s line(s) x %(each)s = %(points)s: %(listed)s")
 Q_NO_CORNER = N_("not met: no corner square is %(terrain)s")
-Q_CORNERS = N_("%(n)s %(terrain)s corner(s) x %(each)s = %(points)s (%(squares)s)")
+Q_CORNERS = N_("%(n)s %(terrain)s corner(s) x %(each)s = %(points)s (%(listed)s)")
 Q_NOT_AROUND = N_("not met: no %(terrain)s square around the castle (%(square)s)")
-Q_AROUND = N_("%(n)s %(terrain)s square(s) around the castle x %(each)s = %(points)s (%(squares)s)")
+Q_AROUND = N_("%(n)s %(terrain)s square(s) around the castle x %(each)s = %(points)s (%(listed)s)")
 
 
 def quest(name: str, kingdom: Kingdom, regions: list[RegionScore]) -> Bonus:
@@ -137,9 +146,8 @@ def quest(name: str, kingdom: Kingdom, regions: list[RegionScore]) -> Bonus:
         n = sum(k for _, k in found)
         if not n:
             return Bonus(name, 0, Message(Q_NO_LINE))
-        listed = ", ".join(f"{where} ({k})" for where, k in found)
         return Bonus(name, each * n, Message(Q_LINES, "n", n=n, each=each, points=each * n,
-                                             listed=listed))
+                                             listed=tuple(said for said, _ in found)))
     terrain = name.rsplit("-", 1)[1]
     if name.startswith("four-corners-"):
         hits = [rc for rc in corners(kingdom) if kingdom[rc].terrain == terrain]
@@ -147,7 +155,7 @@ def quest(name: str, kingdom: Kingdom, regions: list[RegionScore]) -> Bonus:
             return Bonus(name, 0, Message(Q_NO_CORNER, terrain=terrain))
         return Bonus(name, each * len(hits), Message(
             Q_CORNERS, "n", n=len(hits), terrain=terrain, each=each, points=each * len(hits),
-            squares=", ".join(square_code(*rc) for rc in hits)))
+            listed=", ".join(square_code(*rc) for rc in hits)))
     if start is None:
         return Bonus(name, 0, Message(Q_NO_CASTLE))
     hits = [rc for rc in kingdom.around(*start) if kingdom[rc].terrain == terrain]
@@ -155,7 +163,7 @@ def quest(name: str, kingdom: Kingdom, regions: list[RegionScore]) -> Bonus:
         return Bonus(name, 0, Message(Q_NOT_AROUND, terrain=terrain, square=square_code(*start)))
     return Bonus(name, each * len(hits), Message(
         Q_AROUND, "n", n=len(hits), terrain=terrain, each=each, points=each * len(hits),
-        squares=", ".join(square_code(*rc) for rc in hits)))
+        listed=", ".join(square_code(*rc) for rc in hits)))
 
 
 TOO_MANY_GIANTS = N_("%(n)s giants, but the game has only %(have)s")
@@ -163,7 +171,8 @@ TOO_MANY_SQUARES = N_("%(n)s %(terrain)s squares, but the 60 dominoes have only 
 TOO_MANY_CROWNS = N_("%(where)s: no square shows more than 3 crowns, not %(crowns)s")
 COMBINED = N_("this kingdom has %(pieces)s, which belong to the other expansion; no rulebook "
               "covers playing both, so they are scored as the reference scorer does (unofficial)")
-PIECES = (N_("The Court's tokens or tiles"), N_("giants"))
+# the other expansion's pieces, as COMBINED names them (a word of the catalogs each)
+PIECES = (N_("The Court's tokens or tiles"), N_("giants (Age of Giants)"))
 
 
 def giant_warnings(kingdom: Kingdom) -> list[str]:
@@ -228,5 +237,5 @@ class AgeOfGiants(Kingdomino):
 
         out = giant_warnings(kingdom)
         if has_court(kingdom):
-            out += combined_warning("The Court's tokens or tiles") + court_warnings(kingdom)
+            out += combined_warning(PIECES[0]) + court_warnings(kingdom)
         return out + connection_warnings(kingdom, self.start_terrain)

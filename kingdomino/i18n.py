@@ -35,6 +35,66 @@ def N_(message: str) -> str:
     return message
 
 
+def NC_(context: str, message: str) -> str:
+    """Marks a message with its context (gettext ``msgctxt``; ``pybabel extract -k NC_:1c,2``)
+    without translating it."""
+    return message
+
+
+# The rulebook a rule set's words come from, where that rulebook names a thing otherwise than
+# the base game's (a context of the catalogs): "field" is 麥田 in Kingdomino and 原野 in the
+# Domain rulebook, "region" 資產 in Kingdomino and 區域 in Origins (../shared/i18n/GLOSSARY.md).
+RULEBOOKS = {"domain": "domain", "origins-discovery": "origins", "origins-totem": "origins",
+             "origins-tribe": "origins"}
+# the words such a rulebook says its own way (each rulebook's catalogs may translate any message
+# with its context; these are the ones the glossary names)
+RULEBOOK_WORDS = (NC_("domain", "field"), NC_("origins", "region"),
+                  NC_("origins", "largest region"), NC_("origins", "largest region %(n)s"))
+# the comma between the items of a list inside a sentence (、 in Chinese)
+LIST_COMMA = NC_("list", ", ")
+
+
+# a score's tie-break values (the rule sets' ``tiebreak``, by key) with their number, and what
+# joins them: "largest region 4, then crowns 13"
+TIEBREAKS = {"largest_region": N_("largest region %(n)s"), "crowns": N_("crowns %(n)s"),
+             "fire": N_("fire %(n)s")}
+THEN = N_(", then ")
+
+
+def tiebreak_order(tr, tiebreak: dict, rules: str | None = None) -> str:
+    """A score's ``tiebreak`` values in order, in the language of ``tr`` and the words of
+    ``rules``' rulebook ("最大資產 4 格，其次是皇冠 13 頂")."""
+    said = []
+    for key, value in (tiebreak or {}).items():
+        template = TIEBREAKS.get(key)
+        if template is not None:
+            said.append(word(tr, template, rules) % {"n": value})
+        else:  # a key no rule set has yet: its own name
+            said.append(f"{word(tr, str(key).replace('_', ' '), rules)} {value}")
+    return tr.gettext(THEN).join(said)
+
+
+def rulebook(rules: str | None) -> str | None:
+    """The context of a rule set's own words (``RULEBOOKS``), or None: the base game's words."""
+    return RULEBOOKS.get(rules or "")
+
+
+def word(tr, message: str, rules: str | None = None) -> str:
+    """``message`` in the language of ``tr``, in the words of ``rules``' rulebook where the
+    catalogs give it some (``msgctxt``), else the message's one translation."""
+    context = rulebook(rules)
+    if context:
+        said = tr.pgettext(context, message)
+        if said != message:
+            return said
+    return tr.gettext(message)
+
+
+def list_comma(tr) -> str:
+    """What joins the items of a list inside a sentence, in the language of ``tr``."""
+    return tr.pgettext("list", LIST_COMMA)
+
+
 # The game's words, by the engine's machine names (the JSON and CSV keep those): each English
 # name is a message of the catalogs, so a language's .po file holds its rulebook's words.
 TERRAINS = {
@@ -84,16 +144,22 @@ def translations(locale: str) -> NullTranslations:
     return Translations(buf)
 
 
+# how the page scripts' catalog keys a message with a context (gettext's own separator)
+CONTEXT_GLUE = "\x04"
+
+
 @functools.lru_cache(maxsize=None)
 def script_catalog(locale: str) -> dict:
-    """Every translated message of ``locale`` as ``{message: translation}`` (for page scripts)."""
+    """Every translated message of ``locale`` as ``{message: translation}`` (for page scripts);
+    a message with a context is keyed ``context + CONTEXT_GLUE + message``."""
     catalog = _catalog(locale)
     if catalog is None:
         return {}
     out = {}
     for message in catalog:
         if message.id and isinstance(message.id, str) and message.string and not message.fuzzy:
-            out[message.id] = message.string
+            key = message.id if not message.context else message.context + CONTEXT_GLUE + message.id
+            out[key] = message.string
     return out
 
 
@@ -185,15 +251,19 @@ MAX_NESTING = 4
 
 
 # How a value looks in the English text, where it is more than "some text": a whole number
-# (-?\d+, digits as many as fit), a decimal (\d+\.\d+), the optional " ..." of a cut list.
+# (-?\d+, digits as many as fit), a decimal (\d+\.\d+), the optional " ..." of a cut list, a
+# name of letters and digits ([A-Za-z0-9]+, as many as fit: a file format such as JPEG).
 # Any other value is some text: at least one character, as few as let the rest of the sentence fit.
 _NUMBER, _DECIMAL, _ELLIPSIS, _TEXT, _WORDS = "number", "decimal", "ellipsis", "text", "words"
+_NAME = "name"
 _SHAPES = {**dict.fromkeys(("n", "row", "col", "each", "points", "base", "squares", "crowns", "have",
                             "most", "rows", "cols", "frame", "min"), _NUMBER),
-           "more": _ELLIPSIS, "confidence": _DECIMAL}
+           "more": _ELLIPSIS, "confidence": _DECIMAL, "format": _NAME}
 _DIGITS = re.compile(r"\d*")        # the digits from a position on (\d: any decimal digit)
 _NUMBER_START = re.compile(r"-?\d")
 _ANY_DIGIT = re.compile(r"\d")
+_NAME_RUN = re.compile(r"[A-Za-z0-9]*")
+_NAME_CHAR = re.compile(r"[A-Za-z0-9]")
 ELLIPSIS = " ..."
 
 
@@ -353,8 +423,8 @@ class _Walk:
             while pos >= 0:
                 yield pos
                 pos = text.find(arg, pos + 1, hi + len(arg))
-        elif kind in (_NUMBER, _DECIMAL):
-            first = _NUMBER_START if kind == _NUMBER else _ANY_DIGIT
+        elif kind in (_NUMBER, _DECIMAL, _NAME):
+            first = {_NUMBER: _NUMBER_START, _DECIMAL: _ANY_DIGIT, _NAME: _NAME_CHAR}[kind]
             m = first.search(text, lo, hi + 1)
             while m:
                 yield m.start()
@@ -386,6 +456,11 @@ class _Walk:
             if text.startswith(ELLIPSIS, pos):
                 yield pos + len(ELLIPSIS)
             yield pos
+        elif kind == _NAME:
+            end = self._longest_fit(i, pos, _NAME_RUN, _NAME_CHAR)
+            if end is not None:
+                yield end  # then shorter (only a value named twice asks for them)
+                yield from range(end - 1, pos, -1)
         elif kind in (_NUMBER, _DECIMAL):
             start = pos + 1 if kind == _NUMBER and text.startswith("-", pos) else pos
             if kind == _DECIMAL:  # the digits up to the point are all taken: then the point
@@ -398,18 +473,18 @@ class _Walk:
                 yield end  # then fewer digits (only a value named twice asks for them)
                 yield from range(end - 1, start, -1)
 
-    def _longest_fit(self, i: int, start: int) -> int | None:
-        """The end of the longest run of digits from ``start`` (one digit at least) after which
-        pieces ``i + 1`` onward fit. Remembered per run: every start inside one run of digits
-        shares its ends, so a long run is looked through once, not once per start."""
-        last = _DIGITS.match(self.text, start).end()
+    def _longest_fit(self, i: int, start: int, run=_DIGITS, one=_ANY_DIGIT) -> int | None:
+        """The end of the longest run of digits (or of ``run``'s characters) from ``start`` (one
+        at least) after which pieces ``i + 1`` onward fit. Remembered per run: every start inside
+        one run shares its ends, so a long run is looked through once, not once per start."""
+        last = run.match(self.text, start).end()
         if last == start:
             return None
         key = (i, last)
         best = self._longest.get(key)
         if best is None:
             best, end = -1, last
-            while end > 0 and _ANY_DIGIT.match(self.text, end - 1):
+            while end > 0 and one.match(self.text, end - 1):
                 if self.fits(i + 1, end):
                     best = end
                     break
@@ -421,6 +496,7 @@ class _Walk:
 def _templates() -> list:
     """Every template, longest first (the most specific template wins)."""
     from engine.rules import rule_names
+    from kingdomino import photo_texts  # noqa: F401  (the photo refusals' templates)
 
     rule_names()  # every rule set's module is loaded, so its templates are registered
     return _templates_of(len(TEMPLATES))  # again when a module loaded since added some
@@ -440,30 +516,30 @@ def parse(text: str):
     return None
 
 
-def _word(value: str, tr) -> str:
+def _word(value: str, tr, rules=None) -> str:
     for key in (value.lower(), value.lower().replace("-", " "), value):
-        said = tr.gettext(key)
+        said = word(tr, key, rules)
         if said != key:
             return said
     return value
 
 
-def _value(name: str, value, tr, depth: int):
+def _value(name: str, value, tr, depth: int, rules=None):
     if isinstance(value, Message):
-        return render(value, tr, depth)
+        return render(value, tr, depth, rules=rules)
     if isinstance(value, (tuple, list)):
-        return ", ".join(str(_value(name, v, tr, depth)) for v in value)
+        return list_comma(tr).join(str(_value(name, v, tr, depth, rules)) for v in value)
     if not isinstance(value, str):
         return value
     if name in TERRAIN_ARGS:
-        return tr.gettext(TERRAINS[value]) if value in TERRAINS else value
+        return word(tr, TERRAINS[value], rules) if value in TERRAINS else value
     if name in WORD_ARGS:
-        return _word(value, tr)
+        return _word(value, tr, rules)
     if depth > MAX_NESTING:
         return value
     found = parse(value)
     if found:
-        return _say(value, *found, tr, depth)
+        return _say(value, *found, tr, depth, rules=rules)
     pieces = value.split(", ")
     if len(pieces) < 2:
         return value
@@ -473,7 +549,7 @@ def _value(name: str, value, tr, depth: int):
         if found is None:
             return value
         sentences.append((piece, *found))
-    return ", ".join(_say(*sentence, tr, depth) for sentence in sentences)
+    return list_comma(tr).join(_say(*sentence, tr, depth, rules=rules) for sentence in sentences)
 
 
 def _lookup(tr, template: str, n) -> str:
@@ -487,36 +563,41 @@ def _lookup(tr, template: str, n) -> str:
     return tr.gettext(template)
 
 
-def render(text, tr, _depth: int = 0) -> str:
+def render(text, tr, _depth: int = 0, rules: str | None = None) -> str:
     """An engine or reader sentence (a :class:`engine.messages.Message`, or the English text of
     one, as stored JSON keeps it) in the language of ``tr`` (a catalog from :func:`translations`
     or Flask-Babel's); text that is no template's comes back unchanged. English is the text.
-    Sentences inside sentences are translated down to :data:`MAX_NESTING` levels."""
+    Sentences inside sentences are translated down to :data:`MAX_NESTING` levels. ``rules``:
+    the rule set the sentence is about, whose rulebook's words it uses (:func:`word`)."""
     if _depth > MAX_NESTING:
         return str(text)
     if isinstance(text, Message):
-        return _say(text, text.msgid, text.args, tr, _depth, text.count)
+        return _say(text, text.msgid, text.args, tr, _depth, text.count, rules=rules)
     if isinstance(text, str):
         found = parse(text)
-        return text if found is None else _say(text, *found, tr, _depth)
+        return text if found is None else _say(text, *found, tr, _depth, rules=rules)
     return text
 
 
-def _say(text, template: str, values: dict, tr, depth: int, count=""):
+def _say(text, template: str, values: dict, tr, depth: int, count="", rules=None):
     """``text`` (the sentence of ``template`` with ``values``) in the language of ``tr``;
     ``count`` names the value deciding its plural form ("": found from the values, None: none)."""
     if isinstance(tr, NullTranslations) and type(tr) is NullTranslations:
         return str(text)  # English: the text itself, exactly as before
     if count == "":
         count = next((k for k in _COUNTS if str(values.get(k, "")).isdigit()), None)
-    said = _lookup(tr, template, values.get(count) if count else None)
+    context = rulebook(rules)
+    said = tr.pgettext(context, template) if context else template
+    if said == template:  # no words of that rulebook's own for this sentence
+        said = _lookup(tr, template, values.get(count) if count else None)
     try:
-        return said % {k: _value(k, v, tr, depth + 1) for k, v in values.items()}
+        return said % {k: _value(k, v, tr, depth + 1, rules) for k, v in values.items()}
     except (KeyError, TypeError, ValueError):
         return str(text)  # a catalog with a broken placeholder: the English beats a crash
 
 
-def render_for(locale: str):
-    """:func:`render` in ``locale`` as a one-argument function."""
+def render_for(locale: str, rules: str | None = None):
+    """:func:`render` in ``locale`` (in the words of ``rules``' rulebook) as a one-argument
+    function."""
     tr = translations(locale)
-    return lambda text: render(text, tr)
+    return lambda text: render(text, tr, rules=rules)

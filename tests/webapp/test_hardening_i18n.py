@@ -80,7 +80,7 @@ def _reference(text):
     (rebuilt here for short texts only: the same template, the same values)."""
     shapes = dict.fromkeys(("n", "row", "col", "each", "points", "base", "squares", "crowns", "have",
                             "most", "rows", "cols", "frame", "min"), r"-?\d+")
-    shapes.update(more=r"(?: \.\.\.)?", confidence=r"\d+\.\d+")
+    shapes.update(more=r"(?: \.\.\.)?", confidence=r"\d+\.\d+", format=r"[A-Za-z0-9]+")
     for template in sorted(TEMPLATES, key=len, reverse=True):
         seen, out, pos = set(), [], 0
         for m in re.finditer(r"%\((\w+)\)s", template):

@@ -64,12 +64,16 @@ def test_every_catalog_names_what_the_engine_knows(locale):
 def test_the_catalogs_hold_exactly_the_messages_the_code_marks():
     with (ROOT / "babel.cfg").open() as fh:
         method_map, options_map = parse_mapping_cfg(fh)
-    keywords = dict(DEFAULT_KEYWORDS, N_=None)
+    keywords = dict(DEFAULT_KEYWORDS, N_=None, NC_=((1, "c"), 2))  # NC_(context, message)
     marked = set()
-    for _, _, message, _, _ in extract_from_dir(str(ROOT), method_map, options_map, keywords):
-        marked.add(message[0] if isinstance(message, tuple) else message)  # a plural: singular
-    marked.discard("")
+    for _, _, message, _, context in extract_from_dir(str(ROOT), method_map, options_map,
+                                                      keywords):
+        # a plural: its singular; a message with a context is another message than without
+        marked.add((message[0] if isinstance(message, tuple) else message, context))
+    marked.discard(("", None))
     for locale in i18n.available():
-        held = {m if isinstance(m, str) else m[0] for m in _catalog(locale)}
+        with (i18n.CATALOGS / f"{locale}.po").open("rb") as fh:
+            held = {(m.id if isinstance(m.id, str) else m.id[0], m.context)
+                    for m in read_po(fh, locale=locale) if m.id}
         assert not sorted(held - marked), f"{locale}.po holds messages no code marks any more"
         assert not sorted(marked - held), f"{locale}.po lacks messages the code marks"
