@@ -252,18 +252,19 @@ MAX_NESTING = 4
 
 # How a value looks in the English text, where it is more than "some text": a whole number
 # (-?\d+, digits as many as fit), a decimal (\d+\.\d+), the optional " ..." of a cut list, a
-# name of letters and digits ([A-Za-z0-9]+, as many as fit: a file format such as JPEG).
+# name of letters, digits and dashes ([A-Za-z0-9-]+, as many as fit: a file format such as JPEG,
+# a run of squares such as r1c1-r1c3).
 # Any other value is some text: at least one character, as few as let the rest of the sentence fit.
 _NUMBER, _DECIMAL, _ELLIPSIS, _TEXT, _WORDS = "number", "decimal", "ellipsis", "text", "words"
 _NAME = "name"
 _SHAPES = {**dict.fromkeys(("n", "row", "col", "each", "points", "base", "squares", "crowns", "have",
                             "most", "rows", "cols", "frame", "min"), _NUMBER),
-           "more": _ELLIPSIS, "confidence": _DECIMAL, "format": _NAME}
+           "more": _ELLIPSIS, "confidence": _DECIMAL, "format": _NAME, "run": _NAME}
 _DIGITS = re.compile(r"\d*")        # the digits from a position on (\d: any decimal digit)
 _NUMBER_START = re.compile(r"-?\d")
 _ANY_DIGIT = re.compile(r"\d")
-_NAME_RUN = re.compile(r"[A-Za-z0-9]*")
-_NAME_CHAR = re.compile(r"[A-Za-z0-9]")
+_NAME_RUN = re.compile(r"[A-Za-z0-9-]*")
+_NAME_CHAR = re.compile(r"[A-Za-z0-9-]")
 ELLIPSIS = " ..."
 
 
@@ -494,7 +495,7 @@ class _Walk:
 
 
 def _templates() -> list:
-    """Every template, longest first (the most specific template wins)."""
+    """Every template, the most specific first (:func:`_specific`: it wins)."""
     from engine.rules import rule_names
     from kingdomino import photo_texts  # noqa: F401  (the photo refusals' templates)
 
@@ -504,7 +505,14 @@ def _templates() -> list:
 
 @functools.lru_cache(maxsize=1)
 def _templates_of(count: int) -> list:
-    return [_Template(t) for t in sorted(TEMPLATES, key=len, reverse=True)]
+    return [_Template(t) for t in sorted(TEMPLATES, key=_specific, reverse=True)]
+
+
+def _specific(template: str) -> tuple[int, int]:
+    """How specific a template is: its own words' length, then its length. The most specific
+    template that matches a sentence is its template ("frame completely filled: 5" is Harmony's
+    reason, not a courtier named "frame" on a square "completely filled")."""
+    return len(re.sub(r"%\(\w+\)s", "", template)), len(template)
 
 
 def parse(text: str):

@@ -72,3 +72,23 @@ UPLOAD_NO_KINGDOM = N_("no kingdom could be read in this photo")
 UPLOAD_READER_FAILED = N_("this photo could not be read: the reader failed on it (the fault was "
                           "logged); try another photo, taken from above in even light")
 LARGE_PHOTOS_BUSY = N_("too many large photos are being read at once: try again in a minute")
+
+# kingdomino.batch: a file of a batch that is not read, and why
+BATCH_NOT_PHOTO = N_("not a photo: the file is not a JPEG, PNG, WebP or BMP image")
+BATCH_EMPTY = N_("the file is empty")
+BATCH_TOO_LARGE = N_("the photo is larger than the %(limit)s MB a photo may be; export it smaller")
+BATCH_ZIPPED_TOO_LARGE = N_("the photo is %(mb)s MB, more than the %(limit)s MB a photo may be; "
+                            "export it smaller")
+BATCH_BAD_ZIP = N_("not a readable zip file (%(why)s)")
+BATCH_ZIP_FILES = N_("the zip holds %(n)s files, more than the %(most)s one batch reads from a "
+                     "zip; split it into smaller zips")
+BATCH_ZIP_DATA = N_("the zip holds more data than one batch reads from a zip (%(gb)s GB); split it")
+BATCH_ZIP_UNREADABLE = N_("cannot read this file from the zip: %(why)s")
+BATCH_ZIP_DAMAGED = N_("this file is damaged in the zip (%(why)s)")
+BATCH_NO_KINGDOM = N_("no kingdom found in this photo: take it from above with every kingdom "
+                      "whole in view")
+BATCH_READER_FAILED = N_("the reader failed on this photo because of a fault in the program, not "
+                         "in the photo (%(kind)s); the other photos are read; run with --verbose "
+                         "for the details and report it")
+BATCH_STOPPED_FIRST = N_("not read (the batch was stopped)")
+BATCH_STOPPED = N_("the batch stopped: %(why)s")

@@ -195,8 +195,12 @@ def create_app(test_config: dict | None = None) -> Flask:
     app.jinja_env.globals["terrain_name"] = terms.terrain_name
     app.jinja_env.globals["bonus_title"] = terms.bonus_title
     app.jinja_env.filters["bonus_title"] = terms.bonus_title
+    app.jinja_env.filters["say"] = terms.say  # the reader's and engine's sentences
+    app.jinja_env.filters["status_text"] = terms.status_text
+    app.jinja_env.globals["tiebreak_text"] = terms.tiebreak_text
     app.jinja_env.globals["page_names"] = terms.page_names
-    app.jinja_env.globals["score_texts"] = lambda score: terms.engine_texts(terms.score_texts(score))
+    app.jinja_env.globals["score_texts"] = lambda score: terms.engine_texts(
+        terms.score_texts(score), score.get("rules") if isinstance(score, dict) else None)
     app.jinja_env.globals["title_of"] = terms.rules_title
     app.jinja_env.globals["kingdom_sizes"] = SIZES   # the size choices: engine.kingdom's
 

@@ -160,9 +160,12 @@ def script_catalog(locale):
 @bp.post("/i18n/texts")
 def engine_texts():
     """The engine's sentences (warnings, reasons) of a score the page shows, in the page's
-    language: ``{"texts": [english, ...]}`` -> ``{"texts": {english: translated}}``."""
+    language: ``{"texts": [english, ...]}`` -> ``{"texts": {english: translated}}``; with
+    ``"rules"`` (a rule set's name) in the words of its rulebook."""
     what = '{"texts": ["...", ...]} (a list of the score\'s sentences)'
-    texts = service.json_body(what).get("texts")  # JSON nested too deeply is a 400 there
+    body = service.json_body(what)  # JSON nested too deeply is a 400 there
+    texts = body.get("texts")
+    rules = body.get("rules") if isinstance(body.get("rules"), str) else None
     if not isinstance(texts, list) or not all(isinstance(t, str) for t in texts):
         raise BadRequest(f"send {what}")
     if len(texts) > terms.MAX_TEXTS:
@@ -175,4 +178,4 @@ def engine_texts():
     if total > terms.MAX_TEXTS_CHARS:
         raise BadRequest(f"the sentences have {total} characters in all; at most "
                          f"{terms.MAX_TEXTS_CHARS} at once: send them in parts")
-    return {"texts": terms.engine_texts(texts)}
+    return {"texts": terms.engine_texts(texts, rules)}

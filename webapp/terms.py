@@ -29,8 +29,9 @@ HTTP_NAMES = (N_("Bad Request"), N_("Server error"), N_("Forbidden"), N_("Not Fo
               N_("Too Many Requests"), N_("Service Unavailable"), N_("Internal Server Error"))
 
 
-def terrain_name(terrain: str) -> str:
-    return gettext(TERRAINS[terrain]) if terrain in TERRAINS else terrain
+def terrain_name(terrain: str, rules: str | None = None) -> str:
+    """A terrain's name in the page's language, in the words of ``rules``' rulebook."""
+    return i18n.word(get_translations(), TERRAINS[terrain], rules) if terrain in TERRAINS else terrain
 
 
 def bonus_title(name: str) -> str:
@@ -43,12 +44,44 @@ def rules_title(title: str) -> str:
 
 
 def page_names(meta: list[dict]) -> dict:
-    """The names the result page's script shows, in the page's language (machine name -> name)."""
+    """The names the result page's script shows, in the page's language (machine name -> name);
+    ``rulebooks``: each rule set whose rulebook has words of its own -> the context its words
+    are looked up with (``KDI18N.p_``), ``terrains_of``: its terrains' names where they differ."""
+    terrains = {t: terrain_name(t) for t in TERRAINS}
+    own = {}
+    for m in meta:
+        if i18n.rulebook(m["name"]):
+            differ = {t: terrain_name(t, m["name"]) for t in TERRAINS}
+            own[m["name"]] = {t: name for t, name in differ.items() if name != terrains[t]}
     return {
-        "terrains": {t: terrain_name(t) for t in TERRAINS},
+        "terrains": terrains,
+        "terrains_of": {name: names for name, names in own.items() if names},
+        "rulebooks": {m["name"]: i18n.rulebook(m["name"]) for m in meta if i18n.rulebook(m["name"])},
         "bonuses": {b: bonus_title(b) for m in meta for b in m["bonuses"]},
         "rules": {m["name"]: rules_title(m["title"] or m["name"]) for m in meta},
     }
+
+
+def say(text, rules: str | None = None) -> str:
+    """An engine, reader or photo sentence (English, as stored) in the page's language; text
+    that is no template's comes back as it is."""
+    if not text or str(get_locale() or DEFAULT) == DEFAULT:
+        return text
+    return i18n.render(text, get_translations(), rules=rules)
+
+
+def status_text(status: str) -> str:
+    """A batch row's status (ok, review, or "error: <why>") in the page's language."""
+    status = str(status or "")
+    if status.startswith("error: "):
+        return gettext("error: %(message)s", message=say(status[len("error: "):]))
+    return gettext(status) if status else status
+
+
+def tiebreak_text(tiebreak: dict, rules: str | None = None) -> str:
+    """"Tie-break: largest region 4, then crowns 13" in the page's language."""
+    order = i18n.tiebreak_order(get_translations(), tiebreak, rules)
+    return gettext("Tie-break: %(order)s", order=order) if order else ""
 
 
 # the most engine sentences one request may ask to have translated (POST /i18n/texts), the
@@ -74,15 +107,16 @@ def score_texts(score: dict | None) -> list[str]:
     return [t for t in dict.fromkeys(out) if isinstance(t, str) and t]
 
 
-def engine_texts(texts) -> dict:
+def engine_texts(texts, rules: str | None = None) -> dict:
     """English sentence -> the page's language, for the sentences of ``texts`` that the
-    catalogs translate (none on English pages: the page shows the English text itself)."""
+    catalogs translate (none on English pages: the page shows the English text itself), in the
+    words of ``rules``' rulebook."""
     if str(get_locale() or DEFAULT) == DEFAULT:
         return {}
     tr = get_translations()
     out = {}
     for text in texts:
-        said = i18n.render(text, tr)
+        said = i18n.render(text, tr, rules=rules)
         if said != text:
             out[text] = said
     return out
@@ -109,6 +143,7 @@ SCRIPT_WORDS = (
     N_("a courtier or a building, on a square without a crown or token"),
     N_("with a building only"), N_("each giant hides one crown of this square"),
     N_("ok"), N_("review"), N_("error"),
+    N_("Tie-break: %(order)s"),
 )
 
 # what an error page says when the error's own message is not in the page's language (it is
@@ -128,6 +163,8 @@ def error_text(code: int, message: str) -> tuple[str, str | None]:
     """An error page's message in the page's language, and the English detail when the message
     itself has no translation (``None`` when it has one, or the page is in English)."""
     translated = gettext(message) if message else message
+    if translated == message and message:  # one of the reader's or the engine's sentences
+        translated = say(message)
     if translated != message or str(get_locale()) == DEFAULT or not message:
         return translated, None
     general = ERROR_TEXTS.get(code, ERROR_TEXTS[400 if code < 500 else 500])

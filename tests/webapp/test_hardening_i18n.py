@@ -80,8 +80,11 @@ def _reference(text):
     (rebuilt here for short texts only: the same template, the same values)."""
     shapes = dict.fromkeys(("n", "row", "col", "each", "points", "base", "squares", "crowns", "have",
                             "most", "rows", "cols", "frame", "min"), r"-?\d+")
-    shapes.update(more=r"(?: \.\.\.)?", confidence=r"\d+\.\d+", format=r"[A-Za-z0-9]+")
-    for template in sorted(TEMPLATES, key=len, reverse=True):
+    shapes.update(more=r"(?: \.\.\.)?", confidence=r"\d+\.\d+", format=r"[A-Za-z0-9-]+",
+                  run=r"[A-Za-z0-9-]+")
+    # the most specific template first: its own words' length, then its length
+    specific = lambda t: (len(re.sub(r"%\(\w+\)s", "", t)), len(t))  # noqa: E731
+    for template in sorted(TEMPLATES, key=specific, reverse=True):
         seen, out, pos = set(), [], 0
         for m in re.finditer(r"%\((\w+)\)s", template):
             out.append(re.escape(template[pos:m.start()]))

@@ -34,13 +34,18 @@
   function translateTexts(s) {  // then draw the breakdown again in the page's words
     var wanted = scoreTexts(s);
     if (!wanted.length || !window.KDI18N.locale || window.KDI18N.locale === "en") { return; }
-    post("/i18n/texts", JSON.stringify({ texts: wanted.slice(0, 500) }), false).then(function (res) {
+    post("/i18n/texts", JSON.stringify({ texts: wanted.slice(0, 500), rules: state.rules }), false).then(function (res) {
       if (!res.ok || !res.body || !res.body.texts) { return; }
       Object.keys(res.body.texts).forEach(function (k) { texts[k] = res.body.texts[k]; });
       if (state.score === s) { renderBreakdown(); }
     }).catch(function () { return null; });  // the English sentences stay: nothing is lost
   }
-  function tn(t) { return names.terrains[t] || t; }
+  // a terrain's name in the words of the rule set's own rulebook where it has some (Domain's field)
+  function tn(t) {
+    var own = (names.terrains_of || {})[state.rules] || {};
+    return own[t] || names.terrains[t] || t;
+  }
+  function rulebook() { return (names.rulebooks || {})[state.rules] || ""; }
   function bonusName(b) { return names.bonuses[b] || b; }
 
   // The game's words come with the rule sets (rules_meta): each terrain's key, the names a
@@ -660,9 +665,10 @@
     tr.appendChild(make("td", "num", s.total));
     tf.appendChild(tr); t.appendChild(tf);
     var tie = s.tiebreak || {};
-    el("tiebreak").textContent = Object.keys(tie).length ? _("Tie-break:") + " " + Object.keys(tie).map(function (k) {
-      return _(k.replace(/_/g, " ")) + " " + tie[k];
-    }).join(_(", then ")) : "";
+    // "largest region %(n)s", "crowns %(n)s", "fire %(n)s": kingdomino.i18n.TIEBREAKS
+    el("tiebreak").textContent = Object.keys(tie).length ? _("Tie-break: %(order)s", { order: Object.keys(tie).map(function (k) {
+      return window.KDI18N.p_(rulebook(), k.replace(/_/g, " ") + " %(n)s", { n: tie[k] });
+    }).join(_(", then ")) }) : "";
     var w = el("warnings");
     w.innerHTML = "";
     (s.warnings || []).forEach(function (x) { w.appendChild(make("li", null, say(x))); });
