@@ -29,7 +29,7 @@ def _cli(env_lang: dict) -> str:
 
 @pytest.mark.parametrize("env, head, legend", [
     ({"LANG": "zh_TW.UTF-8"}, "資產", "F 麥田"),
-    ({"LANG": "en_US.UTF-8", "LC_MESSAGES": "zh_CN.UTF-8"}, "领地", "M 山峰"),
+    ({"LANG": "en_US.UTF-8", "LC_MESSAGES": "zh_CN.UTF-8"}, "区域", "M 山峰"),
     ({"LANG": "ko_KR.UTF-8"}, "영역", "C 왕궁"),
     ({"LANGUAGE": "fr:ko", "LANG": "C.UTF-8"}, "영역", "W 숲"),
 ])

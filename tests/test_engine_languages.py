@@ -40,7 +40,7 @@ COURT = _kingdom([[("forest", 0, {"resource": True}), ("forest", 0, {"resource":
 WORDS = {
     "zh_Hant": {"warning": "格未與城堡相連", "quest": "未達成", "courtier": "伐木", "review": "信心度低"},
     "zh_Hans": {"warning": "格未与城堡相连", "quest": "未达成", "courtier": "伐木", "review": "置信度低"},
-    "ko": {"warning": "왕궁과 이어지지 않은 칸", "quest": "미달성", "courtier": "나무꾼", "review": "낮은 신뢰도"},
+    "ko": {"warning": "왕궁에 이어지지 않은 칸", "quest": "미달성", "courtier": "나무꾼", "review": "낮은 신뢰도"},
 }
 
 
@@ -124,7 +124,7 @@ def test_the_cli_error_line_follows_lang():
     assert proc.stderr.startswith("kingdomino: error: ") and not CJK.search(proc.stderr)
 
 
-@pytest.mark.parametrize("locale, words", [("zh_Hant", ("巨人", "金幣")), ("zh_Hans", ("巨人", "金币")),
+@pytest.mark.parametrize("locale, words", [("zh_Hant", ("巨人", "金幣")), ("zh_Hans", ("巨人", "钱币")),
                                            ("ko", ("거인", "동전"))])
 def test_the_expansions_warnings_and_arithmetic_are_translated(locale, words):
     giants = [[{"terrain": "field", "crowns": 2, "giants": 2} for _ in range(5)] for _ in range(5)]

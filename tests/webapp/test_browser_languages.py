@@ -128,7 +128,7 @@ def test_every_language_fits_a_phone(live_server, tmp_path):
 
 
 @pytest.mark.parametrize("locale, warning", [("zh_Hant", "1 格未與城堡相連：第 1 列第 1 行"),
-                                             ("ko", "왕궁과 이어지지 않은 칸 1개: 1행 1열"),
+                                             ("ko", "왕궁에 이어지지 않은 칸 1개: 1행 1열"),
                                              ("en", "1 square(s) not joined to the castle: row 1 col 1")])
 def test_a_new_scores_warning_shows_in_the_page_language(live_server, locale, warning):
     """The engine's warning about a square the editor just placed, in the page's words."""

@@ -17,7 +17,7 @@ REASON = "not met: frame completely filled, no domino discarded"
 COURTIER = "Lumberjack r2c1: 3 + 2 wood x 3 = 9"
 SAID = {"zh-TW": ("1 格未與城堡相連：第 1 列第 1 行", "未達成：王國完整填滿"),
         "zh-CN": ("1 格未与城堡相连：第 1 行第 1 列", "未达成：王国完全填满"),
-        "ko-KR": ("왕궁과 이어지지 않은 칸 1개: 1행 1열", "미달성: 왕국을 빈칸 없이 채움")}
+        "ko-KR": ("왕궁에 이어지지 않은 칸 1개: 1행 1열", "미달성: 왕국을 빈칸 없이 채움")}
 
 
 def _lost():

@@ -74,8 +74,8 @@ def test_traditional_and_simplified_are_different_text(client):
 
 def test_rule_set_and_bonus_names_are_shown_in_the_language(client):
     html = client.get("/", headers={"Accept-Language": "ko"}).get_data(as_text=True)
-    assert "킹도미노 (기본 게임; 7x7 = 마이티 듀얼)" in html
-    assert "중앙 왕국" in html and 'value="middle-kingdom"' in html  # the form still sends the name
+    assert "킹도미노 (기본 게임; 7x7 왕국 포함)" in html  # the rulebook's "7x7 왕국"
+    assert "미들 킹덤" in html and 'value="middle-kingdom"' in html  # the form still sends the name
 
 
 def test_the_language_menu_is_on_every_page_and_remembered(client):
@@ -128,7 +128,7 @@ def test_page_scripts_get_the_catalog_of_the_page_language(client):
 # the rulebooks' words the issue lists (and those filled in from the published editions)
 RULEBOOK = {
     "zh_Hant": {"field": "麥田", "lake": "湖泊", "forest": "森林", "mine": "山脈", "castle": "城堡",
-                "grassland": "草原", "swamp": "沼澤", "Crowns": "皇冠", "Terrain": "地形",
+                "grassland": "草地", "swamp": "沼澤", "Crowns": "皇冠", "Terrain": "地形",
                 "region": "資產", "Points": "聲望分數"},
     "zh_Hans": {"field": "麦田", "swamp": "沼泽", "lake": "湖泊", "forest": "森林", "mine": "山峰",
                 "Terrain": "领土"},
