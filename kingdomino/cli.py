@@ -512,7 +512,7 @@ def build_parser() -> argparse.ArgumentParser:
                         "(and the config's review settings) in models/squares.json")
     p.add_argument("--per-photo", action="append", metavar="SET",
                    choices=("aau", "phone", "phone-detected", "synth", "hard-tables",
-                            "table-photos"),
+                            "table-photos", "real-tables"),
                    help="also list each photo's result in this set (repeatable), e.g. phone-detected "
                         "(with its frame: grid, corner error, squares off the kingdom), hard-tables "
                         "or table-photos")
@@ -541,6 +541,10 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--table-seed", type=int, default=None, metavar="SEED",
                    help="first whole-table photo seed (default 20000; seeds below 20000 may be "
                         "used for training)")
+    p.add_argument("--real-tables", action="store_true",
+                   help="also read whole tables of real kingdoms: composites of 2-3 dev phone "
+                        "photos side by side, and --all on each dev phone photo against plain "
+                        "score (kingdoms found, exact, phantom, wrongly cut, --all worse)")
     p.add_argument("--out", default=None, metavar="FILE",
                    help="also write every figure (each photo and scene too) as JSON to FILE")
     p.set_defaults(func=cmd_evaluate)

@@ -110,6 +110,12 @@ class _FakeReader:
         return SimpleNamespace(corners=np.float32(corners), rows=rows, cols=cols,
                                logits=self.logits_for[rows], warnings=list(warnings))
 
+    def find(self, image, size=None):
+        """The single-kingdom search finds nothing: the table search's readings stand."""
+        from vision.errors import NO_KINGDOM, PhotoError
+
+        raise PhotoError(NO_KINGDOM)
+
     def read_board(self, image, found, size=None):
         grid = [["field"] * found.cols for _ in range(found.rows)]
         grid[found.rows // 2][found.cols // 2] = "castle"
@@ -164,7 +170,7 @@ def test_a_blob_at_the_border_is_cut_only_when_its_kingdom_reaches_the_edge(monk
     """A checked cloth can join a kingdom's blob to the photo's border while the kingdom lies
     whole in the photo: "cut" once flagged it (not scored as complete)."""
     inside = TableOutline(_box(1500, 600, 1000), 5, 5, 0.9, True)     # blob touched the border
-    at_edge = TableOutline(_box(2950, 1960, 1000), 5, 5, 0.9, True)   # 10 px from the bottom
+    at_edge = TableOutline(_box(2950, 1990, 1000), 5, 5, 0.9, True)   # 10 px from the bottom
     _blobs_found(monkeypatch, [inside], [at_edge])
     reader = _FakeReader({5: _logits(5, 6.0)})
     out = table.read_table(reader, np.zeros((3000, 4000, 3), np.uint8))
@@ -235,3 +241,40 @@ def test_table_photos_mix_the_tile_maps_by_their_own_weight(monkeypatch):
     monkeypatch.setattr(table, "_tile_map", fake_map)
     table._outlines_by_blob(np.full((300, 400, 3), 128, np.uint8), cfg)
     assert seen == [0.25]
+
+
+def test_a_kingdom_with_table_all_around_is_not_cut(monkeypatch):
+    """A kingdom with ~140 px of table on every side, whose table reads as tile up to the
+    photo's edge (the blob touches the border), is whole: only an outline at the edge is cut."""
+    inside = TableOutline(_box(140, 140, 1000), 5, 5, 0.9, True)      # 140 px to each edge
+    _blobs_found(monkeypatch, [inside])
+    out = table.read_table(_FakeReader({5: _logits(5, 6.0)}), np.zeros((1280, 1280, 3), np.uint8))
+    assert [k.cut for k in out] == [False]
+    assert table.CUT_WARNING not in out[0].reading.warnings
+
+
+class _SingleReader(_FakeReader):
+    """A fake whose single-kingdom search (``find``) finds one window: plain ``score``'s."""
+
+    def __init__(self, logits_for, window):
+        super().__init__(logits_for)
+        self.window = window
+
+    def find(self, image, size=None):
+        return SimpleNamespace(corners=np.float32(self.window), rows=5, cols=5, logits=None,
+                               warnings=["plain"])
+
+    def check_found(self, reading):
+        return reading
+
+
+def test_the_kingdom_plain_score_finds_is_read_as_plain_score_reads_it(monkeypatch):
+    """The table search cut one kingdom into two pieces; the reader's own window holds both:
+    ``--all`` reads that window, as plain ``score`` does."""
+    left = TableOutline(_box(1000, 1000, 500), 3, 3, 0.9, False)
+    right = TableOutline(_box(1500, 1000, 500), 3, 3, 0.9, False)
+    _blobs_found(monkeypatch, [left], [right])
+    reader = _SingleReader({3: _logits(3, 6.0)}, _box(1000, 800, 1000))
+    out = table.read_table(reader, np.zeros((3000, 4000, 3), np.uint8))
+    assert len(out) == 1 and (out[0].reading.rows, out[0].reading.cols) == (5, 5)
+    assert out[0].reading.warnings == ["plain"]

@@ -13,9 +13,16 @@ and read (``Reader.read_board``); of a blob's outlines that read
 as a kingdom (``is_kingdom``: a castle, at least ``[table] min_tiles`` domino halves, at least
 ``[table] min_side`` squares along each side, a grid count at least ``[table]
 min_grid_confidence`` sure), the one whose squares read crispest (``vision.find.frame.crispness``)
-is kept. A few loose dominoes, the draft line, a box lid or a score pad are not kingdoms. A
-kingdom whose window reaches the photo's edge is kept but flagged ``cut`` (with a warning): it
-is not scored as complete.
+is kept. A few loose dominoes, the draft line, a box lid or a score pad are not kingdoms.
+
+Each kingdom found so is then framed and read as a single kingdom is (``single_search``): the
+reader's own search for the photo (``Reader.find``, what plain ``score`` reads) gives the
+kingdom it lies on, and every other kingdom is searched for by the same search in a crop of
+the photo around it (``[table] crop_margin`` sides of table); a window that search finds on
+the same place replaces the table search's. A kingdom whose window reaches the photo's edge
+(grown ``[table] cut_margin`` squares, it leaves the photo) is kept but flagged ``cut`` (with a
+warning): it is not scored as complete. Table around a kingdom, even when the table reads as
+tile up to the photo's edge, never makes it cut.
 
 Numbering (``number_order``): by the kingdom's centre from left to right; centres closer in x
 than ``[table] column_tolerance`` x the median kingdom side count as a tie (one column) and are
@@ -35,7 +42,7 @@ from vision.find.corner_refine import edge_map
 from vision.find.detect import outline_in_map, working_sizes
 from vision.errors import NO_KINGDOM, PhotoError
 from vision.find.frame import crispness, too_few_tiles
-from vision.geometry import ring_corners
+from vision.geometry import overlaps, ring_corners
 from vision.find.tilemap import disk, largest, pixel_map, tile_net
 
 CUT_WARNING = ("this kingdom is cut by the photo's edge: it is not scored as complete; take the "
@@ -309,11 +316,11 @@ def read_table(reader, image: np.ndarray, size: int | None = None) -> list[Table
     ``read_board`` reads it (:func:`read_kingdoms`). Raises ``PhotoError`` (no kingdom) when
     none is found.
     """
-    kept = read_kingdoms(
+    kept = single_search(reader, image, read_kingdoms(
         image, reader.cfg, reader.classifier.t_terrain,
         lambda corners, rows, cols, warnings=(): reader.framed(
             image, corners, rows, cols, size, warnings),
-        lambda window: reader.read_board(image, window, size))
+        lambda window: reader.read_board(image, window, size)), size)
     if not kept:
         raise PhotoError(NO_KINGDOM)
     order = number_order([np.asarray(k.outline.corners, np.float64).mean(0) for k in kept],
@@ -352,14 +359,101 @@ def read_kingdoms(image: np.ndarray, cfg: dict, t_terrain: float, window, readin
         if best is None:
             continue         # nothing read as a kingdom: clutter or cloth
         sharp, found, framed, read = best
-        cut = leaves_photo(framed.corners, framed.rows, framed.cols, image.shape, 0.0) or (
-            found.cut and leaves_photo(framed.corners, framed.rows, framed.cols, image.shape,
-                                       margin))
-        warnings = list(read.warnings)
-        if cut:
-            warnings.insert(0, CUT_WARNING)
-        here = TableOutline(framed.corners, framed.rows, framed.cols, found.confidence, cut)
+        here = TableOutline(framed.corners, framed.rows, framed.cols, found.confidence, False)
         if any(_same_place(here, other.outline) for other in kept):
             continue
-        kept.append(Kingdom(here, framed, replace(read, warnings=warnings), sharp))
+        kept.append(_with_cut(Kingdom(here, framed, read, sharp), image.shape, margin))
     return kept
+
+
+def _with_cut(kingdom: Kingdom, shape, margin: float) -> Kingdom:
+    """The kingdom flagged ``cut`` (and its reading warned) when its window grown ``margin``
+    squares leaves the photo: its outline reaches the photo's edge."""
+    w = kingdom.window
+    cut = leaves_photo(w.corners, w.rows, w.cols, shape, margin)
+    warnings = [x for x in kingdom.reading.warnings if x != CUT_WARNING]
+    if cut:
+        warnings.insert(0, CUT_WARNING)
+    return replace(kingdom, outline=replace(kingdom.outline, cut=cut),
+                   reading=replace(kingdom.reading, warnings=warnings))
+
+
+def _plain(reader, image, size):
+    """The window the reader's own search finds in the photo (``Reader.find``, as plain
+    ``score`` reads it) and its reading; None when it finds no kingdom."""
+    try:
+        window = reader.find(image, size)
+        return window, reader.check_found(reader.read_board(image, window, size))
+    except PhotoError:
+        return None
+
+
+def _in_crop(reader, image, kingdom: Kingdom, size, margin: float):
+    """The reader's own search (``Reader.find``) in a crop of the photo around ``kingdom``
+    (its window's bounds grown ``margin`` x its side), its window moved back into the photo
+    and read there; None when it finds no kingdom, or one elsewhere than ``kingdom``."""
+    corners = np.asarray(kingdom.window.corners, np.float64)
+    grow = margin * _side(corners)
+    h, w = image.shape[:2]
+    x0, y0 = (max(0, int(np.floor(v - grow))) for v in corners.min(0))
+    x1 = min(w, int(np.ceil(corners[:, 0].max() + grow)))
+    y1 = min(h, int(np.ceil(corners[:, 1].max() + grow)))
+    try:
+        found = reader.find(np.ascontiguousarray(image[y0:y1, x0:x1]), size)
+    except PhotoError:
+        return None
+    window = replace(found, corners=np.asarray(found.corners, np.float32)
+                     + np.float32([x0, y0]))
+    if not _same_place(TableOutline(window.corners, window.rows, window.cols, 1.0, False),
+                       kingdom.outline):
+        return None
+    try:
+        return window, reader.check_found(reader.read_board(image, window, size))
+    except PhotoError:
+        return None
+
+
+def _part_of(corners, whole) -> bool:
+    """Whether the outline ``corners`` is a piece of the window ``whole``: its centre lies
+    inside it and it is smaller (the table search can cut one kingdom in pieces)."""
+    c = np.asarray(corners, np.float32).reshape(4, 2)
+    w = np.asarray(whole, np.float32).reshape(4, 2)
+    centre = c.mean(0)
+    return bool(cv2.pointPolygonTest(w, (float(centre[0]), float(centre[1])), False) >= 0
+                and cv2.contourArea(c) < cv2.contourArea(w))
+
+
+def single_search(reader, image: np.ndarray, kept: list, size=None) -> list:
+    """The whole-table search's kingdoms (``kept``) each framed and read as a single kingdom
+    is (see the module docstring): the reader's own window for the photo replaces the kingdom
+    it lies on (it is kept as well when it lies on none: a one-kingdom photo reads as plain
+    ``score`` reads it, even a kingdom too small for the table search; not when others were
+    found and it does not read as a kingdom), and each other kingdom's is the reader's own
+    search in a crop around it. Every kingdom is then flagged cut or not (``_with_cut``)."""
+    cfg = reader.cfg
+    tab = cfg["table"]
+    t = reader.classifier.t_terrain
+    out = list(kept)
+    plain = _plain(reader, image, size)
+    mine = None
+    if plain is not None:
+        window, read = plain
+        here = TableOutline(window.corners, window.rows, window.cols, 1.0, False)
+        same = [i for i, k in enumerate(out) if _same_place(here, k.outline)][:1]
+        parts = [i for i, k in enumerate(out) if _part_of(k.outline.corners, window.corners)]
+        over = [k for k in out if overlaps(window.corners, k.outline.corners)]
+        if same or parts or not over and (not out or is_kingdom(read, cfg)):
+            mine = Kingdom(here, window, read, crispness(window.logits, t)
+                           if window.logits is not None else 0.0)
+            out = [k for i, k in enumerate(out) if i not in same + parts]
+    for i, k in enumerate(out):
+        again = _in_crop(reader, image, k, size, float(tab["crop_margin"]))
+        if again is not None:
+            window, read = again
+            out[i] = Kingdom(replace(k.outline, corners=window.corners, rows=window.rows,
+                                     cols=window.cols), window, read,
+                             crispness(window.logits, t) if window.logits is not None else 0.0)
+    if mine is not None:
+        out.append(mine)
+    margin = float(tab["cut_margin"])
+    return [_with_cut(k, image.shape, margin) for k in out]

@@ -687,6 +687,58 @@ def table_photos(n: int, width: int = HARD_TABLES_SIZE[0], height: int = HARD_TA
             "photos": res["photos"]}
 
 
+# ----------------------------------------------------------------------------- real tables
+REAL_TABLES = "real-tables"        # --per-photo name of the real whole tables
+
+
+def real_tables(photos, reader=None, log=print) -> dict:
+    """Whole tables of real kingdoms (``vision.lab.scenes.real_tables``), dev phone photos
+    only: ``composites`` (2-3 photos side by side, read by ``--all``) and ``photos`` (each
+    photo read by ``--all`` and by plain ``score``)."""
+    from vision.lab.scenes import real_tables as rt
+    from vision.reader import Reader
+
+    reader = reader if reader is not None else Reader()
+    phone = [p for p in photos if p.dataset == "phone"]
+    t0 = time.time()
+    comp = rt.measure_composites(reader, phone, on_photo=lambda r: log(
+        f"  composite {' + '.join(r['photos'])}: {r['found']}/{r['kingdoms']} found, "
+        f"{r['exact']} exact, {r['phantom']} phantom, {r['wrongly_cut']} wrongly cut"))
+    each = rt.measure_photos(reader, phone, on_photo=lambda r: log(
+        f"  {r['photo']}: --all {'exact' if r['all']['exact'] else r['all']['total']}, plain "
+        f"{'exact' if r['plain']['exact'] else r['plain']['total']}"
+        f"{', --all worse' if r['worse'] else ''}"))
+    return {"composites": comp, "photos": each, "seconds": round(time.time() - t0)}
+
+
+def format_real_tables(t: dict) -> str:
+    """The real whole-table figures: the composites, then --all against plain score."""
+    c, p = t["composites"]["summary"], t["photos"]["summary"]
+    return "\n".join([
+        f"== real tables: {c['photos']} composites of dev phone photos ({c['kingdoms']} "
+        f"kingdoms) read by --all",
+        f"  kingdoms found {c['found']}/{c['kingdoms']}, exact {c['exact']}/{c['kingdoms']}, "
+        f"phantom {c['phantom']}, wrongly cut {c['wrongly_cut']}",
+        f"== --all on each dev phone photo ({p['photos']}) against plain score",
+        f"  found {p['all_found']} (plain {p['plain_found']}), exact {p['all_exact']} (plain "
+        f"{p['plain_exact']}), --all worse than plain {p['all_worse']}, wrongly cut "
+        f"{p['wrongly_cut']}, other kingdoms {p['others']}"])
+
+
+def format_real_table_rows(t: dict) -> str:
+    """One line per composite and per photo."""
+    lines = ["== real tables, each composite: photos, found/kingdoms, exact, phantom, wrongly cut"]
+    for r in t["composites"]["photos"]:
+        lines.append(f"  {' + '.join(r['photos'])}  {r['found']}/{r['kingdoms']}  exact "
+                     f"{r['exact']}  phantom {r['phantom']}  wrongly cut {r['wrongly_cut']}")
+    lines.append("== --all on each dev phone photo: --all total / plain total / true total")
+    for r in t["photos"]["photos"]:
+        lines.append(f"  {r['photo']}  {r['all']['total']} / {r['plain']['total']} / "
+                     f"{r['true_total']}{'  --all worse' if r['worse'] else ''}"
+                     f"{'  wrongly cut' if r['wrongly_cut'] else ''}")
+    return "\n".join(lines)
+
+
 def _seconds(v) -> str:
     return "-" if v is None else f"{v:.2f} s"
 
@@ -1041,6 +1093,9 @@ def main(args) -> int:
               f"with the shipped models ...", flush=True)
         res["table_photos"] = table_photos(n_table, table_size[0], table_size[1], table_seed,
                                            log=lambda m: print(m, flush=True))
+    if getattr(args, "real_tables", False) and not from_outputs:
+        print("reading whole tables of real kingdoms (dev phone photos) ...", flush=True)
+        res["real_tables"] = real_tables(photos, log=lambda m: print(m, flush=True))
     if quick:
         print("NOTE: --quick reads with the shipped model, which was trained on these very photos: "
               "the figures below are NOT cross-validated and overstate real accuracy.")
@@ -1056,6 +1111,8 @@ def main(args) -> int:
             print(format_hard_tables(res[key]))
     if "table_photos" in res:
         print(format_table_photos(res["table_photos"]))
+    if "real_tables" in res:
+        print(format_real_tables(res["real_tables"]))
     for kind in getattr(args, "per_photo", None) or ():
         if kind in res:
             print(format_per_board(kind, res[kind]))
@@ -1063,6 +1120,8 @@ def main(args) -> int:
             print(format_hard_scenes(res["hard_tables"]))
         elif kind == TABLE_PHOTOS and "table_photos" in res:
             print(format_table_photo_rows(res["table_photos"]))
+        elif kind == REAL_TABLES and "real_tables" in res:
+            print(format_real_table_rows(res["real_tables"]))
     if out:
         try:
             Path(out).write_text(json.dumps(res, indent=1, default=_jsonable) + "\n", encoding="utf-8")
