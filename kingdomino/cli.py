@@ -6,7 +6,9 @@ Exit codes: 0 all good; 1 some input could not be read or scored (the others sti
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
+import re
 import sys
 
 EXIT_OK, EXIT_INPUT, EXIT_USAGE = 0, 1, 2
@@ -16,12 +18,73 @@ class UsageError(Exception):
     """A mistake in how the command was called: exit code 2."""
 
 
-def _rules_help() -> str:
+def N_(message: str) -> str:
+    """Marks a message for the catalogs (``webapp/translations``) without translating it."""
+    return message
+
+
+# argparse's own words ("usage:", its section titles, its errors), which it looks up with its
+# module's gettext: marked here so the catalogs hold them (``_argparse_speaks`` says them)
+ARGPARSE_WORDS = (
+    N_("usage: "), N_("positional arguments"), N_("options"),
+    N_("show this help message and exit"), N_("%(prog)s: error: %(message)s\n"),
+    N_("the following arguments are required: %s"),
+    N_("invalid choice: %(value)r (choose from %(choices)s)"), N_("unrecognized arguments: %s"),
+    N_("argument %(argument_name)s: %(message)s"), N_("invalid %(type)s value: %(value)r"),
+    N_("expected one argument"), N_("expected at least one argument"),
+    N_("expected at most one argument"), N_("ambiguous option: %(option)s could match %(matches)s"),
+    N_("not allowed with argument %s"), N_("one of the arguments %s is required"),
+    N_("ignored explicit argument %r"),
+)
+
+
+def _language():
+    """The catalog of the CLI's language (LANGUAGE, LC_ALL, LC_MESSAGES, LANG), or None for
+    English (the messages themselves: nothing to load)."""
+    from kingdomino import i18n
+
+    locale = i18n.locale_from_environment()
+    return None if locale == i18n.DEFAULT else i18n.translations(locale)
+
+
+def _identity(message: str) -> str:
+    return message
+
+
+class _Parser(argparse.ArgumentParser):
+    """An ArgumentParser whose section headings ("options:") end with the colon of the CLI's
+    language (argparse writes an ASCII one: Chinese writes "選項：")."""
+
+    heading = "%(title)s:"
+
+    def format_help(self) -> str:
+        text = super().format_help()
+        if self.heading == _Parser.heading:
+            return text
+        return re.sub(r"(?m)^(\S.*):$", lambda m: self.heading % {"title": m.group(1)}, text)
+
+
+@contextlib.contextmanager
+def _argparse_speaks(tr):
+    """While the parser is built and used, argparse says its own words through ``tr`` (it looks
+    them up with its module's ``_`` and ``ngettext``); ``tr`` None: English, as they are."""
+    if tr is None:
+        yield
+        return
+    saved = argparse._, argparse.ngettext
+    argparse._, argparse.ngettext = tr.gettext, tr.ngettext
+    try:
+        yield
+    finally:
+        argparse._, argparse.ngettext = saved
+
+
+def _rules_help(_=_identity) -> str:
     import engine
 
-    lines = ["rule sets and their bonuses:"]
+    lines = [_("rule sets and their bonuses:")]
     for name in engine.rule_names():
-        bonuses = ", ".join(engine.bonus_names(name)) or "(none)"
+        bonuses = ", ".join(engine.bonus_names(name)) or _("(none)")
         lines.append(f"  {name}: {bonuses}")
     return "\n".join(lines)
 
@@ -391,111 +454,123 @@ def cmd_train(args) -> int:
     return train.main(args)
 
 
-def _add_learning_option(p: argparse.ArgumentParser) -> None:
+def _add_learning_option(p: argparse.ArgumentParser, _=_identity) -> None:
     p.add_argument("--no-learning", action="store_true",
-                   help="read without what the store's corrections taught (and, for serve, "
-                        "let corrections teach nothing new)")
+                   help=_("read without what the store's corrections taught (and, for serve, "
+                          "let corrections teach nothing new)"))
 
 
-def _add_scoring_options(p: argparse.ArgumentParser) -> None:
+def _add_scoring_options(p: argparse.ArgumentParser, _=_identity) -> None:
     p.add_argument("--rules", default=None, metavar="NAME",
-                   help="rule set (default: kingdomino; see `kingdomino --help`)")
+                   help=_("rule set (default: kingdomino; see `kingdomino --help`)"))
     p.add_argument("--bonus", action="append", default=[], metavar="NAME",
-                   help="optional bonus, repeatable (e.g. middle-kingdom, harmony)")
-    p.add_argument("--json", action="store_true", help="print JSON Lines instead of a table")
+                   help=_("optional bonus, repeatable (e.g. middle-kingdom, harmony)"))
+    p.add_argument("--json", action="store_true", help=_("print JSON Lines instead of a table"))
 
 
-def build_parser() -> argparse.ArgumentParser:
+def build_parser(tr=None) -> argparse.ArgumentParser:
+    """The parser; its help in the language of ``tr`` (a catalog of ``kingdomino.i18n``; None:
+    English). argparse's own words follow it inside ``_argparse_speaks(tr)``."""
     from engine.kingdom import SIZES
     from kingdomino.store import STORE_HELP
 
-    parser = argparse.ArgumentParser(
+    _ = tr.gettext if tr is not None else _identity
+    # the subcommands' parsers are of the same class (argparse's add_subparsers)
+    parser_class = type("Parser", (_Parser,), {"heading": _(N_("%(title)s:"))})
+    parser = parser_class(
         prog="kingdomino",
-        description="Score finished Kingdomino-family kingdoms from a photo or a grid.",
-        epilog=_rules_help(),
+        description=_("Score finished Kingdomino-family kingdoms from a photo or a grid."),
+        epilog=_rules_help(_),
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     sub.required = True
 
-    p = sub.add_parser("score", help="read and score photos of kingdoms")
+    p = sub.add_parser("score", help=_("read and score photos of kingdoms"))
     p.add_argument("photos", nargs="+", metavar="PHOTO")
     p.add_argument("--size", type=int, choices=SIZES, default=None,
-                   help="kingdom frame size (default: decided from the photo)")
+                   help=_("kingdom frame size (default: decided from the photo)"))
     p.add_argument("--corners", metavar="X1,Y1,...,X4,Y4", default=None,
-                   help="the kingdom's four outer corners in the photo's stored pixels (any "
-                        "corner first, either direction): read inside this outline instead of "
-                        "searching the photo (one photo only)")
+                   help=_("the kingdom's four outer corners in the photo's stored pixels "
+                          "(any corner first, either direction): read inside this outline "
+                          "instead of searching the photo (one photo only)"))
     p.add_argument("--all", action="store_true",
-                   help="whole-table photo: read every kingdom, numbered by centre from left "
-                        "to right (ties top to bottom)")
+                   help=_("whole-table photo: read every kingdom, numbered by centre from "
+                          "left to right (ties top to bottom)"))
     p.add_argument("--players", metavar="NAMES", default=None,
-                   help="with --all: the players' names in kingdom order, e.g. \"Ann,Bob,Cat\"; "
-                        "prints the game's standings")
+                   help=_("with --all: the players' names in kingdom order, e.g. "
+                          "\"Ann,Bob,Cat\"; prints the game's standings"))
     p.add_argument("--verbose", action="store_true",
-                   help="print the traceback of a photo that fails inside the reader")
+                   help=_("print the traceback of a photo that fails inside the reader"))
     p.add_argument("--store", default=None, metavar="PATH",
-                   help="read each photo with what this store's corrections taught, and keep "
-                        "the reading there (correct it in `kingdomino serve --store PATH`); "
-                        "without it nothing is stored")
-    _add_learning_option(p)
-    _add_scoring_options(p)
+                   help=_("read each photo with what this store's corrections taught, and "
+                          "keep the reading there (correct it in `kingdomino serve --store "
+                          "PATH`); without it nothing is stored"))
+    _add_learning_option(p, _)
+    _add_scoring_options(p, _)
     p.set_defaults(func=cmd_score)
 
-    p = sub.add_parser("score-grid", help="score a kingdom given as Kingdom JSON or text grid")
-    p.add_argument("file", metavar="FILE", help="a file, or - for standard input")
-    _add_scoring_options(p)
+    p = sub.add_parser("score-grid", help=_("score a kingdom given as Kingdom JSON or text grid"))
+    p.add_argument("file", metavar="FILE", help=_("a file, or - for standard input"))
+    _add_scoring_options(p, _)
     p.set_defaults(func=cmd_score_grid)
 
-    p = sub.add_parser("batch", help="score many photos (folders and zips are walked) into a CSV")
+    p = sub.add_parser("batch",
+                       help=_("score many photos (folders and zips are walked) into a CSV"))
     p.add_argument("paths", nargs="+", metavar="PATH")
-    p.add_argument("--out", required=True, metavar="CSV", help="results table to write")
+    p.add_argument("--out", required=True, metavar="CSV", help=_("results table to write"))
     p.add_argument("--manifest", metavar="CSV",
-                   help="photo,player,table,round (with --all also kingdom) -> standings")
-    p.add_argument("--jobs", type=int, default=None, help="worker processes (default: all cores)")
-    p.add_argument("--store", "--db", dest="db", default=None, metavar="PATH", help=STORE_HELP)
+                   help=_("photo,player,table,round (with --all also kingdom) -> standings"))
+    p.add_argument("--jobs", type=int, default=None,
+                   help=_("worker processes (default: all cores)"))
+    p.add_argument("--store", "--db", dest="db", default=None, metavar="PATH",
+                   help=_(STORE_HELP))
     p.add_argument("--verbose", action="store_true",
-                   help="print the traceback when the reader fails on a photo")
+                   help=_("print the traceback when the reader fails on a photo"))
     p.add_argument("--keep-photos", choices=("review", "all", "none"), default="review",
-                   help="store the photo bytes for the web app's review page: only photos "
-                        "needing a look (default), all, or none")
+                   help=_("store the photo bytes for the web app's review page: only photos "
+                          "needing a look (default), all, or none"))
     p.add_argument("--retry-errors", action="store_true",
-                   help="read again the photos that failed in an earlier run (default: keep the error)")
+                   help=_("read again the photos that failed in an earlier run (default: keep "
+                          "the error)"))
     p.add_argument("--all", action="store_true",
-                   help="whole-table photos: every kingdom of each photo, one row per kingdom "
-                        "(numbered by centre from left to right); the manifest may then name "
-                        "players by kingdom number (column kingdom)")
-    _add_learning_option(p)
-    _add_scoring_options(p)
+                   help=_("whole-table photos: every kingdom of each photo, one row per kingdom "
+                          "(numbered by centre from left to right); the manifest may then name "
+                          "players by kingdom number (column kingdom)"))
+    _add_learning_option(p, _)
+    _add_scoring_options(p, _)
     p.set_defaults(func=cmd_batch)
 
-    p = sub.add_parser("serve", help="start the web app")
+    p = sub.add_parser("serve", help=_("start the web app"))
     p.add_argument("--host", default="127.0.0.1")
     p.add_argument("--port", type=int, default=5000)
-    p.add_argument("--store", "--db", dest="db", default=None, metavar="PATH", help=STORE_HELP)
+    p.add_argument("--store", "--db", dest="db", default=None, metavar="PATH",
+                   help=_(STORE_HELP))
     p.add_argument("--trusted-host", action="append", default=[], metavar="NAME",
-                   help="another host name the app answers to (repeatable; e.g. the name of a "
-                        "reverse proxy); requests naming any other host get 400. The --host "
-                        "address and the localhost names are always trusted; "
-                        "$KINGDOMINO_TRUSTED_HOSTS (commas) adds more")
-    _add_learning_option(p)
+                   help=_("another host name the app answers to (repeatable; e.g. the name of a "
+                          "reverse proxy); requests naming any other host get 400. The --host "
+                          "address and the localhost names are always trusted; "
+                          "$KINGDOMINO_TRUSTED_HOSTS (commas) adds more"))
+    _add_learning_option(p, _)
     p.set_defaults(func=cmd_serve)
 
-    p = sub.add_parser("learned", help="list or delete the squares a store's corrections taught")
+    p = sub.add_parser("learned",
+                       help=_("list or delete the squares a store's corrections taught"))
     p.add_argument("--store", "--db", dest="store", default=None, metavar="PATH",
-                   help=STORE_HELP)
-    p.add_argument("--json", action="store_true", help="print JSON Lines instead of a table")
+                   help=_(STORE_HELP))
+    p.add_argument("--json", action="store_true", help=_("print JSON Lines instead of a table"))
     p.add_argument("--scope", default=None, metavar="SCOPE",
-                   help="only the squares learned in this scope (a batch's id)")
+                   help=_("only the squares learned in this scope (a batch's id)"))
     forget = p.add_mutually_exclusive_group()
     forget.add_argument("--forget", type=int, default=None, metavar="ID",
-                        help="delete the learned square with this id (as the list shows it)")
+                        help=_("delete the learned square with this id (as the list shows it)"))
     forget.add_argument("--forget-all", action="store_true",
-                        help="delete every learned square of the store")
+                        help=_("delete every learned square of the store"))
     p.set_defaults(func=cmd_learned)
 
-    p = sub.add_parser("evaluate", help="kingdom-grouped cross-validation of the reader on the dev photos, "
-                                        "frame quality, and the generated hard tables")
+    p = sub.add_parser("evaluate", help=_("kingdom-grouped cross-validation of the reader on "
+                                          "the dev photos, frame quality, and the generated "
+                                          "hard tables"))
     p.add_argument("--datasets", default=None, help="datasets folder (default: ../shared/datasets)")
     p.add_argument("--folds", type=int, default=5)
     p.add_argument("--quick", action="store_true", help="score the shipped models instead of retraining per fold")
@@ -549,22 +624,28 @@ def build_parser() -> argparse.ArgumentParser:
                    help="also write every figure (each photo and scene too) as JSON to FILE")
     p.set_defaults(func=cmd_evaluate)
 
-    p = sub.add_parser("train", help="rebuild the classifier files in models/ from the dev photos")
-    p.add_argument("--datasets", default=None, help="datasets folder (default: ../shared/datasets)")
-    p.add_argument("--out", default=None, help="folder for the model files (default: models/)")
+    p = sub.add_parser("train",
+                       help=_("rebuild the classifier files in models/ from the dev photos"))
+    p.add_argument("--datasets", default=None,
+                   help=_("datasets folder (default: ../shared/datasets)"))
+    p.add_argument("--out", default=None, help=_("folder for the model files (default: models/)"))
     p.add_argument("--epochs", type=int, default=None)
-    p.add_argument("--limit", type=int, default=None, help="use only the first N boards (smoke test)")
+    p.add_argument("--limit", type=int, default=None,
+                   help=_("use only the first N boards (smoke test)"))
     first, second = _tile_net_files()
     p.add_argument("--tiles", action="store_true",
-                   help=f"rebuild the detector's tile networks (models/{first} and the "
-                        f"second, models/{second}) instead")
+                   help=_("rebuild the detector's tile networks (models/%(first)s and the "
+                          "second, models/%(second)s) instead") % {"first": first,
+                                                                    "second": second})
     p.set_defaults(func=cmd_train)
     return parser
 
 
 def main(argv=None) -> int:
-    parser = build_parser()
-    args = parser.parse_args(argv)
+    tr = _language()
+    with _argparse_speaks(tr):  # --help, usage and argparse's errors in the CLI's language
+        parser = build_parser(tr)
+        args = parser.parse_args(argv)
     if hasattr(args, "rules"):
         args.rules_given = args.rules is not None
         args.rules = args.rules or "kingdomino"

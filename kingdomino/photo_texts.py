@@ -92,3 +92,4 @@ BATCH_READER_FAILED = N_("the reader failed on this photo because of a fault in 
                          "for the details and report it")
 BATCH_STOPPED_FIRST = N_("not read (the batch was stopped)")
 BATCH_STOPPED = N_("the batch stopped: %(why)s")
+BATCH_NO_SUCH = N_("no such file or folder: %(name)s")

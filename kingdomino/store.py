@@ -28,6 +28,8 @@ import time
 from contextlib import contextmanager
 from pathlib import Path
 
+from kingdomino.i18n import N_
+
 PHOTO_COPY_SIDE = 1600  # the stored copy of a photo is at most this many pixels on its long side
 
 # The schema is built by numbered steps (``MIGRATIONS``), each applied once, in order, inside
@@ -177,7 +179,8 @@ def default_store_path(environ=None, platform: str | None = None, home: str | No
     return os.path.join(base, "kingdomino", DEFAULT_DB)
 
 
-STORE_HELP = ("SQLite store of readings and corrections (default: $KINGDOMINO_STORE, else "
+# the --store option's help (kingdomino.cli says it in the CLI's language: a catalog message)
+STORE_HELP = N_("SQLite store of readings and corrections (default: $KINGDOMINO_STORE, else "
               "kingdomino.sqlite3 in your data folder: $XDG_DATA_HOME/kingdomino or "
               "~/.local/share/kingdomino on Linux, ~/Library/Application Support/kingdomino on "
               "macOS, %%LOCALAPPDATA%%\\kingdomino on Windows)")

@@ -57,3 +57,62 @@ def test_columns_line_up_by_display_width_in_cjk(locale):
     rows = [line for line in lines[header:rule + 2] if line and line[0] != " "]
     assert len(rows) >= 5
     assert {_width(line) for line in rows + [lines[header]]} == {56}  # the points column's end
+
+
+# --- every sentence of the CLI in the language (issue 52) -----------------------------------
+
+from english_support import assert_no_english  # noqa: E402
+
+LANGS = {"zh_TW.UTF-8": "zh_Hant", "zh_CN.UTF-8": "zh_Hans", "ko_KR.UTF-8": "ko"}
+# the commands a player runs (evaluate's and train's own options are the lab's: their one-line
+# help in `kingdomino --help` is translated, their options are not)
+COMMANDS = ("score", "score-grid", "batch", "serve", "learned")
+
+
+@pytest.fixture(params=sorted(LANGS))
+def lang(request, monkeypatch):
+    for key in ("LANGUAGE", "LC_ALL", "LC_MESSAGES"):
+        monkeypatch.delenv(key, raising=False)
+    monkeypatch.setenv("LANG", request.param)
+    return request.param
+
+
+def test_every_command_s_help_is_in_the_language(run_cli, lang):
+    tr = i18n.translations(LANGS[lang])
+    for argv in [("--help",)] + [(command, "--help") for command in COMMANDS]:
+        code, out, err = run_cli(*argv)
+        assert code == 0, err
+        assert out.startswith(tr.gettext("usage: ")), out[:80]
+        assert tr.gettext("show this help message and exit") in out
+        assert_no_english(out, f"{lang}: kingdomino {' '.join(argv)}")
+    code, out, _ = run_cli("score", "--help")
+    assert "positional arguments" not in out and "options:" not in out
+    if LANGS[lang].startswith("zh"):
+        assert "：\n" in out and ":\n" not in out  # the headings end with a full-width colon
+
+
+def test_the_error_lines_are_in_the_language(run_cli, lang, tmp_path):
+    text = tmp_path / "notes.jpg"
+    text.write_text("not a photo at all")
+    tr = i18n.translations(LANGS[lang])
+    prefix = "kingdomino: " + tr.gettext("error: %(message)s").split("%")[0]
+    for argv in (("score", tmp_path / "missing.jpg"), ("score", tmp_path), ("score", text),
+                 ("score", "--size", "9", text), ("score",)):
+        code, out, err = run_cli(*argv)
+        assert code != 0 and err.strip(), argv
+        assert tr.gettext("error: %(message)s").split("%")[0] in err
+        assert_no_english(err, f"{lang}: kingdomino {' '.join(map(str, argv))}")
+    _code, _out, err = run_cli("score", tmp_path / "missing.jpg")
+    assert err.startswith(prefix)
+
+
+def test_the_batch_summary_is_in_the_language(run_cli, lang, tmp_path):
+    folder = tmp_path / "photos"
+    folder.mkdir()
+    (folder / "a.jpg").write_text("not a photo")
+    (folder / "notes.txt").write_text("skipped")
+    code, out, err = run_cli("batch", folder, "--out", tmp_path / "results.csv",
+                             "--store", tmp_path / "store.sqlite3", "--jobs", "1")
+    assert code == 1, err
+    assert_no_english(out + err, f"{lang}: kingdomino batch")
+    assert "photo(s)" not in out and "to review" not in out

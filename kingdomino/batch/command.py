@@ -21,13 +21,26 @@ from kingdomino.batch.results import (_write_atomic, build_rows, match_manifest,
 from kingdomino.store import Store
 
 
+def _language():
+    """``gettext`` and the sentence renderer of the CLI's language (LANG / LC_MESSAGES)."""
+    from kingdomino import i18n
+
+    tr = i18n.translations(i18n.locale_from_environment())
+    return tr.gettext, lambda text: str(i18n.render(text, tr))
+
+
+def N_(message: str) -> str:
+    """Marks a message for the catalogs without translating it."""
+    return message
+
+
 def _batch_id(paths, rules, bonuses, all_kingdoms: bool = False) -> str:
     key = [sorted(os.path.abspath(str(p)) for p in paths), rules, sorted(bonuses)]
     key = json.dumps(key + ["all"] if all_kingdoms else key)
     return "cli-" + hashlib.sha256(key.encode()).hexdigest()[:12]
 
 
-def _progress_bar(total: int):
+def _progress_bar(total: int, desc: str = "reading photos"):
     if not sys.stderr.isatty():
         return None
     try:
@@ -35,24 +48,31 @@ def _progress_bar(total: int):
     except ImportError:
         return None
     return tqdm(total=total, unit="photo", file=sys.stderr, dynamic_ncols=True,
-                desc="reading photos")
+                desc=desc)
 
 
 def run(args, score_fn=None) -> int:
     """``kingdomino batch``; returns the exit code (0 ok, 1 some photo failed, 2 usage, 130 ^C)."""
     err = sys.stderr
+    _, say = _language()  # what a person reads is in the CLI's language; the CSV stays English
+
+    def error(message: str, **values) -> None:
+        """``kingdomino: error: ...`` on stderr, in the CLI's language."""
+        print("kingdomino: " + _("error: %(message)s") % {
+            "message": _(message) % values if values else say(_(message))}, file=err)
+
     _log_to(err, verbose=getattr(args, "verbose", False))
     out = Path(args.out)
     if not out.parent.exists():
-        print(f"kingdomino: error: the folder for --out does not exist: {out.parent}", file=err)
+        error(N_("the folder for --out does not exist: %(folder)s"), folder=out.parent)
         return EXIT_USAGE
     if out.is_dir():
-        print(f"kingdomino: error: --out is a folder; give a file name such as {out / 'results.csv'}",
-              file=err)
+        error(N_("--out is a folder; give a file name such as %(example)s"),
+              example=out / "results.csv")
         return EXIT_USAGE
     jobs = getattr(args, "jobs", None)
     if jobs is not None and jobs < 1:
-        print("kingdomino: error: --jobs must be 1 or more", file=err)
+        error(N_("--jobs must be 1 or more"))
         return EXIT_USAGE
     all_kingdoms = bool(getattr(args, "all", False))  # --all: every kingdom of each photo
     manifest = None
@@ -61,10 +81,10 @@ def run(args, score_fn=None) -> int:
             text = Path(args.manifest).read_text(encoding="utf-8-sig")
             manifest = standings_mod.read_manifest(text, kingdoms=all_kingdoms)
         except FileNotFoundError:
-            print(f"kingdomino: error: no such manifest: {args.manifest}", file=err)
+            error(N_("no such manifest: %(path)s"), path=args.manifest)
             return EXIT_USAGE
         except (OSError, UnicodeDecodeError) as exc:
-            print(f"kingdomino: error: cannot read the manifest {args.manifest}: {exc}", file=err)
+            error(N_("cannot read the manifest %(path)s: %(why)s"), path=args.manifest, why=exc)
             return EXIT_USAGE
         except standings_mod.ManifestError as exc:
             print(f"kingdomino: error: {args.manifest}: {exc}", file=err)
@@ -72,7 +92,7 @@ def run(args, score_fn=None) -> int:
     try:
         coll = collect(args.paths)
     except BatchUsageError as exc:
-        print(f"kingdomino: error: {exc}", file=err)
+        error(str(exc))
         return EXIT_USAGE
     if manifest:
         try:  # a manifest that cannot be matched is found before anything is read
@@ -85,15 +105,15 @@ def run(args, score_fn=None) -> int:
     try:
         store = Store(getattr(args, "db", None))
     except (OSError, ValueError) as exc:  # sqlite3.Error is not one: caught below
-        print(f"kingdomino: error: cannot open the store: {exc}", file=err)
+        error(N_("cannot open the store: %(why)s"), why=exc)
         coll.close()
         return EXIT_USAGE
     except Exception as exc:  # sqlite3.DatabaseError: not a store
-        print(f"kingdomino: error: cannot open the store {args.db or ''}: {exc}; give another "
-              "file with --store", file=err)
+        error(N_("cannot open the store %(path)s: %(why)s; give another file with --store"),
+              path=args.db or "", why=exc)
         coll.close()
         return EXIT_USAGE
-    bar = _progress_bar(len(coll.items))
+    bar = _progress_bar(len(coll.items), _("reading photos"))
     counts = {"reused": 0}
 
     def tick(outcome: Outcome) -> None:
@@ -117,8 +137,9 @@ def run(args, score_fn=None) -> int:
             if bar is not None:
                 bar.close()
     except KeyboardInterrupt:
-        print(f"kingdomino: interrupted; {batch.scored} photo(s) read in this run are saved in "
-              f"{store.path}: run the same command again to finish the rest", file=err)
+        print("kingdomino: " + _("interrupted; %(n)s photo(s) read in this run are saved in "
+                                 "%(store)s: run the same command again to finish the rest")
+              % {"n": batch.scored, "store": store.path}, file=err)
         store.close()
         coll.close()
         return EXIT_INTERRUPTED
@@ -142,22 +163,24 @@ def run(args, score_fn=None) -> int:
         for r in rows:
             print(json.dumps(row_json(r)), flush=True)
     else:
-        counted = (f"{len(rows)} row(s) from {len(outcomes)} table photo(s)" if all_kingdoms
-                   else f"{len(rows)} photo(s)")
-        summary = (f"{counted}: {len(rows) - n_err - n_rev} ok, {n_rev} to review, "
-                   f"{n_err} error(s); {batch.scored} read now, {counts['reused']} already in "
-                   f"the store")
-        print(summary)
+        said = {"n": len(rows), "photos": len(outcomes), "ok": len(rows) - n_err - n_rev,
+                "review": n_rev, "errors": n_err, "read": batch.scored, "reused": counts["reused"]}
+        print(_("%(n)s row(s) from %(photos)s table photo(s): %(ok)s ok, %(review)s to review, "
+                "%(errors)s error(s); %(read)s read now, %(reused)s already in the store")
+              % said if all_kingdoms else
+              _("%(n)s photo(s): %(ok)s ok, %(review)s to review, %(errors)s error(s); "
+                "%(read)s read now, %(reused)s already in the store") % said)
         if coll.skipped:
-            print(f"skipped {coll.skipped} file(s) that are not photos")
-        print(f"results: {out}")
+            print(_("skipped %(n)s file(s) that are not photos") % {"n": coll.skipped})
+        print(_("results: %(path)s") % {"path": out})
         if table is not None:
-            print(f"standings: {standings_path(out)}")
+            print(_("standings: %(path)s") % {"path": standings_path(out)})
             print(standings_mod.format_table(table))
         if n_err or n_rev:
-            print(f"{'kingdoms' if all_kingdoms else 'photos'} needing a look are listed first in "
-                  "the CSV; open /r/<reading_id> in "
-                  "`kingdomino serve` to check or correct them")
+            print(_("kingdoms needing a look are listed first in the CSV; open /r/<reading_id> "
+                    "in `kingdomino serve` to check or correct them") if all_kingdoms else
+                  _("photos needing a look are listed first in the CSV; open /r/<reading_id> "
+                    "in `kingdomino serve` to check or correct them"))
     return EXIT_INPUT if n_err else EXIT_OK
 
 

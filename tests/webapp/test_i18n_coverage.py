@@ -15,6 +15,7 @@ import re
 from html.parser import HTMLParser
 
 import pytest
+from english_support import assert_no_english, english_in
 from webapp_helpers import page_token, png_bytes
 
 import engine
@@ -23,19 +24,6 @@ from vision.errors import NO_KINGDOM, PhotoError
 from vision.photo import files as photo_files
 
 LANGUAGES = {"zh-TW": "zh_Hant", "zh-CN": "zh_Hans", "ko": "ko"}
-
-# what may stay in ASCII inside a translated sentence: names, formats, options, codes
-ALLOWED = re.compile(
-    r"[\w.-]+\.(?:png|jpe?g|zip|csv|txt|heic)\b|\bkingdomino(?: batch| serve| score)?\b|"
-    r"\b(?:JPEG|PNG|HEIC|AVIF|WebP|BMP|MB|FIFO|iPhone|CSV|JSON|zip|Tab|Shift|Ctrl|Delete)\b|"
-    r"--[\w-]+|\br\d+c\d+\b|\S*/\S*", re.I)
-WORD = r"[A-Za-z]+(?:['’-][A-Za-z]+)*"
-ENGLISH_RUN = re.compile(rf"{WORD}(?:[ ,]+{WORD}){{2,}}")
-
-
-def english_in(text: str) -> list[str]:
-    """The runs of three or more ASCII words left in ``text`` (an English sentence's trace)."""
-    return ENGLISH_RUN.findall(ALLOWED.sub(" ", text))
 
 
 class _Visible(HTMLParser):
@@ -70,11 +58,6 @@ def visible(html: str) -> str:
     parser = _Visible()
     parser.feed(VOID.sub(" ", html))
     return " ".join(" ".join(parser.parts).split())
-
-
-def assert_no_english(text: str, where: str) -> None:
-    found = english_in(text)
-    assert not found, f"{where}: English left: {found[:5]}"
 
 
 # ----------------------------------------------------------------- the reader's refusals
