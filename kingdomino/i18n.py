@@ -49,7 +49,11 @@ RULEBOOKS = {"domain": "domain", "origins-discovery": "origins", "origins-totem"
 # the words such a rulebook says its own way (each rulebook's catalogs may translate any message
 # with its context; these are the ones the glossary names)
 RULEBOOK_WORDS = (NC_("domain", "field"), NC_("origins", "region"),
-                  NC_("origins", "largest region"), NC_("origins", "largest region %(n)s"))
+                  NC_("origins", "largest region"), NC_("origins", "largest region %(n)s"),
+                  NC_("origins", "%(n)s regions without crowns"),
+                  NC_("origins", "1 region without crowns"))
+# the row of a score's regions worth nothing (the CLI's table, the result page)
+ZERO_REGIONS = (N_("1 region without crowns"), N_("%(n)s regions without crowns"))
 # the comma between the items of a list inside a sentence (、 in Chinese)
 LIST_COMMA = NC_("list", ", ")
 
@@ -105,6 +109,9 @@ TERRAINS = {
     "village": N_("village"), "city": N_("city"), "gold": N_("gold"), "silver": N_("silver"),
     "copper": N_("copper"), "gems": N_("gems"), "wall": N_("wall"),
 }
+
+# what a region is named by where it is no terrain (engine.domain: a walled domain)
+REGION_NAMES = {"domain": N_("domain")}
 
 # the bonuses by their machine names (English pages show those, as they always did)
 BONUSES = {name: name for name in (

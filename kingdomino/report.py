@@ -20,6 +20,13 @@ def _identity(message: str) -> str:
 
 _ = _identity  # the language of the table being made (format_result sets it)
 _say = _identity  # ... and of the engine's sentences (warnings, reasons: i18n.render)
+_tr = None  # ... its catalog (None: English)
+_rules = None  # ... and its rule set, whose rulebook's words it uses (i18n.word)
+
+
+def _word(message: str) -> str:
+    """A word of the game in the table's language, as its rule set's rulebook says it."""
+    return message if _tr is None else i18n.word(_tr, message, _rules)
 
 
 def _width(text: str) -> int:
@@ -37,7 +44,8 @@ def _rjust(text, width: int) -> str:
 
 
 def _terrain(name: str) -> str:
-    return _(i18n.TERRAINS[name]) if name in i18n.TERRAINS else name
+    """A terrain's (or a Domain region's, "domain") name in the table's words."""
+    return _word(i18n.TERRAINS.get(name, name))
 
 
 _WIDTH = 56  # the points column ends here: regions, extras, bonuses and the total line up
@@ -49,14 +57,17 @@ def _row(label: str, points) -> str:
 
 
 def _pack(items: list[str], first: str, then: str) -> list[str]:
-    """``items`` joined by commas into lines of at most the table's width (an item stays whole)."""
+    """``items`` joined by the language's comma into lines of at most the table's width (an
+    item stays whole)."""
+    comma = _comma()
+    space = " " if comma.endswith(" ") else ""  # "F field, W forest"; "F 麥田、W 森林"
     lines, line = [], first
     for i, item in enumerate(items):
-        piece = item + ("," if i < len(items) - 1 else "")
-        if line.strip() and _width(line) + 1 + _width(piece) > _WIDTH:
+        piece = item + (comma.rstrip() if i < len(items) - 1 else "")
+        if line.strip() and _width(line) + len(space) + _width(piece) > _WIDTH:
             lines.append(line)
             line = then
-        line += (" " if line.strip() else "") + piece
+        line += (space if line.strip() else "") + piece
     return lines + [line]
 
 
@@ -86,7 +97,7 @@ def _legend(grid: list[str]) -> list[str]:
         ("bN", N_("building of N crowns"), r"\db\d"))
         if any(re.search(pattern, t) for t in tokens)]
     if marks:
-        lines.append("  " + ", ".join(f"{m} {_(what)}" for m, what in marks))
+        lines.append("  " + _comma().join(f"{m} {_word(what)}" for m, what in marks))
     return lines
 
 
@@ -107,30 +118,38 @@ def _extras(score: dict) -> list[str]:
     lines = []
     coins = score.get("coins")
     if isinstance(coins, dict):
-        lines.append(_row(f"coins ({coins.get('coins', 0)} // 3)", coins.get("points", 0)))
+        lines.append(_row(_("coins (%(n)s // 3)") % {"n": coins.get("coins", 0)},
+                          coins.get("points", 0)))
     buildings = score.get("buildings")
     if isinstance(buildings, dict):
         for b in buildings.get("list", []):
             cell = b.get("cell", ["?", "?"])
-            label = f"building {b.get('name', '?')} {square(cell)} ({_say(b.get('reason', ''))})"
+            label = _("building %(name)s %(square)s (%(why)s)") % {
+                "name": b.get("name", "?"), "square": square(cell), "why": _say(b.get("reason", ""))}
             lines.append(_row(label[:_WIDTH - 9], b.get("points", 0)))
     queen = score.get("queen")
     if isinstance(queen, dict) and queen.get("hosted"):
-        lines.append(f"  (queen on the {queen.get('terrain')} of {queen.get('squares')} squares: "
-                     f"+{queen.get('adds')} included above)")
+        lines.append("  " + _("(queen on the %(terrain)s of %(squares)s squares: +%(adds)s "
+                              "included above)") % {"terrain": _terrain(str(queen.get("terrain"))),
+                                                    "squares": queen.get("squares"),
+                                                    "adds": queen.get("adds")})
     resources = score.get("resources")
     if isinstance(resources, dict):
-        count = ", ".join(f"{n} {k}" for k, n in resources.get("count", {}).items() if n)
-        lines.append(_row(f"resources ({count or 'none'})"[:_WIDTH - 9], resources.get("points", 0)))
+        count = _comma().join(f"{n} {_word(k)}" for k, n in resources.get("count", {}).items() if n)
+        lines.append(_row((_("resources (%(count)s)") % {"count": count or _("none")})[:_WIDTH - 9],
+                          resources.get("points", 0)))
     totems = score.get("totems")
     if isinstance(totems, dict):
-        lines.append(_row(f"totems ({', '.join(totems.get('held', [])) or 'none'})", totems.get("points", 0)))
+        held = _comma().join(_word(k) for k in totems.get("held", [])) or _("none")
+        lines.append(_row(_("totems (%(held)s)") % {"held": held}, totems.get("points", 0)))
     cavemen = score.get("cavemen")
     if isinstance(cavemen, dict):
         for m in cavemen.get("list", []):
             cell = m.get("cell", ["?", "?"])
-            lines.append(_row(f"{m.get('caveman')} {square(cell)} ({_say(m.get('reason', ''))})"[:_WIDTH - 9],
-                              m.get("points", 0)))
+            said = _("%(who)s %(square)s (%(why)s)") % {
+                "who": _word(str(m.get("caveman"))), "square": square(cell),
+                "why": _say(m.get("reason", ""))}
+            lines.append(_row(said[:_WIDTH - 9], m.get("points", 0)))
     courtiers = score.get("courtiers")
     if isinstance(courtiers, dict):
         for m in courtiers.get("list", []):
@@ -138,11 +157,13 @@ def _extras(score: dict) -> list[str]:
     warriors = score.get("warriors")
     if isinstance(warriors, dict):
         for g in warriors.get("groups", []):
-            lines.append(_row(f"warriors {g.get('size')} x power {g.get('power')}", g.get("points", 0)))
+            lines.append(_row(_("warriors %(size)s x power %(power)s") % {
+                "size": g.get("size"), "power": g.get("power")}, g.get("points", 0)))
     income = score.get("income")
     if isinstance(income, dict):
-        kinds = ", ".join(income.get("mine_kinds", [])) or "no mines"
-        lines.append(f"income: {income.get('coins', 0)} coin(s) a turn ({kinds})")
+        kinds = _comma().join(_terrain(k) for k in income.get("mine_kinds", [])) or _("no mines")
+        lines.append(_("income: %(n)s coin(s) a turn (%(kinds)s)") % {
+            "n": income.get("coins", 0), "kinds": kinds})
     return lines
 
 
@@ -154,11 +175,12 @@ def _nothing_worth(regions: list[dict]) -> list[str]:
     if _ is _identity:
         label = f"{len(zero)} region{'s' if len(zero) != 1 else ''} without crowns"
     else:
-        label = _("%(n)s regions without crowns") % {"n": len(zero)}
+        label = _word("%(n)s regions without crowns") % {"n": len(zero)}
     squares = sum(r.get("squares", 0) for r in zero)
     lines = [_ljust(label, _LABEL) + _rjust(squares, 8) + _rjust(0, 8) + _rjust(0, 8)]
     details = [f"{_terrain(r.get('terrain', '?'))} {r.get('squares', 0)}" for r in zero]
-    details[0], details[-1] = "(" + details[0], details[-1] + ")"
+    opening, closing = _("(%(items)s)").split("%(items)s")  # （…） in Chinese
+    details[0], details[-1] = opening + details[0], details[-1] + closing
     lines.extend(_pack(details, "  ", "   "))
     return lines
 
@@ -166,14 +188,22 @@ def _nothing_worth(regions: list[dict]) -> list[str]:
 def format_result(obj: dict, locale: str | None = None) -> str:
     """A table of regions, extras, bonuses and the total, for one scored kingdom, in ``locale``
     (default: the language LANG / LC_MESSAGES name, see ``kingdomino.i18n``)."""
-    global _, _say
+    global _, _say, _tr, _rules
     locale = locale or i18n.locale_from_environment()
-    _ = _identity if locale == i18n.DEFAULT else i18n.translations(locale).gettext
-    _say = _identity if locale == i18n.DEFAULT else i18n.render_for(locale)
+    _rules = (obj.get("score") or {}).get("rules") or obj.get("rules")
+    _tr = None if locale == i18n.DEFAULT else i18n.translations(locale)
+    _ = _identity if _tr is None else _tr.gettext
+    _say = _identity if _tr is None else i18n.render_for(locale, _rules)
     try:
         return _format_result(obj)
     finally:
         _ = _say = _identity
+        _tr = _rules = None
+
+
+def _comma() -> str:
+    """What joins a list's items in the table's language (、 in Chinese)."""
+    return ", " if _tr is None else i18n.list_comma(_tr)
 
 
 def _format_result(obj: dict) -> str:
@@ -186,7 +216,7 @@ def _format_result(obj: dict) -> str:
     grid = _grid(obj)
     lines.extend("  " + line for line in grid)
     lines.extend(_legend(grid))
-    lines.append(_ljust(_("region"), _LABEL) + _rjust(_("squares"), 8) + _rjust(_("crowns"), 8)
+    lines.append(_ljust(_word("region"), _LABEL) + _rjust(_("squares"), 8) + _rjust(_("crowns"), 8)
                  + _rjust(_("points"), 8))
     regions = score.get("regions", [])
     for region in regions:

@@ -116,3 +116,15 @@ def test_the_batch_summary_is_in_the_language(run_cli, lang, tmp_path):
     assert code == 1, err
     assert_no_english(out + err, f"{lang}: kingdomino batch")
     assert "photo(s)" not in out and "to review" not in out
+
+
+@pytest.mark.parametrize("sample", sorted(p.name for p in (ROOT / "samples").glob("*.txt")))
+def test_every_rule_set_s_table_is_in_the_language(run_cli, lang, sample):
+    code, out, err = run_cli("score-grid", ROOT / "samples" / sample)
+    assert code == 0, err
+    tr = i18n.translations(LANGS[lang])
+    heads = {i18n.word(tr, "region", rules) for rules in ("kingdomino", "origins-tribe")}
+    lines = out.splitlines()
+    header = next(i for i, line in enumerate(lines) if line.split(" ")[0] in heads)
+    # the table after the grid (the grid's tokens are the text format's own: G0@mammoth)
+    assert_no_english("\n".join(lines[header:]), f"{lang}: score-grid {sample}")

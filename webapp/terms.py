@@ -30,8 +30,10 @@ HTTP_NAMES = (N_("Bad Request"), N_("Server error"), N_("Forbidden"), N_("Not Fo
 
 
 def terrain_name(terrain: str, rules: str | None = None) -> str:
-    """A terrain's name in the page's language, in the words of ``rules``' rulebook."""
-    return i18n.word(get_translations(), TERRAINS[terrain], rules) if terrain in TERRAINS else terrain
+    """A terrain's (or a Domain region's) name in the page's language, in the words of
+    ``rules``' rulebook."""
+    name = TERRAINS.get(terrain) or i18n.REGION_NAMES.get(terrain)
+    return i18n.word(get_translations(), name, rules) if name else terrain
 
 
 def bonus_title(name: str) -> str:
@@ -47,11 +49,11 @@ def page_names(meta: list[dict]) -> dict:
     """The names the result page's script shows, in the page's language (machine name -> name);
     ``rulebooks``: each rule set whose rulebook has words of its own -> the context its words
     are looked up with (``KDI18N.p_``), ``terrains_of``: its terrains' names where they differ."""
-    terrains = {t: terrain_name(t) for t in TERRAINS}
+    terrains = {t: terrain_name(t) for t in (*TERRAINS, *i18n.REGION_NAMES)}
     own = {}
     for m in meta:
         if i18n.rulebook(m["name"]):
-            differ = {t: terrain_name(t, m["name"]) for t in TERRAINS}
+            differ = {t: terrain_name(t, m["name"]) for t in terrains}
             own[m["name"]] = {t: name for t, name in differ.items() if name != terrains[t]}
     return {
         "terrains": terrains,

@@ -613,7 +613,8 @@
       var fold = make("button", "fold", (state.showZero ? "\u25BE " : "\u25B8 ") +
         (meta().start === "hut"
           ? (zero.length === 1 ? _("1 region without fire") : _("%(n)s regions without fire", { n: zero.length }))
-          : (zero.length === 1 ? _("1 region without crowns") : _("%(n)s regions without crowns", { n: zero.length }))));
+          : (zero.length === 1 ? window.KDI18N.p_(rulebook(), "1 region without crowns")
+            : window.KDI18N.p_(rulebook(), "%(n)s regions without crowns", { n: zero.length }))));
       fold.type = "button";
       fold.setAttribute("aria-expanded", state.showZero ? "true" : "false");
       fold.title = state.showZero ? _("hide them") : _("show them one by one");
