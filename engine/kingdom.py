@@ -67,6 +67,11 @@ def _where(row: int, col: int) -> str:
     return f"square (row {row}, col {col})"
 
 
+def a_or_an(word: str) -> str:
+    """``word`` after its English article: "an empty", "an origins-tribe", "a castle"."""
+    return f"{'an' if str(word)[:1].lower() in 'aeiou' else 'a'} {word}"
+
+
 def square_name(row: int, col: int) -> str:
     """A square as a warning names it for a person: counted from 1, row 1 at the top (the
     indexes of Kingdom JSON, and the errors about it, stay 0-based)."""
@@ -238,7 +243,8 @@ class Cell:
     def check(self, row: int, col: int) -> None:
         where = _where(row, col)
         if self.terrain in NOT_LAND and self.crowns:
-            raise KingdomError(f"{where}: a {self.terrain} square has no crowns, not {self.crowns}")
+            raise KingdomError(f"{where}: {a_or_an(self.terrain)} square has no crowns, "
+                               f"not {self.crowns}")
         if self.terrain == "town" and self.crowns:
             raise KingdomError(f"{where}: town squares have no printed crowns; put the crowns on "
                                f"the building (\"building\": {{\"crowns\": {self.crowns}}})")
@@ -274,8 +280,8 @@ class Cell:
                                    f"{self.court}")
         if self.court:
             if not self.is_land:
-                raise KingdomError(f"{where}: a {self.court} tile goes on a terrain square, not on "
-                                   f"a {self.terrain}")
+                raise KingdomError(f"{where}: {a_or_an(self.court)} tile goes on a terrain square, "
+                                   f"not on {a_or_an(self.terrain)}")
             if self.crowns:
                 raise KingdomError(f"{where}: a court tile goes on a square without a crown; this "
                                    f"one has {self.crowns} (move the {self.court})")
@@ -526,7 +532,10 @@ class Kingdom:
             raise KingdomError("no squares found: write 5 or 7 lines of 5 or 7 squares like "
                                "'F1 W0 L0 C M2'")
         if len(grid) not in SIZES:
-            raise KingdomError(f"the grid has {len(grid)} rows; a kingdom is 5x5 or 7x7")
+            rows = f"{len(grid)} line{'s' if len(grid) != 1 else ''} of squares"
+            raise KingdomError(f"the grid has {rows}; a kingdom is 5x5 or 7x7: Kingdom JSON, or "
+                               "a text grid of 5 or 7 lines of 5 or 7 squares such as "
+                               "'F1 W0 L0 C M2' (a terrain letter, then its crowns)")
         size = len(grid)
         for r, row in enumerate(grid):
             if len(row) != size:

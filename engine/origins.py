@@ -8,7 +8,7 @@ from __future__ import annotations
 from collections import Counter
 
 from engine.errors import KingdomError
-from engine.kingdom import RESOURCES, Kingdom, square_name
+from engine.kingdom import RESOURCES, Kingdom, a_or_an, square_name
 from engine.messages import Message, N_
 from engine.regions import find_regions
 from engine.rules import Rules, frame_filled, register, start_in_centre
@@ -101,7 +101,8 @@ class OriginsDiscovery(Rules):
             if cell.terrain == "volcano":
                 out.append(f"{where}: a fire token never lands on a volcano")
             elif cell.terrain in ("hut", "empty"):
-                out.append(f"{where}: a fire token lands on a terrain square, not on a {cell.terrain}")
+                out.append(f"{where}: a fire token lands on a terrain square, not on "
+                           f"{a_or_an(cell.terrain)}")
             elif cell.crowns:
                 out.append(f"{where}: a fire token lands on a square without a fire symbol")
             n = cell.fire_tokens

@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 from typing import Callable
 
 from engine.errors import KingdomError, RulesError
-from engine.kingdom import BASE_TERRAINS, Kingdom
+from engine.kingdom import BASE_TERRAINS, Kingdom, a_or_an
 from engine.messages import TEMPLATES, Message, N_
 from engine.regions import find_regions, terrain_key
 
@@ -248,8 +248,8 @@ class Rules:
         for r, c, cell in kingdom.squares():
             if cell.terrain not in allowed:
                 raise KingdomError(
-                    f"square (row {r}, col {c}): {cell.terrain} is not a {self.name} terrain; "
-                    f"{self.name} uses {', '.join(sorted(allowed))}")
+                    f"square (row {r}, col {c}): {cell.terrain} is not {a_or_an(self.name)} "
+                    f"terrain; {self.name} uses {', '.join(sorted(allowed))}")
 
     def check_bonuses(self, bonuses) -> list[str]:
         if isinstance(bonuses, str):
