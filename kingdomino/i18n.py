@@ -67,7 +67,8 @@ THEN = N_(", then ")
 
 def tiebreak_order(tr, tiebreak: dict, rules: str | None = None) -> str:
     """A score's ``tiebreak`` values in order, in the language of ``tr`` and the words of
-    ``rules``' rulebook ("最大資產 4 格，其次是皇冠 13 頂")."""
+    ``rules``' rulebook ("最大相連資產 4 格，其次是皇冠 13 頂"); ``tr`` None: English."""
+    tr = tr if tr is not None else NullTranslations()
     said = []
     for key, value in (tiebreak or {}).items():
         template = TIEBREAKS.get(key)

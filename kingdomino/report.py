@@ -236,8 +236,9 @@ def _format_result(obj: dict) -> str:
     lines.append(_row(_("total"), score.get("total", 0)))
     tiebreak = score.get("tiebreak") or {}
     if tiebreak:
-        lines.append(_("tie-break:") + " " + ", ".join(f"{_(k.replace('_', ' '))} {v}"
-                                                       for k, v in tiebreak.items()))
+        # "平手判定：最大相連資產 4 格，其次是皇冠 13 頂": the language's punctuation and words
+        lines.append(_("tie-break: %(order)s") % {
+            "order": i18n.tiebreak_order(_tr, tiebreak, _rules)})
     for warning in score.get("warnings", []):
         lines.append(_("warning:") + " " + str(_say(warning)))
     learned = obj.get("learned")  # read with examples a store's corrections taught

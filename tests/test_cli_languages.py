@@ -128,3 +128,12 @@ def test_every_rule_set_s_table_is_in_the_language(run_cli, lang, sample):
     header = next(i for i, line in enumerate(lines) if line.split(" ")[0] in heads)
     # the table after the grid (the grid's tokens are the text format's own: G0@mammoth)
     assert_no_english("\n".join(lines[header:]), f"{lang}: score-grid {sample}")
+
+
+@pytest.mark.parametrize("env, said", [
+    ({"LANG": "zh_TW.UTF-8"}, "平手判定：最大相連資產 4 格，其次是皇冠 13 頂"),
+    ({"LANG": "zh_CN.UTF-8"}, "平局判定：最大区域 4 格，其次是皇冠 13 顶"),
+    ({"LANG": "ko_KR.UTF-8"}, "동점 처리: 가장 넓은 영역 4칸, 그다음 왕관 13개"),
+    ({"LANG": "C.UTF-8"}, "tie-break: largest region 4, then crowns 13")])
+def test_the_tie_break_is_built_from_the_catalogs(env, said):
+    assert said in _cli(env).splitlines()
