@@ -1,7 +1,10 @@
 """``kingdomino`` command line (see ``../shared/CONTRACT.md``; extend, never break).
 
-Exit codes: 0 all good; 1 some input could not be read or scored (the others still are);
-2 usage errors (unknown option, unknown rule set or bonus, no such file for ``score-grid``).
+Exit codes: 0 all good; 1 some input could not be read or scored (the others still are): a
+photo or grid file that is missing, a folder, not a kingdom, on both ``score`` and
+``score-grid``; 2 usage errors (unknown option, unknown rule set or bonus, a bad ``--corners``);
+141 the output was closed early (``kingdomino score ... | head``: the reader of the pipe is
+gone, so the rest is dropped quietly, as a shell reports a command stopped by SIGPIPE); 130 ^C.
 """
 from __future__ import annotations
 
@@ -12,6 +15,7 @@ import re
 import sys
 
 EXIT_OK, EXIT_INPUT, EXIT_USAGE = 0, 1, 2
+EXIT_PIPE = 141  # 128 + SIGPIPE: what a shell shows for a command whose reader went away
 
 
 class UsageError(Exception):
@@ -89,15 +93,55 @@ def _rules_help(_=_identity) -> str:
     return "\n".join(lines)
 
 
+def _name_key(text: str) -> str:
+    """A rule set's or bonus's name as typed, compared without case, spaces or underscores:
+    "Age of Giants" and "age_of_giants" are both age-of-giants."""
+    return "-".join(str(text).strip().lower().replace("_", " ").replace("-", " ").split())
+
+
+def _known_name(given: str, names: dict[str, str]):
+    """``names``: each accepted spelling (canonical names and aliases) -> its canonical name.
+    Returns the canonical name ``given`` stands for, or None; close spellings are not guessed."""
+    keys: dict[str, set] = {}
+    for spelling, canonical in names.items():
+        keys.setdefault(_name_key(spelling), set()).add(canonical)
+    found = keys.get(_name_key(given), set())
+    return next(iter(found)) if len(found) == 1 else None
+
+
+def _did_you_mean(given: str, names: dict[str, str]) -> str:
+    """ "did you mean X? " for the spellings of ``names`` (spelling -> canonical name) close
+    to ``given``, each as its canonical name; "" when none is close."""
+    import difflib
+
+    close = difflib.get_close_matches(_name_key(given), list(names), n=3, cutoff=0.6)
+    said = list(dict.fromkeys(names[c] for c in close))
+    return f"did you mean {' or '.join(said)}? " if said else ""
+
+
+def _rules_choices() -> str:
+    """Every rule set with its aliases, as the error for an unknown one lists them."""
+    import engine
+
+    out = []
+    for name in engine.rule_names():
+        aliases = engine.get_rules(name).aliases
+        out.append(f"{name} (also {', '.join(aliases)})" if aliases else name)
+    return "; ".join(out)
+
+
 def _check_rules(args, bonuses: bool = True) -> None:
     import engine
 
-    try:
-        args.rules = engine.get_rules(args.rules).name  # aliases (neolithic, ...) -> canonical
-    except ValueError:
-        raise UsageError(
-            f"unknown rule set {args.rules!r}; choose one of: {', '.join(engine.rule_names())}"
-        ) from None
+    spellings = {}
+    for name in engine.rule_names():
+        for spelling in (name, *engine.get_rules(name).aliases):
+            spellings[spelling] = name
+    canonical = _known_name(args.rules, spellings)
+    if canonical is None:
+        raise UsageError(f"unknown rule set {args.rules!r}; {_did_you_mean(args.rules, spellings)}"
+                         f"the rule sets: {_rules_choices()}")
+    args.rules = canonical  # aliases (neolithic, ...) and "Age of Giants" -> age-of-giants
     if bonuses:
         _check_bonuses(args)
 
@@ -106,12 +150,17 @@ def _check_bonuses(args) -> None:
     import engine
 
     allowed = engine.bonus_names(args.rules)
+    checked = []
     for bonus in args.bonus:
-        if bonus not in allowed:
+        canonical = _known_name(bonus, {name: name for name in allowed})
+        if canonical is None:
             raise UsageError(
                 f"unknown bonus {bonus!r} for rules {args.rules!r}; "
+                f"{_did_you_mean(bonus, {name: name for name in allowed})}"
                 f"choose from: {', '.join(allowed) or '(this rule set has none)'}"
             )
+        checked.append(canonical)
+    args.bonus = checked
 
 
 def _emit(obj: dict, as_json: bool) -> None:
@@ -141,7 +190,9 @@ def _error_line(source, message: str, as_json: bool) -> None:
         obj = {"error": message} if source is None else {"source": source, "error": message}
         print(json.dumps(obj), flush=True)
     else:
-        where = f"{source}: " if source is not None else ""
+        # the path once: a message that names it already ("no such photo file: X") needs no
+        # "X: " before it
+        where = f"{source}: " if source is not None and str(source) not in message else ""
         print(_said(message, where), file=sys.stderr, flush=True)
 
 
@@ -171,10 +222,29 @@ def _check_corners(args):
                          "photos were given: score each photo with its own --corners")
     from vision.find.by_hand import OutlineError, parse_corners
 
+    _corner_numbers(text)
     try:
         return parse_corners(text)
     except OutlineError as exc:
         raise UsageError(f"--corners: {exc}") from None
+
+
+def _corner_numbers(text: str) -> None:
+    """``UsageError`` naming what in a ``--corners`` text is not a number (before the count:
+    "abc" is not one number short of eight, it is not a number)."""
+    parts = [p for p in re.split(r"[,\s;]+", text.strip()) if p]
+    bad = []
+    for part in parts:
+        try:
+            float(part)
+        except ValueError:
+            bad.append(part[:20])
+    if bad:
+        named = ", ".join(repr(b) for b in bad[:3]) + (" ..." if len(bad) > 3 else "")
+        raise UsageError(f"--corners: {named} {'is' if len(bad) == 1 else 'are'} not "
+                         f"{'a number' if len(bad) == 1 else 'numbers'}: give eight numbers "
+                         "X1,Y1,X2,Y2,X3,Y3,X4,Y4, the kingdom's four outer corners in the "
+                         "photo's pixels, e.g. 120,80,900,95,880,860,110,840")
 
 
 def _open_store(path):
@@ -241,7 +311,8 @@ def _format_standings(rows: list[dict]) -> str:
     """The game's standings (``kingdomino.table.standings``) as the lines ``score --all`` prints."""
     out = ["standings:"]
     for row in rows:
-        line = f"  {row['place']}. {row['player']} (kingdom {row['kingdom']})  {row['total']}"
+        # kingdoms counted from 1 for people (the JSON's "kingdom" counts from 0)
+        line = f"  {row['place']}. {row['player']} (kingdom {row['kingdom'] + 1})  {row['total']}"
         breaks = ", ".join(f"{name.replace('_', ' ')} {value}"
                            for name, value in row["tiebreak"].items())
         if breaks:
@@ -288,7 +359,7 @@ def cmd_score_all(args) -> int:
         for obj in objs:
             k = obj["kingdom"]
             name = f" ({players[k]})" if k < len(players) else ""
-            print(format_result({**obj, "source": f"kingdom {k}{name}"}), flush=True)
+            print(format_result({**obj, "source": f"kingdom {k + 1}{name}"}), flush=True)
             print(flush=True)
         if not players:
             continue
@@ -305,6 +376,7 @@ def cmd_score_grid(args) -> int:
     # without --rules the file's own rule set decides which bonuses (quests) exist
     _check_rules(args, bonuses=args.rules_given)
     source = None if args.file == "-" else args.file
+    # a file that cannot be read is that input's error (exit 1), as a photo is for ``score``
     try:
         if source is None:
             data = sys.stdin.buffer.read()
@@ -312,7 +384,12 @@ def cmd_score_grid(args) -> int:
             with open(source, "rb") as fh:
                 data = fh.read()
     except FileNotFoundError:
-        raise UsageError(f"no such file: {args.file}")
+        _error_line(source, f"no such file: {source}; check the path", args.json)
+        return EXIT_INPUT
+    except IsADirectoryError:
+        _error_line(source, f"{source} is a folder: give a Kingdom JSON or text grid file",
+                    args.json)
+        return EXIT_INPUT
     except OSError as exc:
         _error_line(source, f"cannot read the file: {exc.strerror or exc}", args.json)
         return EXIT_INPUT
@@ -656,6 +733,23 @@ def main(argv=None) -> int:
     except KeyboardInterrupt:
         print("kingdomino: interrupted", file=sys.stderr)
         return 130
+    except BrokenPipeError:
+        return _pipe_closed()
+
+
+def _pipe_closed() -> int:
+    """The reader of our output went away (``| head``): no traceback, and nothing more is
+    written; stdout goes to the null device so that Python's own flush at exit does not fail
+    again. Exit 141, as a shell reports a command stopped by SIGPIPE."""
+    import os
+
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        os.close(devnull)
+    except (OSError, ValueError, AttributeError):  # stdout is no file (a test's capture)
+        pass
+    return EXIT_PIPE
 
 
 if __name__ == "__main__":

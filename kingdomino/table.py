@@ -83,12 +83,13 @@ def score_table(path_or_bytes, rules: str | None = None, bonuses=(), size: int |
 
 
 def player_name(players: list[str], k: int) -> str:
-    return players[k] if k < len(players) else f"kingdom {k}"
+    return players[k] if k < len(players) else f"kingdom {k + 1}"  # people count from 1
 
 
 def standings(objs: list[dict], players: list[str]) -> list[dict]:
     """The game's standings (``engine.rank``: total, then the rule set's tie-breaks), each row
-    with ``kingdom`` and ``cut`` added. Kingdoms beyond the names given are named "kingdom k"."""
+    with ``kingdom`` (0-based, as the JSON's) and ``cut`` added. Kingdoms beyond the names
+    given are named "kingdom N", counted from 1 as people count."""
     by_name = {player_name(players, o["kingdom"]): o for o in objs}
     rows = engine.rank([(name, o["score"]) for name, o in by_name.items()])
     for row in rows:
@@ -102,5 +103,6 @@ def players_warning(objs: list[dict], players: list[str]) -> str | None:
     """What to tell a person when the names given do not match the kingdoms found."""
     if players and len(players) != len(objs):
         return (f"{len(players)} players named but {len(objs)} kingdoms found: names go to "
-                "kingdoms in numbering order (0 is the leftmost); check the numbers on the photo")
+                "kingdoms in numbering order (kingdom 1 is the leftmost); check the numbers on the "
+                "photo")
     return None

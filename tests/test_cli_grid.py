@@ -117,7 +117,6 @@ def test_bad_content_on_stdin():
 
 
 @pytest.mark.parametrize("args,expected", [
-    (("no-such-file.json",), "no such file"),
     (("samples/kingdomino.json", "--rules", "chess"), "unknown rule set"),
     (("samples/kingdomino.json", "--bonus", "free-beer"), "unknown bonus"),
     (("samples/kingdomino.json", "--rules", "origins-discovery", "--bonus", "harmony"), "unknown bonus"),

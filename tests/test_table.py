@@ -171,7 +171,7 @@ def test_all_verbose_prints_the_traceback_and_the_log_has_it(stub, run_cli, capl
 def test_players_give_the_standings(stub, run_cli):
     code, out, _ = run_cli("score", "table.jpg", "--all", "--players", "Ann,Bob")
     assert code == 0
-    assert "kingdom 0 (Ann)" in out and "kingdom 1 (Bob)" in out
+    assert "kingdom 1 (Ann)" in out and "kingdom 2 (Bob)" in out  # people count from 1
     standings = [line.strip() for line in out.split("standings:")[1].strip().splitlines()]
     big = service.score_grid(BIG)["score"]["total"]
     small = service.score_grid(SMALL)["score"]["total"]
