@@ -52,8 +52,9 @@ RULEBOOK_WORDS = (NC_("domain", "field"), NC_("origins", "region"),
                   NC_("origins", "largest region"), NC_("origins", "largest region %(n)s"),
                   NC_("origins", "%(n)s regions without crowns"),
                   NC_("origins", "1 region without crowns"))
-# the row of a score's regions worth nothing (the CLI's table, the result page)
-ZERO_REGIONS = (N_("1 region without crowns"), N_("%(n)s regions without crowns"))
+# words said in a rulebook's words where it has its own (the CLI table's head, the row of a
+# score's regions worth nothing), looked up with ``word``
+TABLE_WORDS = (N_("region"), N_("1 region without crowns"), N_("%(n)s regions without crowns"))
 # the comma between the items of a list inside a sentence (、 in Chinese)
 LIST_COMMA = NC_("list", ", ")
 

@@ -271,3 +271,18 @@ def test_the_tie_break_is_said_with_the_language_s_punctuation(app, accept, orde
 
         said = terms.tiebreak_text({"largest_region": 5, "crowns": 9}, "kingdomino")
     assert said.endswith(order) and ", " not in said.replace("영역 5칸, 그다음", "")
+
+
+@pytest.mark.parametrize("accept, order", [
+    ("zh-TW", "平手判定：最大相連資產"), ("zh-CN", "平局判定：最大区域"), ("ko", "동점 처리: 가장 넓은 영역")])
+def test_the_game_page_is_in_the_language(make_app, table_reader, accept, order):
+    client = make_app(TABLE_READER=table_reader).test_client()
+    resp = client.post("/upload", data={"csrf_token": page_token(client), "rules": "kingdomino",
+                                        "all": "1", "photo": (io.BytesIO(png_bytes()), "t.png")},
+                       content_type="multipart/form-data")
+    assert resp.status_code == 303
+    html = client.get(resp.headers["Location"], headers={"Accept-Language": accept}).get_data(
+        as_text=True)
+    text = visible(html)
+    assert order in text and "Tie-break" not in text
+    assert_no_english(text, f"{accept}: the game page")
