@@ -62,8 +62,9 @@ def _kingdom_number(value: str, line: int) -> int:
     if not value.isdigit() or len(value) > 3:
         raise ManifestError(
             f"manifest line {line}: kingdom {value!r} is not a kingdom number; write 0, 1, 2 "
-            "or 3 (the kingdom's number in the table photo: 0 is the leftmost, as `kingdomino "
-            "score PHOTO --all` numbers them), or leave it empty for a photo of one kingdom")
+            "or 3 (the kingdom's number in the table photo, counted from 0 as in the JSON of "
+            "`kingdomino score PHOTO --all --json`: 0 is the leftmost, the one the game page "
+            "and the text output call kingdom 1), or leave it empty for a photo of one kingdom")
     return int(value)
 
 
@@ -258,8 +259,9 @@ def format_table(standings: list[Standing], scope: str = "overall", limit: int =
         note = []
         if s.missing:
             note.append(f"{s.missing} photo(s) unreadable")
-        if s.needs_look:
-            note.append(f"{s.needs_look} to check")
+        look = s.needs_look - s.missing  # the unreadable ones are said above
+        if look > 0:
+            note.append(f"{look} photo(s) to check")
         lines.append(f"{place:>5}  {s.player[:20]:<20} {s.total:>6} {s.games:>5}  {', '.join(note)}")
     if len(rows) > limit:
         lines.append(f"  ... and {len(rows) - limit} more (see the standings CSV)")

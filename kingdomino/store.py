@@ -583,7 +583,8 @@ class Store:
             for pair, err in entries:
                 machine, parent = pair if pair is not None else (None, None)
                 number = int(machine["kingdom"]) if machine is not None else None
-                name = f"{source} #{number}" if source is not None and number is not None \
+                # the name people read counts from 1 (the kingdom column, as the JSON, from 0)
+                name = f"{source} #{number + 1}" if source is not None and number is not None \
                     else source
                 ids.append(self._insert_reading(
                     rules, bonuses, machine, source=name, content_hash=content_hash, error=err,

@@ -102,7 +102,7 @@ def _read_table_photo(upload, rules, bonuses, players, size) -> list[tuple[str, 
         obj["kingdom"] = int(obj.get("kingdom", k))
         machine = dict(obj)
         machine["photo_size"] = [width, height]
-        source = f"{name} #{obj['kingdom']}"
+        source = f"{name} #{obj['kingdom'] + 1}"  # people count from 1 (the JSON from 0)
         rid = store.add_reading(rules=rules, bonuses=bonuses, machine=machine, source=source,
                                 player=players[k] if k < len(players) else None, photo=small)
         out.append((rid, source, obj))
@@ -159,7 +159,9 @@ def game_view(ids: list[str], names: list[str]) -> dict:
         data = service.view(rec)
         machine = rec.get("machine") if isinstance(rec.get("machine"), dict) else {}
         number = machine.get("kingdom", k)
-        name = names[k] if k < len(names) and names[k] else (rec.get("player") or f"kingdom {number}")
+        # "number": the kingdom as people count it, from 1 ("kingdom" stays the JSON's, from 0)
+        shown = number + 1 if isinstance(number, int) and not isinstance(number, bool) else k + 1
+        name = names[k] if k < len(names) and names[k] else (rec.get("player") or f"kingdom {shown}")
         outline = centre = None
         size = machine.get("photo_size")
         try:
@@ -171,7 +173,7 @@ def game_view(ids: list[str], names: list[str]) -> dict:
                       round(sum(p[1] for p in outline) / 4, 1)]
         except (TypeError, ValueError, KeyError, IndexError, ZeroDivisionError):
             outline = centre = None
-        kingdoms.append({"kingdom": number, "id": rid, "name": name, "outline": outline, "centre": centre,
+        kingdoms.append({"kingdom": number, "number": shown, "id": rid, "name": name, "outline": outline, "centre": centre,
                          "rules": data.get("rules") or rec.get("rules"),
                          "score": data.get("score"), "cut": bool(machine.get("cut")),
                          "review": len(data.get("review") or []), "error": data.get("error"),
@@ -214,7 +216,7 @@ def _standings_by_rules(kingdoms: list[dict]) -> list[dict]:
             rows = []
         for row in rows:
             k = kingdoms[int(row["player"])]
-            row.update(player=k["name"], kingdom=k["kingdom"], cut=k["cut"])
+            row.update(player=k["name"], kingdom=k["kingdom"], number=k["number"], cut=k["cut"])
         groups.append({"rules": rules, "rows": rows})
     return groups
 

@@ -163,7 +163,8 @@ def _name_kingdoms(rows: list[dict], manifest: list[dict], outcomes) -> None:
                    "manifest its kingdom number")
         else:
             why = (f"listed in the manifest as kingdom {k}, but the photo holds {len(read)} "
-                   f"kingdom(s), numbered 0 to {len(read) - 1} from the left; check the number")
+                   f"kingdom(s), numbered 0 to {len(read) - 1} from the left (the game page's "
+                   "kingdom 1 is 0); check the number")
         rows.append(_blank_row(outcomes[i].item.source, f"error: {why}", kingdom=k,
                                content_hash=mine[0]["content_hash"], **names))
 

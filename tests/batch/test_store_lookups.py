@@ -81,7 +81,7 @@ def test_every_field_given_is_stored(tmp_path):
                                               photo=b"png", derived_from=[None, rid])
         recs = [store.get(i) for i in ids]
         assert [(r["source"], r["kingdom"], r["table_read"], r["derived_from"]) for r in recs] \
-            == [("t.jpg #0", 0, group, None), ("t.jpg #1", 1, group, rid)]
+            == [("t.jpg #1", 0, group, None), ("t.jpg #2", 1, group, rid)]  # names from 1
         assert all(r["machine"]["kingdom"] == r["kingdom"] and r["bonuses"] == ["harmony"]
                    and r["error"] is None and r["player"] is None and r["has_photo"]
                    for r in recs)

@@ -86,7 +86,7 @@ def test_a_name_in_the_link_equal_to_a_stored_player_keeps_two_kingdoms_apart(cl
     html = client.get(f"/game/{first}.{second}?name=kingdom+0").get_data(as_text=True)
     rows = _standings(html)
     assert len(rows) == 2, html
-    assert sorted(number for _, _, number in rows) == ["0", "1"]
+    assert sorted(number for _, _, number in rows) == ["1", "2"]  # people count from 1
     assert len({label for _, label, _ in rows}) == 2  # distinct kingdoms, distinct labels
     names = re.findall(r'name="name" maxlength="80" value="([^"]*)"', html)
     assert len(set(names)) == 2 and "kingdom 0" in names
@@ -102,7 +102,7 @@ def test_kingdoms_under_different_rule_sets_are_ranked_each_with_its_own(client)
     assert "No kingdom could be scored" not in html
     assert "different rule sets" in html
     rows = _standings(html)
-    assert sorted(number for _, _, number in rows) == ["0", "1"]
+    assert sorted(number for _, _, number in rows) == ["1", "2"]  # people count from 1
     assert [place for place, _, _ in rows] == ["1", "1"]  # each first under its own rules
 
 

@@ -39,8 +39,9 @@ def test_api_all_gives_every_kingdom_each_stored_with_its_permalink(tclient, tab
     assert game.status_code == 200
     assert html.count("<polygon") == 2 and "incomplete" in html
     standings = re.findall(r'<li value="(\d+)">([^<(]+)\(kingdom (\d)\): (\d+)', html)
-    assert [(p, name.strip(), k) for p, name, k, _ in standings] == [("1", "Ann", "0"),
-                                                                     ("2", "Bob", "1")]
+    # kingdoms counted from 1 on the page (their JSON "kingdom": 0 and 1)
+    assert [(p, name.strip(), k) for p, name, k, _ in standings] == [("1", "Ann", "1"),
+                                                                     ("2", "Bob", "2")]
 
 
 def test_a_correction_shows_on_the_game_page(tclient):
@@ -112,7 +113,8 @@ def test_api_all_checks_the_upload_as_a_single_photo_is(tclient, table_reader, m
         io.BytesIO(png_bytes(1600, 600)), long_name)}, content_type="multipart/form-data")
     assert resp.status_code == 200, resp.get_data(as_text=True)
     label = ("k" * 300 + ".png")[-180:]
-    assert [k["source"] for k in resp.get_json()["kingdoms"]] == [f"{label} #0", f"{label} #1"]
+    # the names people read count from 1 (the kingdoms' "kingdom": 0 and 1)
+    assert [k["source"] for k in resp.get_json()["kingdoms"]] == [f"{label} #1", f"{label} #2"]
 
     from vision.photo import files as photo_io
 
