@@ -239,7 +239,11 @@ def _format_result(obj: dict) -> str:
         # "平手判定：最大相連資產 4 格，其次是皇冠 13 頂": the language's punctuation and words
         lines.append(_("tie-break: %(order)s") % {
             "order": i18n.tiebreak_order(_tr, tiebreak, _rules)})
-    for warning in score.get("warnings", []):
+    # a reading's warnings (the reader's, e.g. the size it read, then the score's: see
+    # kingdomino.service.score_reading), or a scored grid's (the score's alone)
+    warnings = list(obj.get("warnings") or [])
+    warnings += [w for w in score.get("warnings", []) if w not in warnings]
+    for warning in warnings:
         lines.append(_("warning:") + " " + str(_say(warning)))
     learned = obj.get("learned")  # read with examples a store's corrections taught
     if isinstance(learned, int) and not isinstance(learned, bool) and learned > 0:

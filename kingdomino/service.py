@@ -11,6 +11,38 @@ from contextlib import contextmanager
 from functools import lru_cache
 
 import engine
+from engine import messages
+from kingdomino.i18n import N_
+
+# The pieces a photo reading cannot see (the reader reads terrains and crowns only), by the
+# Kingdom JSON field that holds them (the rule sets' cell_pieces and kingdom_pieces), in the
+# words a person adds them by; fields sharing a word are said once
+UNREAD_PIECES = {
+    "giants": N_("giants"), "resource": N_("resources"), "court": N_("courtiers"),
+    "building_crowns": N_("court buildings"), "fire_tokens": N_("fire tokens"),
+    "caveman": N_("cavemen"), "warrior": N_("warriors"), "totems": N_("totems"),
+    "building": N_("buildings"), "coins": N_("coins"), "knights": N_("knights"),
+    "queen": N_("queen"),
+}
+# a template of the engine's kind (registered, so a stored English text is matched back to it)
+NOT_READ = messages.N_("Not read from the photo: %(pieces)s. Add them by hand; the total counts "
+                       "none of them until then.")
+
+
+def pieces_not_read(rules: str | None):
+    """The sentence saying which of this rule set's pieces a photo reading leaves out (a
+    ``Message``: English, and in the reader's language through ``kingdomino.i18n.render``), or
+    None for a rule set of terrains and crowns only."""
+    try:
+        kind = engine.get_rules(rules)
+    except ValueError:
+        return None
+    words = []
+    for field in (*kind.cell_pieces, *kind.kingdom_pieces):
+        word = UNREAD_PIECES.get(field, field.replace("_", " "))
+        if word not in words:
+            words.append(word)
+    return messages.Message(NOT_READ, pieces=tuple(words)) if words else None
 
 
 def score_grid(obj_or_text, rules: str | None = None, bonuses=()) -> dict:
@@ -145,6 +177,9 @@ def score_reading(reading, rules: str | None = None, bonuses=()) -> dict:
     # the top-level warnings are all of them: the reader's, then the score's (also kept there)
     warnings = list(obj.get("warnings") or [])
     warnings += [w for w in obj["score"].get("warnings", []) if w not in warnings]
+    unread = pieces_not_read(obj["rules"])  # what the photo cannot show: said once, here
+    if unread is not None and unread not in warnings:
+        warnings.append(unread)
     obj["warnings"] = warnings
     ordered = {"rules": obj.pop("rules"), "size": obj.pop("size"), "cells": obj.pop("cells")}
     ordered.update(obj)

@@ -194,6 +194,7 @@ def create_app(test_config: dict | None = None) -> Flask:
     app.jinja_env.globals["rules_title"] = _rules_title
     app.jinja_env.globals["terrain_name"] = terms.terrain_name
     app.jinja_env.globals["bonus_title"] = terms.bonus_title
+    app.jinja_env.globals["pieces_note"] = terms.pieces_note
     app.jinja_env.filters["bonus_title"] = terms.bonus_title
     app.jinja_env.filters["say"] = terms.say  # the reader's and engine's sentences
     app.jinja_env.filters["status_text"] = terms.status_text

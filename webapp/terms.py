@@ -40,6 +40,19 @@ def bonus_title(name: str) -> str:
     return gettext(BONUSES[name]) if name in BONUSES else name
 
 
+def pieces_note(rules) -> str:
+    """What a photo reading under ``rules`` leaves for a person to add (giants, Court tiles,
+    ...: ``kingdomino.service.pieces_not_read``) in the page's language; "" when nothing."""
+    from kingdomino.service import pieces_not_read
+
+    said = pieces_not_read(rules)
+    if said is None:
+        return ""
+    if str(get_locale() or DEFAULT) == DEFAULT:
+        return str(said)
+    return str(i18n.render(said, get_translations()))
+
+
 def rules_title(title: str) -> str:
     """A rule set's title (the engine's English one) in the page's language."""
     return gettext(title) if title else title
