@@ -182,7 +182,7 @@ def _said(message, where: str = "") -> str:
         return f"kingdomino: error: {where}{message}"
     tr = i18n.translations(locale)
     return "kingdomino: " + tr.gettext(i18n.N_("error: %(message)s")) % {
-        "message": where + str(i18n.render(message, tr))}
+        "message": where + str(i18n.render(str(message), tr))}  # a UsageError too
 
 
 def _error_line(source, message: str, as_json: bool) -> None:

@@ -55,8 +55,10 @@ RULEBOOK_WORDS = (NC_("domain", "field"), NC_("origins", "region"),
 # words said in a rulebook's words where it has its own (the CLI table's head, the row of a
 # score's regions worth nothing), looked up with ``word``
 TABLE_WORDS = (N_("region"), N_("1 region without crowns"), N_("%(n)s regions without crowns"))
-# the comma between the items of a list inside a sentence (、 in Chinese)
+# the comma between the items of a list inside a sentence (、 in Chinese), and the semicolon
+# between items that hold commas themselves
 LIST_COMMA = NC_("list", ", ")
+LIST_SEMICOLON = NC_("list", "; ")
 
 
 # a score's tie-break values (the rule sets' ``tiebreak``, by key) with their number, and what
@@ -506,7 +508,7 @@ class _Walk:
 def _templates() -> list:
     """Every template, the most specific first (:func:`_specific`: it wins)."""
     from engine.rules import rule_names
-    from kingdomino import photo_texts  # noqa: F401  (the photo refusals' templates)
+    from kingdomino import cli_texts, photo_texts  # noqa: F401  (the refusals' templates)
 
     rule_names()  # every rule set's module is loaded, so its templates are registered
     return _templates_of(len(TEMPLATES))  # again when a module loaded since added some
@@ -557,16 +559,20 @@ def _value(name: str, value, tr, depth: int, rules=None):
     found = parse(value)
     if found:
         return _say(value, *found, tr, depth, rules=rules)
-    pieces = value.split(", ")
-    if len(pieces) < 2:
-        return value
-    sentences = []
-    for piece in pieces:  # a list of sentences, or text that is not one
-        found = parse(piece)
-        if found is None:
-            return value
-        sentences.append((piece, *found))
-    return list_comma(tr).join(_say(*sentence, tr, depth, rules=rules) for sentence in sentences)
+    # a list of sentences, or text that is not one; in a list of items that hold commas
+    # themselves ("a (also b, c); d"), the items that are no sentence stay as they are (names)
+    for separator in ("; ", ", "):
+        pieces = value.split(separator)
+        if len(pieces) < 2:
+            continue
+        sentences = [(piece, parse(piece)) for piece in pieces]
+        found_all = all(found is not None for _, found in sentences)
+        if not found_all and (separator == ", " or not any(f for _, f in sentences)):
+            continue
+        joiner = list_comma(tr) if separator == ", " else tr.pgettext("list", LIST_SEMICOLON)
+        return joiner.join(piece if found is None else _say(piece, *found, tr, depth, rules=rules)
+                           for piece, found in sentences)
+    return value
 
 
 def _lookup(tr, template: str, n) -> str:
