@@ -20,9 +20,12 @@
 """
 from __future__ import annotations
 
+import errno
+import logging
 import os
 import secrets
 import socket
+import sys
 from pathlib import Path
 
 from flask import Flask, Response, g, jsonify, render_template, request
@@ -301,19 +304,60 @@ def serve(host: str = "127.0.0.1", port: int = 5000, db: str | None = None,
     config["TRUSTED_HOSTS"] = trusted_hosts_for(host, trusted_hosts)
     config["LEARNING"] = bool(learning)
     app = create_app(config)
+    logging.basicConfig()  # waitress's own lines (as waitress.serve sets up)
+    quiet_queue_warnings()
+    try:
+        # the port is bound here, before "serving on" is said: a port in use is one clear line.
+        # waitress buffers a body before the app sees it: cut off a body just over the app's
+        # own limit (which answers 413 as JSON) so absurd uploads stop early
+        server = waitress.create_server(
+            app, host=host, port=port, **SERVE_LIMITS,
+            max_request_body_size=app.config["MAX_CONTENT_LENGTH"] + 2**20)
+    except OSError as exc:
+        print(f"kingdomino: error: cannot listen on {host}:{port}: {_listen_problem(exc, port)}",
+              file=sys.stderr, flush=True)
+        return 1
     print(f"kingdomino: serving on http://{host}:{port}/  (store: {app.config['DATABASE']}; "
           f"answers to: {', '.join(app.config['TRUSTED_HOSTS'])}; "
           f"{'learning from corrections' if learning else 'learning off'}; Ctrl+C stops)",
           flush=True)
     try:
-        # waitress buffers a body before the app sees it: cut off a body just over the app's
-        # own limit (which answers 413 as JSON) so absurd uploads stop early
-        waitress.serve(app, host=host, port=port, **SERVE_LIMITS,
-                       max_request_body_size=app.config["MAX_CONTENT_LENGTH"] + 2**20)
+        server.run()
     except KeyboardInterrupt:
         return 0
-    except OSError as exc:
-        print(f"kingdomino: error: cannot listen on {host}:{port}: {exc.strerror or exc}",
-              flush=True)
-        return 1
+    finally:
+        server.close()
     return 0
+
+
+def _listen_problem(exc: OSError, port: int) -> str:
+    """Why the port could not be bound, and what to do, in one sentence."""
+    if exc.errno == errno.EADDRINUSE:
+        return (f"the port is in use (another server, or an earlier kingdomino serve still "
+                f"running): stop it, or choose another port with --port {port + 1}")
+    if exc.errno == errno.EACCES:
+        return "not allowed (ports below 1024 need more rights): choose a port such as 5000"
+    if exc.errno == errno.EADDRNOTAVAIL or isinstance(exc, socket.gaierror):
+        return "this machine has no such address: give --host 127.0.0.1, or one of its own"
+    return str(exc.strerror or exc)
+
+
+class _RealBacklog(logging.Filter):
+    """Lets waitress's "Task queue depth is N" through only for a real backlog: with one user,
+    a page asks for its script, styles and photo at once while a reading holds a thread, and
+    a depth of 1 or 2 is the normal course of things, not a warning."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        depth = record.args[0] if isinstance(record.args, tuple) and record.args else None
+        return not isinstance(depth, int) or depth >= QUEUE_WARN_DEPTH
+
+
+# the queued requests (beyond the threads at work) from which waitress's warning is shown
+QUEUE_WARN_DEPTH = 2 * SERVE_LIMITS["threads"]
+
+
+def quiet_queue_warnings() -> None:
+    """Keep waitress's queue warning for a real backlog (``_RealBacklog``); idempotent."""
+    queue = logging.getLogger("waitress.queue")
+    if not any(isinstance(f, _RealBacklog) for f in queue.filters):
+        queue.addFilter(_RealBacklog())

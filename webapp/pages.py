@@ -74,6 +74,16 @@ def new():
     return render_template("result.html", data=data, meta=service.all_rules_meta(), mode="new")
 
 
+@bp.get("/favicon.ico")
+def favicon():
+    """The site's icon (``webapp.favicon``), which browsers ask for on every site."""
+    from .favicon import ico
+
+    resp = Response(ico(), mimetype="image/vnd.microsoft.icon")
+    resp.headers["Cache-Control"] = "public, max-age=604800"
+    return resp
+
+
 @bp.get("/r/<rid>/photo.jpg")
 def photo(rid):
     data = get_store().photo(rid)

@@ -204,9 +204,17 @@ def _serve_without_listening(monkeypatch, **kwargs) -> dict:
 
     seen = {}
 
-    def fake_serve(app, **options):
+    class NotListening:  # what waitress.create_server gives, without a socket
+        def run(self):
+            pass
+
+        def close(self):
+            pass
+
+    def fake_create_server(app, **options):
         seen["app"] = app
-    monkeypatch.setattr(waitress, "serve", fake_serve)
+        return NotListening()
+    monkeypatch.setattr(waitress, "create_server", fake_create_server)
     assert webapp.serve(**kwargs) == 0
     return seen
 

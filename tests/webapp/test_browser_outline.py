@@ -97,3 +97,50 @@ def test_place_the_outline_by_hand_and_read_again(live_server, tmp_path):
         expect(page.locator("#grid")).to_be_visible()
         keep_screenshot(page, "outline-read-again.png", tmp_path, full_page=True)
         assert errors == []
+
+
+TOUCH = 44  # CSS px: the least a fingertip can take (WCAG 2.5.5)
+
+
+def test_corners_are_touch_sized_on_a_phone_and_the_page_says_it_read_again(tmp_path):
+    """At 390 px the photo is shown about 350 px wide: each corner is still a 44 px target
+    (it was 13 px), and after "Read again" the reloaded page says the photo was read again."""
+    pytest.importorskip("playwright.sync_api")
+    expect = pytest.importorskip("playwright.sync_api").expect
+    from webapp_helpers import png_bytes
+
+    photo = tmp_path / "table.png"
+    photo.write_bytes(png_bytes(1600, 1200))  # a photo far wider than the phone
+    app = create_app({"DATABASE": str(tmp_path / "p.sqlite3"), "INSTANCE_PATH": str(tmp_path / "i"),
+                      "READER": blind, "READ_OUTLINE": ReadAgain()})
+    with serving(app) as base, chromium_page(viewport={"width": 390, "height": 844},
+                                             is_mobile=True, has_touch=True) as (b, page, errors):
+        page.goto(base + "/")
+        page.set_input_files("#photo", str(photo))
+        page.click("#submit")
+        page.wait_for_url("**/r/*")
+        handles = page.locator("circle.outline-corner")
+        expect(handles).to_have_count(4)
+        for i in range(4):
+            box = handles.nth(i).bounding_box()
+            assert box["width"] >= TOUCH - 0.5 and box["height"] >= TOUCH - 0.5, box
+        # a press in a corner's target, off its centre, takes it
+        page.locator("#outline-svg").scroll_into_view_if_needed()
+        box = handles.nth(0).bounding_box()
+        cx = float(handles.nth(0).get_attribute("cx"))
+        page.mouse.move(box["x"] + 6, box["y"] + box["height"] / 2)
+        page.mouse.down()
+        page.mouse.move(box["x"] + 36, box["y"] + box["height"] / 2, steps=4)
+        page.mouse.up()
+        assert float(handles.nth(0).get_attribute("cx")) > cx
+        expect(page.locator("#read-again-note")).to_have_count(0)
+        page.select_option("#outline-size", "5")
+        page.click("#outline-read")
+        note = page.locator("#read-again-note")
+        expect(note).to_be_visible(timeout=30_000)  # after the reload
+        expect(note).to_contain_text("Read again: total")
+        expect(page.locator("#grid")).to_be_visible()
+        page.reload()  # said once: a later visit shows the page as it is
+        expect(page.locator("#grid")).to_be_visible()
+        expect(page.locator("#read-again-note")).to_have_count(0)
+        assert errors == []

@@ -5,7 +5,7 @@ import csv
 import io
 import json
 
-from webapp_helpers import FAKE_TOTAL, REVIEW, kingdom_cells, page_token, png_bytes
+from webapp_helpers import FAKE_TOTAL, REVIEW, kingdom_cells, not_listening, page_token, png_bytes
 
 from kingdomino.store import Store
 
@@ -221,10 +221,7 @@ def test_serve_runs_waitress_on_localhost_with_the_given_db(monkeypatch, tmp_pat
 
     seen = {}
 
-    def fake_serve(app, **kwargs):
-        seen.update(kwargs, app=app)
-
-    monkeypatch.setattr(waitress, "serve", fake_serve)
+    monkeypatch.setattr(waitress, "create_server", not_listening(seen))
     monkeypatch.chdir(tmp_path)
     assert webapp.serve(port=5123, db="my.sqlite3") == 0
     assert seen["host"] == "127.0.0.1" and seen["port"] == 5123
@@ -240,7 +237,7 @@ def test_serve_without_a_store_uses_the_per_user_one(monkeypatch, tmp_path):
     import webapp
 
     seen = {}
-    monkeypatch.setattr(waitress, "serve", lambda app, **kw: seen.update(kw, app=app))
+    monkeypatch.setattr(waitress, "create_server", not_listening(seen))
     monkeypatch.setenv("KINGDOMINO_STORE", str(tmp_path / "data" / "k.sqlite3"))
     monkeypatch.chdir(tmp_path)
     assert webapp.serve(port=5124) == 0

@@ -6,7 +6,7 @@ import io
 import os
 import stat
 
-from webapp_helpers import kingdom_cells, page_token, png_bytes
+from webapp_helpers import kingdom_cells, not_listening, page_token, png_bytes
 
 import webapp
 
@@ -152,7 +152,7 @@ def _served(monkeypatch, tmp_path, **kwargs):
     import waitress
 
     seen = {}
-    monkeypatch.setattr(waitress, "serve", lambda app, **kw: seen.update(kw, app=app))
+    monkeypatch.setattr(waitress, "create_server", not_listening(seen))
     monkeypatch.chdir(tmp_path)
     assert webapp.serve(db="s.sqlite3", **kwargs) == 0
     return seen

@@ -110,3 +110,22 @@ def page_token(client, url="/") -> str:
     m = re.search(r'name="csrf-token" content="([^"]+)"', html)
     assert m, "the page carries no CSRF token"
     return m.group(1)
+
+
+class NotListening:
+    """What ``waitress.create_server`` gives ``webapp.serve``, without a socket: ``run``
+    returns at once."""
+
+    def run(self):
+        pass
+
+    def close(self):
+        pass
+
+
+def not_listening(seen: dict):
+    """A stand-in for ``waitress.create_server`` that keeps its options and app in ``seen``."""
+    def create_server(app, **options):
+        seen.update(options, app=app)
+        return NotListening()
+    return create_server

@@ -1,6 +1,9 @@
 // The outline given by hand on the result page: four draggable corners on the photo, a size,
 // "Read again" -> POST /api/readings/<id>/outline (webapp/outline.py), then the page reloads
-// to show the new reading. Corners are kept in the stored photo's own pixels.
+// to show the new reading and says at its top that the photo was read again (the sentence
+// waits in sessionStorage across the reload). Corners are kept in the stored photo's own
+// pixels; each corner is a touch target of at least TOUCH CSS pixels across, whatever the
+// photo's size on the screen.
 (function () {
   "use strict";
   var SVGNS = "http://www.w3.org/2000/svg";
@@ -12,6 +15,25 @@
   var sizeSel = document.getElementById("outline-size");
   var button = document.getElementById("outline-read");
   var status = document.getElementById("outline-status");
+  var AGAIN = "kd-read-again";  // sessionStorage: {id, text} said once after the reload
+  var TOUCH = 44;  // CSS px: the least a finger can hit (WCAG 2.5.5)
+
+  function sayReadAgain() {
+    var saved = null;
+    try {
+      saved = JSON.parse(window.sessionStorage.getItem(AGAIN) || "null");
+      window.sessionStorage.removeItem(AGAIN);
+    } catch (e) { return; }  // storage off (a private window): the new total shows anyway
+    if (!saved || saved.id !== data.id || !saved.text) { return; }
+    var card = document.createElement("section");
+    card.className = "card notice";
+    card.id = "read-again-note";
+    card.setAttribute("role", "status");
+    card.textContent = saved.text;
+    var summary = document.querySelector(".summary");
+    if (summary && summary.parentNode) { summary.parentNode.insertBefore(card, summary.nextSibling); }
+  }
+  if (data.id) { sayReadAgain(); }
   if (!img || !svg || !data.id) { return; }
 
   var W = 0, H = 0, pts = [], handles = [], poly = null, drag = -1;
@@ -30,9 +52,19 @@
 
   function clamp(v, lo, hi) { return Math.max(lo, Math.min(hi, v)); }
 
+  // a corner's radius in the photo's pixels: as drawn before (W / 60) or, where the photo is
+  // shown small (a phone), TOUCH / 2 CSS pixels, so that a finger can still take it
+  function handleRadius() {
+    var shown = svg.getBoundingClientRect().width;
+    var perCssPx = shown > 0 ? W / shown : 1;
+    return Math.max(8, W / 60, (TOUCH / 2) * perCssPx);
+  }
+
   function draw() {
+    var radius = handleRadius();
     poly.setAttribute("points", pts.map(function (p) { return p[0] + "," + p[1]; }).join(" "));
     pts.forEach(function (p, i) {
+      handles[i].setAttribute("r", radius);
       handles[i].setAttribute("cx", p[0]);
       handles[i].setAttribute("cy", p[1]);
       handles[i].setAttribute("aria-label", _("Outline corner %(i)s of 4 at %(x)s, %(y)s: arrows move it",
@@ -52,7 +84,7 @@
     svg.setAttribute("viewBox", "0 0 " + W + " " + H);
     svg.innerHTML = "";
     svg.style.touchAction = "none";  // a finger drags the corner, not the page
-    var stroke = Math.max(1.5, W / 400), radius = Math.max(8, W / 60);
+    var stroke = Math.max(1.5, W / 400), radius = handleRadius();
     pts = startCorners();
     poly = document.createElementNS(SVGNS, "polygon");
     poly.setAttribute("fill", "rgba(255,140,0,0.12)");
@@ -62,7 +94,7 @@
     handles = pts.map(function (p, i) {
       var c = document.createElementNS(SVGNS, "circle");
       c.setAttribute("r", radius);
-      c.setAttribute("fill", "rgba(255,140,0,0.55)");
+      c.setAttribute("fill", "rgba(255,140,0,0.35)");
       c.setAttribute("stroke", "#fff");
       c.setAttribute("stroke-width", stroke);
       c.setAttribute("tabindex", "0");
@@ -118,7 +150,9 @@
         return;
       }
       var aside = res.body.set_aside ? " " + _("(earlier corrections set aside: %(n)s)", { n: res.body.set_aside }) : "";
-      say(_("Read again: total %(total)s", { total: res.body.score.total }) + aside);
+      var text = _("Read again: total %(total)s", { total: res.body.score.total }) + aside;
+      say(text);
+      try { window.sessionStorage.setItem(AGAIN, JSON.stringify({ id: data.id, text: text })); } catch (e) { /* said above until the reload */ }
       window.location.reload();
     }).catch(function () {
       button.disabled = false;
@@ -130,4 +164,9 @@
     sizeSel.value = String(data.machine.cells.length);
   }
   if (img.complete && img.naturalWidth) { build(); } else { img.addEventListener("load", build); }
+  // the photo is shown at another size (a turned phone, a wider window, the details opened):
+  // the corners keep their touch size
+  window.addEventListener("resize", function () { if (poly) { draw(); } });
+  var details = document.querySelector("#outline-tool details");
+  if (details) { details.addEventListener("toggle", function () { if (poly) { draw(); } }); }
 })();
