@@ -42,6 +42,10 @@ ARGPARSE_WORDS = (
 )
 
 
+# what taught a learned square (``kingdomino learned`` lists it in the CLI's language)
+LEARNED_KINDS = (N_("correction"), N_("confirmation"))
+
+
 def _language():
     """The catalog of the CLI's language (LANGUAGE, LC_ALL, LC_MESSAGES, LANG), or None for
     English (the messages themselves: nothing to load)."""
@@ -53,6 +57,17 @@ def _language():
 
 def _identity(message: str) -> str:
     return message
+
+
+def _words():
+    """``(gettext, say)`` of the CLI's language: its messages, and the engine's, the reader's
+    and the CLI's own English sentences said in it (``kingdomino.i18n.render``)."""
+    from kingdomino import i18n
+
+    tr = _language()
+    if tr is None:
+        return _identity, str
+    return tr.gettext, lambda text: str(i18n.render(str(text), tr))
 
 
 class _Parser(argparse.ArgumentParser):
@@ -302,25 +317,33 @@ def _score_photos(args, store, learn: bool) -> int:
             out["id"] = learning.keep_reading(store, photo, obj, path, args.rules, args.bonus)
         _emit(out, args.json)
         if store is not None and not args.json:
-            print(f"stored as {out['id']}: correct it at /r/{out['id']} of `kingdomino serve "
-                  f"--store {store.path}`", flush=True)
+            _, _say = _words()
+            print(_("stored as %(id)s: correct it at /r/%(id)s of `kingdomino serve --store "
+                    "%(store)s`") % {"id": out["id"], "store": store.path}, flush=True)
     return status
 
 
-def _format_standings(rows: list[dict]) -> str:
-    """The game's standings (``kingdomino.table.standings``) as the lines ``score --all`` prints."""
-    out = ["standings:"]
+def _format_standings(rows: list[dict], rules: str | None = None) -> str:
+    """The game's standings (``kingdomino.table.standings``) as the lines ``score --all`` prints,
+    in the CLI's language (the tie-break in the words of ``rules``' rulebook)."""
+    from kingdomino import i18n
+
+    tr = _language()
+    _ = tr.gettext if tr is not None else _identity
+    out = [_("standings:")]
     for row in rows:
         # kingdoms counted from 1 for people (the JSON's "kingdom" counts from 0)
-        line = f"  {row['place']}. {row['player']} (kingdom {row['kingdom'] + 1})  {row['total']}"
-        breaks = ", ".join(f"{name.replace('_', ' ')} {value}"
-                           for name, value in row["tiebreak"].items())
-        if breaks:
-            line += f"  [tie-break: {breaks}]"
-        notes = (["shared place"] if row["shared"] else []) + (
-            ["kingdom cut by the photo's edge: incomplete"] if row["cut"] else [])
+        kingdom = _("(%(items)s)") % {"items": _("kingdom %(n)s") % {"n": row["kingdom"] + 1}}
+        line = f"  {row['place']}. {row['player']} {kingdom}  {row['total']}"
+        if row["tiebreak"]:
+            line += "  [" + _("tie-break: %(order)s") % {
+                "order": i18n.tiebreak_order(tr, row["tiebreak"], rules)} + "]"
+        notes = ([_("shared place")] if row["shared"] else []) + (
+            [_("kingdom cut by the photo's edge: incomplete")] if row["cut"] else [])
         if notes:
-            line += f"  ({'; '.join(notes)})"
+            semicolon = tr.pgettext("list", "; ") if tr is not None else "; "
+            opening, closing = _("(%(items)s)").split("%(items)s")
+            line += "  " + opening + semicolon.join(notes) + closing
         out.append(line)
     return "\n".join(out)
 
@@ -353,20 +376,23 @@ def cmd_score_all(args) -> int:
             for obj in objs:
                 print(json.dumps({"source": path, **obj}), flush=True)
             continue
-        plural = "" if len(objs) == 1 else "s"
-        print(f"{path}: {len(objs)} kingdom{plural} (numbered by centre, left to right)",
-              flush=True)
+        _, say = _words()
+        print(_("%(path)s: 1 kingdom (numbered by centre, left to right)") % {"path": path}
+              if len(objs) == 1 else
+              _("%(path)s: %(n)s kingdoms (numbered by centre, left to right)")
+              % {"path": path, "n": len(objs)}, flush=True)
         for obj in objs:
             k = obj["kingdom"]
-            name = f" ({players[k]})" if k < len(players) else ""
-            print(format_result({**obj, "source": f"kingdom {k + 1}{name}"}), flush=True)
+            name = " " + _("(%(items)s)") % {"items": players[k]} if k < len(players) else ""
+            title = _("kingdom %(n)s") % {"n": k + 1}
+            print(format_result({**obj, "source": f"{title}{name}"}), flush=True)
             print(flush=True)
         if not players:
             continue
         warning = table.players_warning(objs, players)
         if warning:
-            print(f"warning: {warning}", flush=True)
-        print(_format_standings(table.standings(objs, players)), flush=True)
+            print(_("warning: %(message)s") % {"message": say(warning)}, flush=True)
+        print(_format_standings(table.standings(objs, players), args.rules), flush=True)
     return status
 
 
@@ -441,10 +467,11 @@ def cmd_learned(args) -> int:
 
     store = _open_store(args.store)
     try:
+        _, _say = _words()
         if args.forget_all:
             removed = store.forget_examples()
             print(json.dumps({"removed": removed}) if args.json
-                  else f"forgot {removed} learned square(s)", flush=True)
+                  else _("forgot %(n)s learned square(s)") % {"n": removed}, flush=True)
             return EXIT_OK
         if args.forget is not None:
             if not store.forget_example(args.forget):
@@ -452,7 +479,7 @@ def cmd_learned(args) -> int:
                             "`kingdomino learned` lists them", args.json)
                 return EXIT_INPUT
             print(json.dumps({"removed": 1}) if args.json
-                  else f"forgot learned square {args.forget}", flush=True)
+                  else _("forgot learned square %(id)s") % {"id": args.forget}, flush=True)
             return EXIT_OK
         rows = store.examples(scope=args.scope)
         for row in rows:
@@ -465,14 +492,20 @@ def cmd_learned(args) -> int:
                                   "scope": row["scope"], "created": row["created"]}),
                       flush=True)
             else:
-                crowns = f" {row['crowns']} crown(s)" if row["crowns"] else ""
-                print(f"{row['id']:>6}  {row['terrain']}{crowns}  r{row['row'] + 1}c"
-                      f"{row['col'] + 1} of reading {row['reading_id']}"
-                      f" ({row['source'] or 'no name'}), {row['kind']}, {when}", flush=True)
+                from kingdomino import i18n
+
+                terrain = _(i18n.TERRAINS.get(row["terrain"], row["terrain"]))
+                crowns = (" " + _("%(n)s crown(s)") % {"n": row["crowns"]}) if row["crowns"] else ""
+                print(f"{row['id']:>6}  {terrain}{crowns}  " + _(
+                    "%(square)s of reading %(reading)s (%(source)s), %(kind)s, %(when)s") % {
+                    "square": f"r{row['row'] + 1}c{row['col'] + 1}", "reading": row["reading_id"],
+                    "source": row["source"] or _("no name"), "kind": _(row["kind"]),
+                    "when": when}, flush=True)
         if not args.json:
-            print(f"{len(rows)} learned square(s) in {store.path}"
-                  + ("" if rows else ": correct or confirm a reading (kingdomino serve) "
-                     "to teach the reader"), flush=True)
+            print(_("%(n)s learned square(s) in %(path)s") % {"n": len(rows), "path": store.path}
+                  if rows else
+                  _("0 learned square(s) in %(path)s: correct or confirm a reading (kingdomino "
+                    "serve) to teach the reader") % {"path": store.path}, flush=True)
         return EXIT_OK
     finally:
         store.close()
@@ -731,7 +764,7 @@ def main(argv=None) -> int:
     except UsageError as exc:
         parser.exit(EXIT_USAGE, _said(exc) + "\n")
     except KeyboardInterrupt:
-        print("kingdomino: interrupted", file=sys.stderr)
+        print("kingdomino: " + _words()[0](N_("interrupted")), file=sys.stderr)
         return 130
     except BrokenPipeError:
         return _pipe_closed()

@@ -32,3 +32,10 @@ FILE_UNREADABLE = N_("cannot read the file: %(why)s")
 NOT_TEXT = N_("not a text file: give Kingdom JSON or the text grid format")
 # learned
 NO_LEARNED = N_("no learned square with id %(id)s in %(path)s: `kingdomino learned` lists them")
+# --players (kingdomino.table)
+PLAYERS_COUNT = N_("%(n)s players named but %(kingdoms)s kingdoms found: names go to kingdoms in "
+                   "numbering order (kingdom 1 is the leftmost); check the numbers on the photo")
+PLAYERS_EMPTY = N_("an empty name in the players %(shown)s: give one name per kingdom, separated "
+                   "by commas, e.g. \"Ann,Bob,Cat\"")
+PLAYERS_TWICE = N_("a name is given twice in the players %(shown)s: give each player once")
+PLAYERS_LONG = N_("a player's name is longer than 80 characters: shorten it")

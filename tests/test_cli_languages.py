@@ -137,3 +137,22 @@ def test_every_rule_set_s_table_is_in_the_language(run_cli, lang, sample):
     ({"LANG": "C.UTF-8"}, "tie-break: largest region 4, then crowns 13")])
 def test_the_tie_break_is_built_from_the_catalogs(env, said):
     assert said in _cli(env).splitlines()
+
+
+def test_a_whole_table_s_standings_are_in_the_language(run_cli, lang, monkeypatch):
+    from kingdomino import table
+    from kingdomino import service
+
+    def two_kingdoms(path, rules, bonuses=(), size=None):
+        one = service.score_grid(SAMPLE.read_text(), rules=rules)
+        return [{**one, "kingdom": 0, "cut": False}, {**one, "kingdom": 1, "cut": True}]
+
+    monkeypatch.setattr(table, "score_table", two_kingdoms)
+    code, out, err = run_cli("score", "table.jpg", "--all", "--players", "Ann,Bob,Cat")
+    assert code == 0, err
+    tr = i18n.translations(LANGS[lang])
+    assert tr.gettext("standings:") in out and tr.gettext("kingdom %(n)s") % {"n": 2} in out
+    assert_no_english(out, f"{lang}: score --all --players")
+    code, out, err = run_cli("score", "--players", "Ann,,Cat", "--all", "table.jpg")
+    assert code == 2 and "Ann,,Cat" in err
+    assert_no_english(err, f"{lang}: an empty player's name")
