@@ -97,7 +97,11 @@ def test_the_error_lines_are_in_the_language(run_cli, lang, tmp_path):
     tr = i18n.translations(LANGS[lang])
     prefix = "kingdomino: " + tr.gettext("error: %(message)s").split("%")[0]
     for argv in (("score", tmp_path / "missing.jpg"), ("score", tmp_path), ("score", text),
-                 ("score", "--size", "9", text), ("score",), ("score", "--players", "a,b", text)):
+                 ("score", "--size", "9", text), ("score",), ("score", "--players", "a,b", text),
+                 ("score", "--rules", "giant", text), ("score", "--rules", "nope", text),
+                 ("score", "--bonus", "harmonie", text), ("score", "--rules", "domain",
+                                                           "--bonus", "harmony", text),
+                 ("score-grid", tmp_path), ("score-grid", tmp_path / "missing.txt")):
         code, out, err = run_cli(*argv)
         assert code != 0 and err.strip(), argv
         assert tr.gettext("error: %(message)s").split("%")[0] in err
