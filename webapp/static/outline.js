@@ -129,6 +129,22 @@
   function say(text, isError) {
     status.textContent = text;
     status.classList.toggle("error", !!isError);
+    if (isError) { sayInLanguage(text); }
+  }
+
+  // the server's refusal is English (the API's words: "no kingdom found in the photo: ...");
+  // the page says it in its own language where the catalogs have it (POST /i18n/texts)
+  function sayInLanguage(text) {
+    var locale = window.KDI18N.locale;
+    if (!text || !locale || locale === "en") { return; }
+    fetch("/i18n/texts", {
+      method: "POST", credentials: "same-origin",
+      headers: { "Content-Type": "application/json", "X-CSRF-Token": csrf },
+      body: JSON.stringify({ texts: [text] })
+    }).then(function (r) { return r.ok ? r.json() : null; }).then(function (body) {
+      var said = body && body.texts && body.texts[text];
+      if (said && status.textContent === text) { status.textContent = said; }
+    }).catch(function () { return null; });  // the English sentence stays
   }
 
   button.addEventListener("click", function () {
