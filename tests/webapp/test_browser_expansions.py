@@ -72,9 +72,9 @@ def test_giants_and_a_quest_chosen_on_the_page(live_server):
         page.click('#editor [data-piece="giants"][data-value="3"]')
         expect(page.locator("#total")).to_have_text("0")
         # the quests in play: Local Business mine is met (the mine beside the castle)
-        page.check("#choices label:has-text('local-business-mine') input")
+        page.check("#choices input[value='local-business-mine']")
         expect(page.locator("#total")).to_have_text("5")
-        page.check("#choices label:has-text('lost-corner') input")
+        page.check("#choices input[value='lost-corner']")
         expect(page.locator("#breakdown tr.bonus")).to_have_count(2)
         expect(page.locator("#breakdown")).to_contain_text("not met: the castle is on r3c3")
         assert errors == []

@@ -528,6 +528,7 @@
       var l = make("label", "field");
       var i = make("input");
       i.type = "checkbox";
+      i.value = b;  // the bonus's name, whatever language its label is in
       i.checked = state.bonuses.indexOf(b) >= 0;
       i.addEventListener("change", function () {
         change(function () {
