@@ -128,7 +128,7 @@ class _FakeReader:
 def _blobs_found(monkeypatch, *blobs):
     """The photo's blobs, each given as its outlines in the order they are made."""
     monkeypatch.setattr(table, "_outlines_by_blob",
-                        lambda image, cfg: [iter(outlines) for outlines in blobs])
+                        lambda image, cfg, boxes=None: [iter(outlines) for outlines in blobs])
 
 
 def _logits(n, sure):
@@ -278,3 +278,39 @@ def test_the_kingdom_plain_score_finds_is_read_as_plain_score_reads_it(monkeypat
     out = table.read_table(reader, np.zeros((3000, 4000, 3), np.uint8))
     assert len(out) == 1 and (out[0].reading.rows, out[0].reading.cols) == (5, 5)
     assert out[0].reading.warnings == ["plain"]
+
+
+def _blobs_with_bounds(monkeypatch, *blobs):
+    """The photo's blobs, each given as ``(bounds, outlines)``."""
+    def outlines_by_blob(image, cfg, boxes=None):
+        if boxes is not None:
+            boxes.extend(box for box, _ in blobs)
+        return [iter(outlines) for _, outlines in blobs]
+
+    monkeypatch.setattr(table, "_outlines_by_blob", outlines_by_blob)
+
+
+@pytest.mark.parametrize("found_at, kept", [((2400, 900), True), ((1300, 900), False)])
+def test_a_blob_the_table_search_counts_no_kingdom_in_is_searched_as_a_single_kingdom(
+        monkeypatch, found_at, kept):
+    """A sparse kingdom small in a wide photo: the table search counts its grid wrong (3x5,
+    unsure) and reads no kingdom in its blob. The single-kingdom search in a crop around the
+    blob finds it; what it finds over another kingdom (a loose domino beside it) is no kingdom."""
+    first = TableOutline(_box(500, 1000, 1000), 5, 5, 0.9, False)
+    miscounted = TableOutline(_box(2500, 1000, 600), 3, 5, 0.2, False)
+    _blobs_with_bounds(monkeypatch, ((500, 1000, 1500, 2000), [first]),
+                       ((2500, 1000, 3100, 1600), [miscounted]))
+    searched = []
+
+    def search_box(reader, image, box, grow, size):
+        searched.append(tuple(box))
+        if tuple(box) != (2500, 1000, 3100, 1600):
+            return None
+        window = SimpleNamespace(corners=_box(*found_at, 800), rows=5, cols=5, logits=None,
+                                 warnings=[])
+        return window, reader.read_board(image, window)
+
+    monkeypatch.setattr(table, "_search_box", search_box)
+    out = table.read_table(_FakeReader({5: _logits(5, 6.0)}), np.zeros((3000, 4000, 3), np.uint8))
+    assert (2500, 1000, 3100, 1600) in searched
+    assert len(out) == (2 if kept else 1)

@@ -190,11 +190,12 @@ def find_kingdoms(image: np.ndarray, cfg=None) -> list[TableOutline]:
     return found
 
 
-def _outlines_by_blob(image: np.ndarray, cfg) -> list:
+def _outlines_by_blob(image: np.ndarray, cfg, boxes: list | None = None) -> list:
     """One :func:`blob_outlines` generator per blob of the tile map. The network's map is
     mixed by ``[table] tile_net_weight``, not ``[detect]``'s; the outlines are counted without
     the seams' lattice (``vision.find.lattice``: on the 12 table photos it read 2 kingdoms
-    fewer exactly, and took longer)."""
+    fewer exactly, and took longer). ``boxes``, when given, gets each blob's bounds (image px:
+    x0, y0, x1, y1), in the same order."""
     tab = cfg["table"]
     det = _config.Section("detect", dict(cfg["detect"]))
     det["min_area_frac"] = float(tab["min_area_frac"])
@@ -204,8 +205,13 @@ def _outlines_by_blob(image: np.ndarray, cfg) -> list:
     gray_mid = cv2.cvtColor(mid, cv2.COLOR_BGR2GRAY)
     edges = edge_map(gray_mid) if det["refine"] else None
     prob = _tile_map(small, det)
+    blobs = _blobs(prob, det, tab)
+    if boxes is not None:
+        for masks in blobs:
+            ys, xs = np.nonzero(masks[-1])
+            boxes.append((xs.min() / s, ys.min() / s, (xs.max() + 1) / s, (ys.max() + 1) / s))
     return [blob_outlines(prob, masks, mid, gray_mid, edges, s, s_mid, image.shape, det, tab)
-            for masks in _blobs(prob, det, tab)]
+            for masks in blobs]
 
 
 def blob_outlines(prob, masks, mid, gray_mid, edges, s, s_mid, shape, det, tab):
@@ -316,11 +322,12 @@ def read_table(reader, image: np.ndarray, size: int | None = None) -> list[Table
     ``read_board`` reads it (:func:`read_kingdoms`). Raises ``PhotoError`` (no kingdom) when
     none is found.
     """
+    unread = []
     kept = single_search(reader, image, read_kingdoms(
         image, reader.cfg, reader.classifier.t_terrain,
         lambda corners, rows, cols, warnings=(): reader.framed(
             image, corners, rows, cols, size, warnings),
-        lambda window: reader.read_board(image, window, size)), size)
+        lambda window: reader.read_board(image, window, size), unread), size, unread)
     if not kept:
         raise PhotoError(NO_KINGDOM)
     order = number_order([np.asarray(k.outline.corners, np.float64).mean(0) for k in kept],
@@ -328,18 +335,22 @@ def read_table(reader, image: np.ndarray, size: int | None = None) -> list[Table
     return [TableKingdom(n, kept[i].reading, kept[i].outline.cut) for n, i in enumerate(order)]
 
 
-def read_kingdoms(image: np.ndarray, cfg: dict, t_terrain: float, window, reading) -> list:
+def read_kingdoms(image: np.ndarray, cfg: dict, t_terrain: float, window, reading,
+                  unread: list | None = None) -> list:
     """Every :class:`Kingdom` of the photo, unnumbered. ``window(corners, rows, cols,
     warnings)`` chooses and reads the window in an outline's grid, returning a
     ``vision.find.search.Candidate`` (``Reader.framed``), ``reading(window)`` reads it (``Reader.read_board``; may raise
     ``PhotoError``), ``t_terrain`` is the classifier's terrain temperature. The blobs'
     outlines are read surest grid count first (``[table] crisp_enough``) and the crispest of
     a blob's that reads as a kingdom is kept; a reading whose window leaves the photo gets
-    the cut warning. An empty list when none does."""
+    the cut warning. An empty list when none does. ``unread``, when given, gets the bounds
+    (image px: x0, y0, x1, y1) of each blob none of whose outlines read as a kingdom."""
     margin = float(cfg["table"]["cut_margin"])
     crisp_enough = float(cfg["table"]["crisp_enough"])
-    kept = []
-    for outlines in _outlines_by_blob(image, cfg):
+    kept, boxes = [], []
+    blobs = _outlines_by_blob(image, cfg) if unread is None else _outlines_by_blob(image, cfg,
+                                                                                  boxes)
+    for n, outlines in enumerate(blobs):
         best = None
         for found in outlines:
             if not could_be_kingdom(found, cfg):
@@ -356,8 +367,10 @@ def read_kingdoms(image: np.ndarray, cfg: dict, t_terrain: float, window, readin
                 best = (sharp, found, framed, read)
             if sharp >= crisp_enough:
                 break        # its squares read as cut on the tiles' own grid: not worth more reads
-        if best is None:
-            continue         # nothing read as a kingdom: clutter or cloth
+        if best is None:     # nothing read as a kingdom: clutter or cloth, or a kingdom whose
+            if n < len(boxes):          # grid the table search could not count
+                unread.append(boxes[n])
+            continue
         sharp, found, framed, read = best
         here = TableOutline(framed.corners, framed.rows, framed.cols, found.confidence, False)
         if any(_same_place(here, other.outline) for other in kept):
@@ -393,24 +406,41 @@ def _in_crop(reader, image, kingdom: Kingdom, size, margin: float):
     (its window's bounds grown ``margin`` x its side), its window moved back into the photo
     and read there; None when it finds no kingdom, or one elsewhere than ``kingdom``."""
     corners = np.asarray(kingdom.window.corners, np.float64)
-    grow = margin * _side(corners)
+    found = _search_box(reader, image, (*corners.min(0), *corners.max(0)),
+                        margin * _side(corners), size)
+    if found is None or not _same_place(TableOutline(found[0].corners, found[0].rows,
+                                                     found[0].cols, 1.0, False),
+                                        kingdom.outline):
+        return None
+    return found
+
+
+def _search_box(reader, image, box, grow: float, size):
+    """The reader's own search (``Reader.find``) in a crop of the photo: ``box`` (x0, y0, x1,
+    y1, image px) grown ``grow`` px on every side; its window moved back into the photo and
+    read there (``Reader.check_found``); None when it finds no kingdom."""
     h, w = image.shape[:2]
-    x0, y0 = (max(0, int(np.floor(v - grow))) for v in corners.min(0))
-    x1 = min(w, int(np.ceil(corners[:, 0].max() + grow)))
-    y1 = min(h, int(np.ceil(corners[:, 1].max() + grow)))
+    x0, y0 = max(0, int(np.floor(box[0] - grow))), max(0, int(np.floor(box[1] - grow)))
+    x1, y1 = min(w, int(np.ceil(box[2] + grow))), min(h, int(np.ceil(box[3] + grow)))
     try:
         found = reader.find(np.ascontiguousarray(image[y0:y1, x0:x1]), size)
     except PhotoError:
         return None
     window = replace(found, corners=np.asarray(found.corners, np.float32)
                      + np.float32([x0, y0]))
-    if not _same_place(TableOutline(window.corners, window.rows, window.cols, 1.0, False),
-                       kingdom.outline):
-        return None
     try:
         return window, reader.check_found(reader.read_board(image, window, size))
     except PhotoError:
         return None
+
+
+def _shared(a, b) -> float:
+    """The share of the smaller of two windows (4 x 2 px) that lies over the other."""
+    a = np.asarray(a, np.float32).reshape(4, 2)
+    b = np.asarray(b, np.float32).reshape(4, 2)
+    area, _ = cv2.intersectConvexConvex(a, b)
+    least = min(cv2.contourArea(a), cv2.contourArea(b))
+    return float(area) / least if least > 0 else 0.0
 
 
 def _part_of(corners, whole) -> bool:
@@ -423,13 +453,18 @@ def _part_of(corners, whole) -> bool:
                 and cv2.contourArea(c) < cv2.contourArea(w))
 
 
-def single_search(reader, image: np.ndarray, kept: list, size=None) -> list:
+def single_search(reader, image: np.ndarray, kept: list, size=None, unread=()) -> list:
     """The whole-table search's kingdoms (``kept``) each framed and read as a single kingdom
     is (see the module docstring): the reader's own window for the photo replaces the kingdom
     it lies on (it is kept as well when it lies on none: a one-kingdom photo reads as plain
     ``score`` reads it, even a kingdom too small for the table search; not when others were
     found and it does not read as a kingdom), and each other kingdom's is the reader's own
-    search in a crop around it. Every kingdom is then flagged cut or not (``_with_cut``)."""
+    search in a crop around it. A blob the table search read no kingdom in (``unread``: its
+    bounds, see :func:`read_kingdoms`; a sparse kingdom small in a wide photo is counted
+    wrong there) that lies on no kingdom found gets the same search in a crop around it: a
+    kingdom (``is_kingdom``) it finds there is kept when it lies over no other (at most
+    ``[table] most_shared`` of the smaller of the two). Every kingdom is then
+    flagged cut or not (``_with_cut``)."""
     cfg = reader.cfg
     tab = cfg["table"]
     t = reader.classifier.t_terrain
@@ -455,5 +490,21 @@ def single_search(reader, image: np.ndarray, kept: list, size=None) -> list:
                              crispness(window.logits, t) if window.logits is not None else 0.0)
     if mine is not None:
         out.append(mine)
+    for box in unread:
+        centre = ((box[0] + box[2]) / 2, (box[1] + box[3]) / 2)
+        if any(cv2.pointPolygonTest(np.asarray(k.window.corners, np.float32).reshape(4, 2),
+                                    centre, False) >= 0 for k in out):
+            continue         # a piece of a kingdom found
+        found = _search_box(reader, image, box, float(tab["crop_margin"])
+                            * max(box[2] - box[0], box[3] - box[1]), size)
+        if found is None or not is_kingdom(found[1], cfg) or any(
+                overlaps(found[0].corners, k.window.corners)
+                or _shared(found[0].corners, k.window.corners) > float(tab["most_shared"])
+                for k in out):
+            continue         # kingdoms on a table lie side by side, not over each other
+        window, read = found
+        out.append(Kingdom(TableOutline(window.corners, window.rows, window.cols, 1.0, False),
+                           window, read, crispness(window.logits, t)
+                           if window.logits is not None else 0.0))
     margin = float(tab["cut_margin"])
     return [_with_cut(k, image.shape, margin) for k in out]
