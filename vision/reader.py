@@ -18,6 +18,7 @@ from vision import config as _config
 from vision.read import glare as deglare
 from vision.find import frame
 from vision.read import holes
+from vision.read import learned
 from vision.find import reframe
 from vision.find import search
 from vision.find import second_net
@@ -44,11 +45,13 @@ class Reading:
     cols: int
     warnings: list = field(default_factory=list)
     reasons: dict = field(default_factory=dict)   # "r,c" -> why it is in review
+    learned: int = 0                 # learned examples that moved its squares (vision.read.learned)
 
     def to_json(self) -> dict:
         return {"size": self.size, "cells": self.cells, "review": self.review,
                 "corners": self.corners, "homography": self.homography,
-                "rows": self.rows, "cols": self.cols, "warnings": list(self.warnings)}
+                "rows": self.rows, "cols": self.cols, "warnings": list(self.warnings),
+                **({"learned": self.learned} if self.learned > 0 else {})}
 
 
 class Reader:
@@ -231,5 +234,7 @@ class Reader:
                        corners=[[float(x), float(y)] for x, y in found.corners],
                        homography=[[float(v) for v in row] for row in Hn],
                        rows=rows, cols=cols, warnings=warnings,
-                       reasons={f"{r},{c}": v for (r, c), v in reasons.items()})
+                       reasons={f"{r},{c}": v for (r, c), v in reasons.items()},
+                       learned=learned.board_count(self.classifier, image, found.corners,
+                                                   rows, cols))
 

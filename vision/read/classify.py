@@ -70,17 +70,19 @@ class SquareClassifier:
     """Loads ``models/squares.onnx`` (and its ``squares.json``) once; reads batches of crops."""
 
     def __init__(self, model_path: str | Path | None = None, cfg: dict | None = None,
-                 load_network: bool = True):
+                 load_network: bool = True, learn_cfg: dict | None = None):
         from vision import config
 
         self.cfg = cfg if cfg is not None else config.load()["classify"]
+        learn_cfg = learn_cfg if learn_cfg is not None else config.load()["learn"]
         path = Path(model_path) if model_path else MODELS_DIR / self.cfg["model"]
         if not path.exists():
             raise FileNotFoundError(
                 f"square classifier model {path} is missing: run `kingdomino train` to build it")
         self.path = path
-        # without the network it only decodes saved outputs (``kingdomino evaluate --from-outputs``)
-        self.net = cv2.dnn.readNetFromONNX(str(path)) if load_network else None
+        # without the network it only decodes saved outputs (``kingdomino evaluate --from-outputs``);
+        # with it, the tensor feeding the last layer is a second output (``features``)
+        self.net, self.outputs = (_load_net(path) if load_network else (None, None))
         meta_path = path.with_suffix(".json")
         self.meta = json.loads(meta_path.read_text()) if meta_path.exists() else {}
         cal = self.meta.get("calibration", {})
@@ -97,6 +99,11 @@ class SquareClassifier:
         # each quarter turn's logits of the last few crop sets read: a grid read at one turn
         # to compare frames and then in full costs its first turn once
         self._turns_read: dict = {}
+        # what the store's corrections taught (vision.read.learned): every ``logits`` call
+        # reads with them; ``last_used`` is how many of them its squares were moved by
+        self.examples = None
+        self.learn_cfg = learn_cfg
+        self.last_used = 0
         self.set_crown_prior(self.meta.get("crown_train_prior"), self.meta.get("crown_label_prior"))
 
     def set_crown_prior(self, trained, labelled) -> None:
@@ -125,28 +132,78 @@ class SquareClassifier:
         terrain and crown count both at least ``[classify] tta_sure``, calibrated) keeps that
         reading: the other turns are read for the unsure squares only. The last few crop
         sets' turns are remembered: the same crops read again cost only the turns not read
-        yet, and give the same numbers."""
+        yet, and give the same numbers. With learned examples (:meth:`set_examples`) each
+        square's logits are then moved toward the labels of the examples that look like it
+        (``vision.read.learned.adapt``); ``last_used`` says by how many."""
         crops = np.asarray(crops)
+        self.last_used = 0
         if len(crops) == 0:
             return np.zeros((0, len(TERRAINS) + N_CROWNS), dtype=np.float32)
+        crops = self._sized(crops)
+        turns = tta_turns(self.cfg["tta"])[:1 if first_turn_only else None]
+        which = self._key(crops)
+        learning = self.examples is not None and len(self.examples) > 0
+        # the crops as cut (turn 0) give the features the examples are compared with
+        first, feats = self._turn(crops, which, turns[0], None, features=learning)
+        out = first
+        if len(turns) > 1:
+            unsure = np.flatnonzero(~self.sure(first, float(self.cfg["tta_sure"])))
+            out = first.copy()
+            if len(unsure):
+                # a square reads the same turned by 90 degrees: average its turns
+                total = first[unsure].copy()
+                for k in turns[1:]:
+                    total += self._turn(crops, which, k, unsure)[0]
+                out[unsure] = total / len(turns)
+        if not learning:
+            return out
+        from vision.read import learned
+
+        out, self.last_used = learned.adapt(out, feats, self.examples, self.learn_cfg,
+                                            (self.t_terrain, self.t_crowns))
+        return out
+
+    def features(self, crops: np.ndarray) -> np.ndarray:
+        """BGR uint8 crops ``(N, S, S, 3)`` as cut -> the network's features ``(N, D)``
+        float32, each row of length 1: the tensor its last layer reads, from the same run of
+        the network as the logits (and remembered with them)."""
+        if self.outputs is None:
+            raise RuntimeError(f"the square classifier {self.path.name} gives no features: "
+                               "no tensor feeds its last layer alone")
+        crops = np.asarray(crops)
+        if len(crops) == 0:
+            return np.zeros((0, 0), np.float32)
+        crops = self._sized(crops)
+        return self._turn(crops, self._key(crops), 0, None, features=True)[1]
+
+    def set_examples(self, examples) -> None:
+        """Read with these learned examples from now on (a ``vision.read.learned.Examples``,
+        a list of ``Example``; None or empty: read as the network alone does)."""
+        from vision.read import learned
+
+        if examples is not None and not isinstance(examples, learned.Examples):
+            examples = learned.Examples(list(examples))
+        self.examples = examples if examples is not None and len(examples) else None
+
+    def examples_used(self, crops: np.ndarray) -> int:
+        """How many distinct learned examples move the reading of these crops (0 without
+        examples)."""
+        if self.examples is None or len(crops) == 0:
+            return 0
+        from vision.read import learned
+
+        return learned.influence(self.features(crops), self.examples, self.learn_cfg)
+
+    def _sized(self, crops: np.ndarray) -> np.ndarray:
         if crops.shape[1] != self.input_size or crops.shape[2] != self.input_size:
             crops = np.stack([cv2.resize(c, (self.input_size, self.input_size),
                                          interpolation=cv2.INTER_AREA) for c in crops])
-        turns = tta_turns(self.cfg["tta"])[:1 if first_turn_only else None]
-        which = (crops.shape, hashlib.blake2b(np.ascontiguousarray(crops).data,
-                                              digest_size=16).digest())
-        first = self._turn(crops, which, turns[0], None)
-        if len(turns) == 1:
-            return first
-        unsure = np.flatnonzero(~self.sure(first, float(self.cfg["tta_sure"])))
-        out = first.copy()
-        if len(unsure):
-            # a square reads the same turned by 90 degrees: average its turns
-            total = first[unsure].copy()
-            for k in turns[1:]:
-                total += self._turn(crops, which, k, unsure)
-            out[unsure] = total / len(turns)
-        return out
+        return crops
+
+    @staticmethod
+    def _key(crops: np.ndarray) -> tuple:
+        return (crops.shape, hashlib.blake2b(np.ascontiguousarray(crops).data,
+                                             digest_size=16).digest())
 
     def sure(self, logits: np.ndarray, p: float) -> np.ndarray:
         """Squares whose likeliest terrain and likeliest crown count both have a calibrated
@@ -156,28 +213,41 @@ class SquareClassifier:
         return ((_softmax(lg[:, :nt] / self.t_terrain).max(axis=1) >= p)
                 & (_softmax(lg[:, nt:] / self.t_crowns).max(axis=1) >= p))
 
-    def _turn(self, crops: np.ndarray, which, k: int, subset) -> np.ndarray:
-        """The network's outputs for crops (all, or those at the indices ``subset``) turned by
-        ``k`` quarter turns, remembered for the last few crop sets."""
+    def _turn(self, crops: np.ndarray, which, k: int, subset, features: bool = False) -> tuple:
+        """The network's raw outputs ``(logits, features or None)`` for crops (all, or those
+        at the indices ``subset``) turned by ``k`` quarter turns, remembered for the last few
+        crop sets (``features``: with the features, run again if they were not kept)."""
         key = (which, k, None if subset is None else subset.tobytes())
-        lg = self._turns_read.get(key)
-        if lg is None:
+        got = self._turns_read.get(key)
+        if got is None or (features and got[1] is None):
             part = crops if subset is None else crops[subset]
-            lg = self._forward(np.rot90(part, k, axes=(1, 2)) if k else part)
+            part = np.rot90(part, k, axes=(1, 2)) if k else part
+            got = self._forward(part, features=True) if features else (self._forward(part), None)
+            self._turns_read.pop(key, None)
             if len(self._turns_read) >= 8:
                 self._turns_read.pop(next(iter(self._turns_read)))
-            self._turns_read[key] = lg
-        return lg
+            self._turns_read[key] = got
+        return got
 
-    def _forward(self, crops: np.ndarray) -> np.ndarray:
-        """The network's raw outputs for crops as given, ``[classify] batch`` at a time."""
-        out = []
+    def _forward(self, crops: np.ndarray, features: bool = False):
+        """The network's raw outputs for crops as given, ``[classify] batch`` at a time: the
+        logits, or (``features``) the logits and the L2-normalised features of the same run."""
+        out, feats = [], []
         bs = int(self.cfg["batch"])
         for i in range(0, len(crops), bs):
             blob = preprocess(crops[i:i + bs], self.margin, self.margin_weight)
             self.net.setInput(blob)
-            out.append(np.array(self.net.forward()).reshape(len(blob), -1))
-        return np.concatenate(out, axis=0)
+            if features:
+                lg, ft = self.net.forward(list(self.outputs))
+                feats.append(np.array(ft, np.float32).reshape(len(blob), -1))
+            else:
+                lg = self.net.forward()
+            out.append(np.array(lg).reshape(len(blob), -1))
+        logits = np.concatenate(out, axis=0)
+        if not features:
+            return logits
+        ft = np.concatenate(feats, axis=0)
+        return logits, ft / np.maximum(np.linalg.norm(ft, axis=1, keepdims=True), 1e-12)
 
     def read(self, crops: np.ndarray, rows: int, cols: int) -> list[list[SquareReading]]:
         """Crops of a ``rows x cols`` board (row by row) -> readings with flags."""
@@ -238,3 +308,93 @@ def preprocess(crops: np.ndarray, margin: int = 0, margin_weight: float = 1.0) -
         w[m:-m, m:-m] = 1.0
         x = x * w[None, :, :, None]
     return np.ascontiguousarray(x.transpose(0, 3, 1, 2))
+
+
+# --- the network with its features as a second output --------------------------------------
+# OpenCV's dnn returns only a graph's outputs, so the tensor that feeds the layer making the
+# logits is added to the ONNX graph's outputs (in memory, the file is left as it is): one run
+# of the network then gives both. The few protobuf fields this needs are read here by hand,
+# so reading needs no onnx package: ModelProto.graph is field 7, GraphProto.node 1 and
+# .output 12, NodeProto.input 1 and .output 2, ValueInfoProto.name 1.
+
+def _varint(data: bytes, i: int) -> tuple[int, int]:
+    value = shift = 0
+    while True:
+        byte = data[i]
+        i += 1
+        value |= (byte & 0x7F) << shift
+        shift += 7
+        if byte < 0x80:
+            return value, i
+
+
+def _encode_varint(value: int) -> bytes:
+    out = bytearray()
+    while True:
+        low, value = value & 0x7F, value >> 7
+        out.append(low | (0x80 if value else 0))
+        if not value:
+            return bytes(out)
+
+
+def _fields(data: bytes):
+    """``(field number, bytes or None, start, end)`` of each field of a protobuf message
+    (the bytes of length-delimited fields only)."""
+    i = 0
+    while i < len(data):
+        tag, j = _varint(data, i)
+        kind = tag & 7
+        if kind == 0:
+            end, value = _varint(data, j)[1], None
+        elif kind == 1:
+            end, value = j + 8, None
+        elif kind == 5:
+            end, value = j + 4, None
+        elif kind == 2:
+            n, j = _varint(data, j)
+            end, value = j + n, data[j:j + n]
+        else:
+            raise ValueError(f"protobuf wire type {kind} is not read here")
+        yield tag >> 3, value, i, end
+        i = end
+
+
+def _strings(message: bytes, number: int) -> list[str]:
+    return [v.decode() for f, v, _, _ in _fields(message) if f == number and v is not None]
+
+
+def _with_features(model: bytes) -> tuple[bytes, tuple[str, str]] | None:
+    """The ONNX model's bytes with the input of the node making its one output added as a
+    second output, and the two output names; None for a model not made so."""
+    graph = [(v, s, e) for f, v, s, e in _fields(model) if f == 7]
+    if len(graph) != 1:
+        return None
+    body, start, end = graph[0]
+    outputs = [_strings(v, 1)[0] for f, v, _, _ in _fields(body) if f == 12]
+    if len(outputs) != 1:
+        return None
+    makers = [_strings(v, 1) for f, v, _, _ in _fields(body)
+              if f == 1 and outputs[0] in _strings(v, 2)]
+    if len(makers) != 1 or not makers[0]:
+        return None
+    name = makers[0][0].encode()
+    info = b"\x0a" + _encode_varint(len(name)) + name          # ValueInfoProto.name
+    body = body + b"\x62" + _encode_varint(len(info)) + info   # GraphProto.output
+    model = model[:start] + b"\x3a" + _encode_varint(len(body)) + body + model[end:]
+    return model, (outputs[0], name.decode())
+
+
+def _load_net(path: Path):
+    """``(net, (logits name, features name))``: the network read with its features as a
+    second output, or ``(net, None)`` where the model's graph gives none."""
+    data = path.read_bytes()
+    try:
+        made = _with_features(data)
+    except (ValueError, IndexError, UnicodeDecodeError):
+        made = None
+    if made is not None:
+        try:
+            return cv2.dnn.readNetFromONNX(np.frombuffer(made[0], np.uint8)), made[1]
+        except cv2.error:
+            pass
+    return cv2.dnn.readNetFromONNX(str(path)), None
