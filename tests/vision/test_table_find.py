@@ -290,12 +290,19 @@ def _blobs_with_bounds(monkeypatch, *blobs):
     monkeypatch.setattr(table, "_outlines_by_blob", outlines_by_blob)
 
 
-@pytest.mark.parametrize("found_at, kept", [((2400, 900), True), ((1300, 900), False)])
+@pytest.mark.parametrize("found_at, castle, kept", [((2400, 900), 6.0, True),
+                                                    ((1300, 900), 6.0, False),
+                                                    ((2400, 900), -6.0, False)])
 def test_a_blob_the_table_search_counts_no_kingdom_in_is_searched_as_a_single_kingdom(
-        monkeypatch, found_at, kept):
+        monkeypatch, found_at, castle, kept):
     """A sparse kingdom small in a wide photo: the table search counts its grid wrong (3x5,
     unsure) and reads no kingdom in its blob. The single-kingdom search in a crop around the
-    blob finds it; what it finds over another kingdom (a loose domino beside it) is no kingdom."""
+    blob finds it; what it finds over another kingdom (a loose domino beside it), or without a
+    sure castle (a score pad), is no kingdom."""
+    from vision.find.frame import TERRAINS
+
+    logits = np.zeros((25, 12), np.float32)
+    logits[12, TERRAINS.index("castle")] = castle
     first = TableOutline(_box(500, 1000, 1000), 5, 5, 0.9, False)
     miscounted = TableOutline(_box(2500, 1000, 600), 3, 5, 0.2, False)
     _blobs_with_bounds(monkeypatch, ((500, 1000, 1500, 2000), [first]),
@@ -306,7 +313,7 @@ def test_a_blob_the_table_search_counts_no_kingdom_in_is_searched_as_a_single_ki
         searched.append(tuple(box))
         if tuple(box) != (2500, 1000, 3100, 1600):
             return None
-        window = SimpleNamespace(corners=_box(*found_at, 800), rows=5, cols=5, logits=None,
+        window = SimpleNamespace(corners=_box(*found_at, 800), rows=5, cols=5, logits=logits,
                                  warnings=[])
         return window, reader.read_board(image, window)
 

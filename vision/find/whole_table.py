@@ -41,7 +41,7 @@ from vision import config as _config
 from vision.find.corner_refine import edge_map
 from vision.find.detect import outline_in_map, working_sizes
 from vision.errors import NO_KINGDOM, PhotoError
-from vision.find.frame import crispness, too_few_tiles
+from vision.find.frame import crispness, terrain_odds, too_few_tiles
 from vision.geometry import overlaps, ring_corners
 from vision.find.tilemap import disk, largest, pixel_map, tile_net
 
@@ -443,6 +443,12 @@ def _shared(a, b) -> float:
     return float(area) / least if least > 0 else 0.0
 
 
+def _sure_castle(window, cfg, t_terrain: float) -> bool:
+    """Whether the window's likeliest castle reads at least ``[reader] sure_castle_odds``."""
+    return window.logits is not None and float(terrain_odds(
+        window.logits, "castle", t_terrain).max()) >= float(cfg["reader"]["sure_castle_odds"])
+
+
 def _part_of(corners, whole) -> bool:
     """Whether the outline ``corners`` is a piece of the window ``whole``: its centre lies
     inside it and it is smaller (the table search can cut one kingdom in pieces)."""
@@ -462,8 +468,9 @@ def single_search(reader, image: np.ndarray, kept: list, size=None, unread=()) -
     search in a crop around it. A blob the table search read no kingdom in (``unread``: its
     bounds, see :func:`read_kingdoms`; a sparse kingdom small in a wide photo is counted
     wrong there) that lies on no kingdom found gets the same search in a crop around it: a
-    kingdom (``is_kingdom``) it finds there is kept when it lies over no other (at most
-    ``[table] most_shared`` of the smaller of the two). Every kingdom is then
+    kingdom (``is_kingdom``) with a sure castle (``[reader] sure_castle_odds``: a score pad
+    or loose dominoes read as one hold none) it finds there is kept when it lies over no
+    other (at most ``[table] most_shared`` of the smaller of the two). Every kingdom is then
     flagged cut or not (``_with_cut``)."""
     cfg = reader.cfg
     tab = cfg["table"]
@@ -497,7 +504,8 @@ def single_search(reader, image: np.ndarray, kept: list, size=None, unread=()) -
             continue         # a piece of a kingdom found
         found = _search_box(reader, image, box, float(tab["crop_margin"])
                             * max(box[2] - box[0], box[3] - box[1]), size)
-        if found is None or not is_kingdom(found[1], cfg) or any(
+        if found is None or not is_kingdom(found[1], cfg) or not _sure_castle(found[0], cfg, t) \
+                or any(
                 overlaps(found[0].corners, k.window.corners)
                 or _shared(found[0].corners, k.window.corners) > float(tab["most_shared"])
                 for k in out):
