@@ -523,6 +523,10 @@ def _photo_size(text: str) -> tuple:
 
 
 def cmd_evaluate(args) -> int:
+    if getattr(args, "online", False):     # learning from corrections, photo after photo
+        from vision.lab.evaluation import online
+
+        return online.main(args)
     from vision.lab.evaluation import evaluate
 
     return evaluate.main(args)
@@ -685,6 +689,10 @@ def build_parser(tr=None) -> argparse.ArgumentParser:
     p.add_argument("--folds", type=int, default=5)
     p.add_argument("--quick", action="store_true", help="score the shipped models instead of retraining per fold")
     p.add_argument("--no-synth", action="store_true", help="skip the generated-scene set (faster)")
+    p.add_argument("--online", action="store_true",
+                   help="instead: read the dev photos one after another, each with what the "
+                        "corrections of the earlier ones taught (exact before/after, helped, "
+                        "harmed, per source; and with the other sources' corrections only)")
     p.add_argument("--save-outputs", metavar="FILE", help="keep the out-of-fold network outputs")
     p.add_argument("--fold-models", metavar="DIR",
                    help="keep each fold's network in DIR (foldK.onnx, with foldK.json saying what "

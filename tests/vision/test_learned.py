@@ -1,5 +1,5 @@
 """Reading with what corrections taught (vision.read.learned): the nearest-example vote, the
-square classifier's features, examples cut from a corrected photo."""
+square classifier's features, examples cut from a corrected photo, and the online measure."""
 from __future__ import annotations
 
 import json
@@ -232,3 +232,50 @@ def test_the_corrected_squares_read_right_again(reader, sample):
     assert _wrong(again, truth) == []
     assert again.learned == len(wrong) and again.to_json()["learned"] == len(wrong)
     assert "learned" not in first.to_json()
+
+
+# ---------------------------------------------------------------- the online measure
+
+def test_the_online_order_is_by_source_then_by_number():
+    from vision.lab.evaluation import online
+
+    photos = online.photos_in_order(shared_path("datasets"), sets=("phone",))
+    names = [p.name for p in photos]
+    sources = [p.source for p in photos]
+    assert sources == sorted(sources, key=str.lower)
+    kt = [n for n in names if "scenario-3_" in n]
+    assert kt.index(next(n for n in kt if n.endswith("3_2.jpg"))) < \
+        kt.index(next(n for n in kt if n.endswith("3_10.jpg")))
+
+
+def test_a_photo_read_in_its_labelled_frame_is_corrected_with_it(reader):
+    """The correction of a dev photo cut with the reader's frame gives the labels of the
+    squares that frame holds."""
+    from vision.lab.evaluation import online
+
+    photos = online.photos_in_order(shared_path("datasets"), sets=("phone",))
+    photo = next(p for p in photos if p.name.endswith("game3.jpg"))
+    photo.image = cv2.imread(str(photo.labelled.path))
+    lab = photo.labelled
+    reading = reader.read(photo.image, corners=lab.corners, rows=lab.rows, cols=lab.cols)
+    corners, rows, cols, cells = online.labelled_cells(photo, reading)
+    assert (rows, cols) == (lab.rows, lab.cols)
+    assert cells[0] == (0, 0, lab.terrain[0][0], lab.crowns[0][0])
+    examples, how, seconds = online.correct(reader.classifier, photo, reading)
+    assert how == "found" and len(examples) == rows * cols and seconds < 1.0
+
+
+def test_online_reads_each_photo_with_the_earlier_corrections():
+    """The first photos of the online order: the second and third are read with what the
+    earlier ones taught, the figures add up, and nothing exact is harmed."""
+    from vision.lab.evaluation import online
+
+    res = online.run(shared_path("datasets"), sets=("phone",), log=lambda line: None, limit=3)
+    rows = res["photos"]
+    assert [r["examples"] for r in rows] == [0, rows[0]["taught"],
+                                             rows[0]["taught"] + rows[1]["taught"]]
+    assert rows[1]["used"] > 0
+    figures = res["summary"]["online"]["phone"]
+    assert figures["photos"] == 3 and figures["harmed"] == []
+    assert "cross" in res["summary"]
+    assert res["summary"]["seconds"]["learn_max"] < 1.0
