@@ -235,6 +235,5 @@ class Reader:
                        homography=[[float(v) for v in row] for row in Hn],
                        rows=rows, cols=cols, warnings=warnings,
                        reasons={f"{r},{c}": v for (r, c), v in reasons.items()},
-                       learned=learned.board_count(self.classifier, image, found.corners,
-                                                   rows, cols))
+                       learned=learned.board_count(self.classifier, image, found))
 

@@ -227,10 +227,12 @@ def test_the_corrected_squares_read_right_again(reader, sample):
                       enumerate(taught)])
     try:
         again = reader.read(shifted)
+        outlined = reader.read(shifted, corners=first.corners, rows=first.rows, cols=first.cols)
     finally:
         clf.set_examples(None)
-    assert _wrong(again, truth) == []
+    assert _wrong(again, truth) == [] and _wrong(outlined, truth) == []
     assert again.learned == len(wrong) and again.to_json()["learned"] == len(wrong)
+    assert outlined.learned == len(wrong)          # counted from its crops, not found
     assert "learned" not in first.to_json()
 
 

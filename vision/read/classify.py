@@ -66,6 +66,11 @@ def supply_flags(readings: list[list[SquareReading]], supply: Counter | None = N
                 sq.flags.append(f"more {key[0]} squares with {key[1]} crown(s) than the game has")
 
 
+# squares whose movers ``SquareClassifier.moved_by`` remembers (a reading's search reads a few
+# hundred)
+MOVED_KEPT = 4096
+
+
 class SquareClassifier:
     """Loads ``models/squares.onnx`` (and its ``squares.json``) once; reads batches of crops."""
 
@@ -104,6 +109,7 @@ class SquareClassifier:
         self.examples = None
         self.learn_cfg = learn_cfg
         self.last_used = 0
+        self._moved: dict = {}       # a square's logits (bytes) -> the examples that moved it
         self.set_crown_prior(self.meta.get("crown_train_prior"), self.meta.get("crown_label_prior"))
 
     def set_crown_prior(self, trained, labelled) -> None:
@@ -159,9 +165,23 @@ class SquareClassifier:
             return out
         from vision.read import learned
 
-        out, self.last_used = learned.adapt(out, feats, self.examples, self.learn_cfg,
-                                            (self.t_terrain, self.t_crowns))
+        out, moved_by = learned.vote(out, feats, self.examples, self.learn_cfg,
+                                     (self.t_terrain, self.t_crowns))
+        self.last_used = len(frozenset().union(*moved_by))
+        for row, which_moved in zip(out, moved_by):   # what moved each square read
+            self._moved.pop(row.tobytes(), None)
+            self._moved[row.tobytes()] = which_moved
+        while len(self._moved) > MOVED_KEPT:
+            self._moved.pop(next(iter(self._moved)))
         return out
+
+    def moved_by(self, logits: np.ndarray) -> frozenset:
+        """The examples (their positions in ``examples``) that moved these squares, each
+        square known by the logits this classifier gave it; a square it does not know (not
+        read with the current examples, or among the last ``MOVED_KEPT`` squares read) adds
+        none."""
+        rows = np.asarray(logits, np.float32).reshape(len(logits), -1)
+        return frozenset().union(*(self._moved.get(row.tobytes(), ()) for row in rows))
 
     def features(self, crops: np.ndarray) -> np.ndarray:
         """BGR uint8 crops ``(N, S, S, 3)`` as cut -> the network's features ``(N, D)``
@@ -184,6 +204,7 @@ class SquareClassifier:
         if examples is not None and not isinstance(examples, learned.Examples):
             examples = learned.Examples(list(examples))
         self.examples = examples if examples is not None and len(examples) else None
+        self._moved.clear()
 
     def examples_used(self, crops: np.ndarray) -> int:
         """How many distinct learned examples move the reading of these crops (0 without

@@ -90,14 +90,23 @@ def adapt(logits: np.ndarray, features: np.ndarray, examples: Examples | None, c
     its logits.
     Returns the new logits and how many distinct examples moved at least one square.
     """
+    out, moved_by = vote(logits, features, examples, cfg, temperatures)
+    return out, len(frozenset().union(*moved_by)) if moved_by else 0
+
+
+def vote(logits: np.ndarray, features: np.ndarray, examples: Examples | None, cfg,
+         temperatures: tuple[float, float] = (1.0, 1.0)) -> tuple[np.ndarray, list]:
+    """:func:`adapt`, saying for each square which examples moved it (a frozenset of their
+    positions in ``examples``, empty for a square none is near)."""
     logits = np.asarray(logits)
     if examples is None or len(examples) == 0 or len(logits) == 0:
-        return logits, 0
+        return logits, [frozenset()] * len(logits)
     idx, w = _neighbours(features, examples, cfg)
     g = float(cfg["trust"]) * w.max(axis=1)
+    moved_by = [frozenset(idx[i][w[i] > 0].tolist()) for i in range(len(idx))]
     near = np.flatnonzero(g > 0)
     if not len(near):
-        return logits, 0
+        return logits, moved_by
     out = np.array(logits, dtype=np.float32, copy=True)
     nt = len(TERRAINS)
     share = w[near] / w[near].sum(axis=1, keepdims=True)        # each vote's share
@@ -112,7 +121,7 @@ def adapt(logits: np.ndarray, features: np.ndarray, examples: Examples | None, c
                   share.ravel())
         mixed = (1.0 - gn) * p + gn * q
         out[near, part] = (float(t) * np.log(np.maximum(mixed, 1e-30))).astype(np.float32)
-    return out, int(len(np.unique(idx[w > 0])))
+    return out, moved_by
 
 
 def influence(features: np.ndarray, examples: Examples | None, cfg) -> int:
@@ -123,12 +132,17 @@ def influence(features: np.ndarray, examples: Examples | None, cfg) -> int:
     return int(len(np.unique(idx[w > 0])))
 
 
-def board_count(classifier, image: np.ndarray, corners, rows: int, cols: int) -> int:
-    """How many of the classifier's examples move the squares of the ``rows x cols`` grid with
-    these corners (0 when it reads without examples): what a reading says it was read with."""
+def board_count(classifier, image: np.ndarray, found) -> int:
+    """How many of the classifier's examples moved the squares of the window ``found`` (a
+    ``vision.find.search.Candidate``; 0 when it reads without examples): what a reading
+    says it was read with. A window read while it was found is counted from the logits it
+    was read with (``SquareClassifier.moved_by``), one not read yet from its crops."""
     if classifier.examples is None:
         return 0
-    return classifier.examples_used(_crops(classifier, image, corners, rows, cols))
+    if found.logits is not None:
+        return len(classifier.moved_by(found.logits))
+    return classifier.examples_used(_crops(classifier, image, found.corners, found.rows,
+                                           found.cols))
 
 
 def _crops(classifier, image, corners, rows: int, cols: int) -> np.ndarray:
