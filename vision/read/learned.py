@@ -5,9 +5,10 @@ photo with that reading's own geometry (:func:`examples_from_photo`, the reader'
 and kept as an :class:`Example`: the square classifier's features of its crop (the tensor its
 last layer reads, length 1) and its label. A square read later is moved toward the labels of
 the examples that look like it (:func:`adapt`): a nearest-example vote, its odds mixed with
-their labels, in which only examples more alike than ``[learn] near`` count, so examples from another table, another light or another tile set leave its squares
-alone, and a square the network is sure of, as its examples are labelled, keeps its odds.
-Everything here is numpy.
+their labels, in which only examples more alike than ``[learn] near`` count, so examples
+from another table, another light or another tile set leave its squares alone, and a square
+the network is sure of, as its examples are labelled, keeps its odds. Everything here is
+numpy.
 """
 from __future__ import annotations
 

@@ -252,7 +252,8 @@ if __name__ == "__main__":
 
     ap = argparse.ArgumentParser(prog="python3 -m vision.lab.evaluation.online",
                                  description=__doc__.split("\n\n")[0])
-    ap.add_argument("--datasets", default=None, help="datasets folder (default: ../shared/datasets)")
+    ap.add_argument("--datasets", default=None,
+                    help="datasets folder (default: ../shared/datasets)")
     ap.add_argument("--sets", nargs="+", choices=("phone", "aau"), default=None,
                     help="which dev photos (default: both)")
     ap.add_argument("--hue", type=float, default=0.0, metavar="DEGREES",
