@@ -1,10 +1,14 @@
 """What the ``kingdomino batch`` tests (one kingdom a photo, and ``--all``) share: running the
 command in-process, reading its CSV, kingdoms written as rows of letters, and two batches run
-at once on one store. The ``calls`` fixture is in this folder's conftest.py."""
+at once on one store, and a bounded wait for what a test awaits. The ``calls`` fixture is in
+this folder's conftest.py."""
 from __future__ import annotations
 
 import csv
 import threading
+import time
+
+import pytest
 
 import batch_fakes as fk
 from kingdomino import batch, cli
@@ -75,3 +79,15 @@ def readings_and_claims(db) -> tuple[int, int]:
                      for t in ("readings", "claims"))
     finally:
         store.close()
+
+
+def wait_until(condition, timeout: float, what: str):
+    """Poll ``condition`` until it is true (bounded); fail saying what was awaited."""
+    deadline = time.monotonic() + timeout
+    while True:
+        value = condition()
+        if value:
+            return value
+        if time.monotonic() > deadline:
+            pytest.fail(f"timed out after {timeout} s waiting for {what}")
+        time.sleep(0.05)

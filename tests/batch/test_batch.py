@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 import batch_fakes as fk
-from batch_helpers import (kingdom, read_csv, readings_and_claims, run_batch,
+from batch_helpers import (kingdom, read_csv, readings_and_claims, run_batch, wait_until,
                            two_batches_at_once, without_ids)
 from kingdomino import batch, cli
 from kingdomino.store import Store
@@ -447,20 +447,6 @@ def _batch_env(**extra) -> dict:
     return env
 
 
-def _wait_until(condition, timeout: float, what: str):
-    """Poll ``condition`` until it is true (bounded); fail saying what was awaited."""
-    import time
-
-    deadline = time.monotonic() + timeout
-    while True:
-        value = condition()
-        if value:
-            return value
-        if time.monotonic() > deadline:
-            pytest.fail(f"timed out after {timeout} s waiting for {what}")
-        time.sleep(0.05)
-
-
 @pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="FIFOs are a POSIX thing")
 def test_fifo_and_symlink_loop_are_error_rows_not_a_hang(tmp_path, calls):
     folder = tmp_path / "in"
@@ -520,12 +506,12 @@ def test_workers_die_with_the_batch_after_kill_9(tmp_path, calls):
         env=_batch_env(KD_FAKE_SLOW="60", KD_FAKE_PIDS=str(pid_file)), cwd=ROOT,
         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     try:
-        workers = _wait_until(lambda: (lambda p: p if len(p) == 2 else None)(fk.pids(pid_file)),
+        workers = wait_until(lambda: (lambda p: p if len(p) == 2 else None)(fk.pids(pid_file)),
                               60, "both workers to start reading")
         assert proc.pid not in workers
         proc.send_signal(signal.SIGKILL)
         proc.wait(timeout=30)
-        _wait_until(lambda: not any(_alive(pid) for pid in workers), 30,
+        wait_until(lambda: not any(_alive(pid) for pid in workers), 30,
                     f"the workers {sorted(workers)} to exit after their parent was killed")
     finally:
         if proc.poll() is None:

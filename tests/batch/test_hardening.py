@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 import batch_fakes as fk
-from batch_helpers import run_batch
+from batch_helpers import run_batch, wait_until
 
 flask = pytest.importorskip("flask")
 
@@ -46,18 +46,6 @@ def post(client, url, t, *, photos=(), address="127.0.0.1", headers=JSON, **fiel
     return client.post(url, data=data, headers={"X-CSRF-Token": t, **headers},
                        content_type="multipart/form-data",
                        environ_base={"REMOTE_ADDR": address})
-
-
-def wait_until(condition, timeout: float, what: str):
-    """Poll ``condition`` until it is true (bounded); fail saying what was awaited."""
-    deadline = time.monotonic() + timeout
-    while True:
-        value = condition()
-        if value:
-            return value
-        if time.monotonic() > deadline:
-            pytest.fail(f"timed out after {timeout} s waiting for {what}")
-        time.sleep(0.05)
 
 
 # ---------------------------------------------------------------- 5: empty batches, one client
