@@ -89,6 +89,18 @@ def get_store() -> Store:
     return g.store
 
 
+def stored_jpeg(data: bytes | None, missing: str) -> Response:
+    """A JPEG the store keeps (a reading's photo, a learned square's thumbnail), cached privately
+    for a day; 404 saying ``missing`` when the store has none."""
+    if not data:
+        from flask import abort
+
+        abort(404, description=missing)
+    resp = Response(data, mimetype="image/jpeg")
+    resp.headers["Cache-Control"] = "private, max-age=86400"
+    return resp
+
+
 def _close_store(_exc=None) -> None:
     store = g.pop("store", None)
     if store is not None:

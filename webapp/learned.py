@@ -20,13 +20,13 @@ from __future__ import annotations
 
 import time
 
-from flask import (Blueprint, Response, abort, current_app, jsonify, redirect, render_template,
-                   request, url_for)
+from flask import (Blueprint, current_app, jsonify, redirect, render_template, request,
+                   url_for)
 from werkzeug.exceptions import BadRequest, NotFound
 
 from kingdomino import learning
 
-from . import get_store
+from . import get_store, stored_jpeg
 
 bp = Blueprint("learned", __name__)
 
@@ -99,12 +99,8 @@ def page():
 
 @bp.get("/learned/<int:eid>.jpg")
 def thumbnail(eid):
-    data = get_store().example_thumbnail(eid)
-    if not data:
-        abort(404, description="no learned square with this id (it was deleted?)")
-    resp = Response(data, mimetype="image/jpeg")
-    resp.headers["Cache-Control"] = "private, max-age=86400"
-    return resp
+    return stored_jpeg(get_store().example_thumbnail(eid),
+                       "no learned square with this id (it was deleted?)")
 
 
 @bp.post("/learned/forget")

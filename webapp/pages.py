@@ -11,7 +11,7 @@ from engine.kingdom import SIZES
 from kingdomino import i18n
 from kingdomino.i18n import N_
 
-from . import get_store, service, table, terms
+from . import get_store, service, stored_jpeg, table, terms
 
 bp = Blueprint("pages", __name__)
 
@@ -86,12 +86,7 @@ def favicon():
 
 @bp.get("/r/<rid>/photo.jpg")
 def photo(rid):
-    data = get_store().photo(rid)
-    if not data:
-        abort(404, description="this result has no photo")
-    resp = Response(data, mimetype="image/jpeg")
-    resp.headers["Cache-Control"] = "private, max-age=86400"
-    return resp
+    return stored_jpeg(get_store().photo(rid), "this result has no photo")
 
 
 @bp.get("/r/<rid>.json")
