@@ -157,3 +157,44 @@ def test_a_castle_read_on_the_wrong_square_moves_so_the_kingdom_lays_out():
     # too costly a move is not made
     t, _, _, _ = decode(z, shape=(1, 3), partners=PARTNERS, one_castle=True, tiling_max_cost=0.1)
     assert [TERRAINS[i] for i in t] == ["empty", "castle", "field"]
+
+
+def test_a_change_near_a_reading_is_tileable_exactly_when_the_whole_reading_is():
+    """repair asks about many changes of one reading from that reading's own matching
+    (tiling._Near); its answer must be the whole reading's, tileable or not, for changes that
+    add and remove tile squares, break pairs and mend them."""
+    from vision.read.tiling import _Near
+
+    rng = np.random.default_rng(7)
+    pairs = np.argwhere(PARTNERS)
+    others = np.flatnonzero(~PARTNERS.any(axis=1))        # castle, empty
+    agree = {True: 0, False: 0}
+    for t in range(150):
+        rows, cols = [(5, 5), (7, 7), (3, 4), (2, 2), (5, 6)][t % 5]
+        n = rows * cols
+        readings = np.full(n, others[-1])
+        free = set(range(n))
+        for i in rng.permutation(n):                      # a random domino layout
+            if i not in free:
+                continue
+            r, c = divmod(int(i), cols)
+            near = [j for j, ok in ((i - cols, r > 0), (i + cols, r + 1 < rows), (i - 1, c > 0),
+                                    (i + 1, c + 1 < cols)) if ok and j in free]
+            if near:
+                j = near[rng.integers(len(near))]
+                readings[i], readings[j] = pairs[rng.integers(len(pairs))]
+                free -= {int(i), int(j)}
+        if t % 2:                                         # and one square misread
+            readings[rng.integers(n)] = pairs[rng.integers(len(pairs)), 0]
+        near = _Near(readings, rows, cols, PARTNERS)
+        for _ in range(20):
+            choices = np.concatenate([pairs[:, 0], others])
+            changes = [(int(rng.integers(n)), int(rng.choice(choices)))
+                       for _ in range(int(rng.integers(1, 3)))]
+            trial = readings.copy()
+            for i, a in changes:
+                trial[i] = a
+            whole = tileable(trial, rows, cols, PARTNERS)
+            assert near.tileable(changes) == whole, (readings.tolist(), rows, cols, changes)
+            agree[whole] += 1
+    assert agree[True] > 100 and agree[False] > 100       # both answers were asked for

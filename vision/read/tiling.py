@@ -71,6 +71,70 @@ def tileable(readings, rows: int, cols: int, partners: np.ndarray) -> bool:
     return len(max_domino_matching(readings, rows, cols, partners)) == n_tiles
 
 
+class _Near:
+    """Is a reading tileable once one or two of its squares change? Asked many times about one
+    reading (:func:`repair` tries hundreds of changes), so the reading's largest matching is
+    found once and each change starts from it: the pairs not touching a changed square are
+    kept and only the chessboard-even tile squares left without a partner look for an
+    augmenting path (Kuhn's method from any matching: a square that finds none now finds none
+    later, so the first that fails answers no). The answer is :func:`tileable`'s."""
+
+    def __init__(self, readings, rows: int, cols: int, partners: np.ndarray):
+        self.readings = [int(x) for x in readings]
+        self.rows, self.cols, self.partners = rows, cols, partners
+        self.tile = partners.any(axis=1)
+        self.near = [list(_neighbours(i, rows, cols)) for i in range(rows * cols)]
+        self.even = [(i // cols + i % cols) % 2 == 0 for i in range(rows * cols)]
+        pairs = max_domino_matching(self.readings, rows, cols, partners)
+        self.mate = {j: i for j, i in pairs.items() if not self.even[j]}  # odd square -> even
+        tiles = [bool(self.tile[x]) for x in self.readings]
+        self.n_even = sum(t for t, e in zip(tiles, self.even) if e)
+        self.n_odd = sum(t for t, e in zip(tiles, self.even) if not e)
+
+    def tileable(self, changes) -> bool:
+        """:func:`tileable` of the reading with ``changes`` ``[(square, reading), ...]``."""
+        readings = self.readings
+        changed = {}
+        n_even, n_odd = self.n_even, self.n_odd
+        for i, a in changes:
+            a = int(a)
+            old = readings[i] if i not in changed else changed[i]
+            was, now = bool(self.tile[old]), bool(self.tile[a])
+            if self.even[i]:
+                n_even += now - was
+            else:
+                n_odd += now - was
+            changed[i] = a
+        if n_even != n_odd:            # a domino joins an even and an odd square
+            return False
+
+        def reading(i):
+            return changed[i] if i in changed else readings[i]
+
+        mate = {j: i for j, i in self.mate.items() if j not in changed and i not in changed}
+        partners, tile, near = self.partners, self.tile, self.near
+
+        def augment(i: int, seen: set) -> bool:
+            ri = reading(i)
+            for j in near[i]:
+                if j in seen:
+                    continue
+                rj = reading(j)
+                if not tile[rj] or not partners[ri, rj]:
+                    continue
+                seen.add(j)
+                if j not in mate or augment(mate[j], seen):
+                    mate[j] = i
+                    return True
+            return False
+
+        matched = set(mate.values())
+        for i in range(self.rows * self.cols):
+            if self.even[i] and i not in matched and tile[reading(i)] and not augment(i, set()):
+                return False
+        return True
+
+
 def unpaired(readings, rows: int, cols: int, partners: np.ndarray) -> list[int]:
     """Tile squares left without a domino partner by a largest matching (empty when tileable)."""
     tile = partners.any(axis=1)
@@ -108,6 +172,7 @@ def repair(probs: np.ndarray, best, rows: int, cols: int, partners: np.ndarray,
             if cost <= max_cost:
                 options.append((cost, i, int(a)))
     options.sort()
+    near = _Near(best, rows, cols, partners)
     counts = np.bincount(best, minlength=probs.shape[1]) if capacity is not None else None
 
     def works(changes) -> bool:
@@ -118,7 +183,7 @@ def repair(probs: np.ndarray, best, rows: int, cols: int, partners: np.ndarray,
             c = np.bincount(trial, minlength=probs.shape[1])
             if np.any((c > capacity) & (c > counts)):   # no new over-use of the supply
                 return False
-        return tileable(trial, rows, cols, partners)
+        return near.tileable(changes)
 
     found, found_cost = None, np.inf
     for cost, i, a in options:                     # cheapest single change
