@@ -1,6 +1,7 @@
 """Time the whole pipeline on full-size photos, one core: decode, detect, classify, score.
 
     python3 benchmarks/bench_pipeline.py [--n 10] [--seed 0] [--no-phone] [--json out.json]
+                                         [--parts] [--threads 1]
 
 Photos: ``--n`` generated 4000x3000 scenes (``vision.lab.scenes.synth``, rendered kingdoms, written as JPEG
 quality 90 like a phone's file) and, when ``../shared`` is present, the dev phone photos at their
@@ -10,6 +11,12 @@ to 1); the table gives the median and 90th percentile per stage in milliseconds,
 photo's CPU time (what it costs one core, steady when other work shares the machine). The
 target is at most 350 ms for a 12 MP photo. Photos the reader cannot read count only up to the failing
 stage (and are listed as failures).
+
+``--parts`` also times the parts of detect and classify (``PARTS``: the tile maps, the edge
+segments (LSD), the lattice, corner refinement, cutting square crops, the square network, its
+decoding with the tiling repair, the holes and glare passes), each its own CPU time with the
+parts it calls left out, and ``rest``, detect's time outside them. ``--threads 0`` leaves
+OpenCV its default threads (the wall time the product gets on this machine's cores).
 """
 from __future__ import annotations
 
@@ -38,6 +45,73 @@ from vision.photo import scale as photo  # noqa: E402
 from vision.lab.scenes import synth  # noqa: E402
 
 STAGES = ("decode", "detect", "classify", "score", "total", "total_cpu")
+# inside "detect" (and "classify"): each part's own time, what it calls that is another part
+# not counted again; "rest" is detect's time outside every part (the search's own bookkeeping,
+# blobs, quadrilaterals, vanishing points, the whole-table search's own steps, resizes)
+PARTS = {
+    "tile_maps": ("vision.find.tilemap:pixel_map", "vision.find.tilenet:TileNet.probability"),
+    "edges_lsd": ("vision.find.outline:edge_segments",),
+    "lattice": ("vision.find.lattice:fit_lattice",),
+    "corner_refine": ("vision.find.corner_refine:refine_corners",),
+    "square_crops": ("vision.read.crops:rectify", "vision.read.crops:cell_crops",
+                     "vision.read.crops:photo_crops"),
+    "square_net": ("vision.read.classify:SquareClassifier._forward",),
+    "tiling_decode": ("vision.read.classify:SquareClassifier.read_logits",),
+    "holes_glare": ("vision.read.holes:ring_features", "vision.read.holes:with_holes",
+                    "vision.read.glare:washed_crops", "vision.read.glare:reread"),
+}
+SUBSTAGES = tuple(PARTS) + ("rest",)
+
+
+class PartTimer:
+    """Times the functions of ``PARTS`` wherever the reader calls them (the module attribute,
+    every ``from ... import`` of it in ``vision``, the class's method): each call's CPU time less
+    that of the parts it calls, summed per part while ``on``."""
+
+    def __init__(self):
+        self.spent = dict.fromkeys(PARTS, 0.0)
+        self.stack: list[float] = []
+        for part, names in PARTS.items():
+            for name in names:
+                self._wrap(part, name)
+
+    def _wrap(self, part: str, name: str) -> None:
+        import importlib
+
+        module_name, attr = name.split(":")
+        module = importlib.import_module(module_name)
+        owner, leaf = module, attr
+        if "." in attr:
+            cls, leaf = attr.split(".")
+            owner = getattr(module, cls)
+        original = getattr(owner, leaf)
+        timer = self
+
+        def timed(*args, **kwargs):
+            timer.stack.append(0.0)
+            t0 = time.process_time()
+            try:
+                return original(*args, **kwargs)
+            finally:
+                spent = time.process_time() - t0
+                inner = timer.stack.pop()
+                timer.spent[part] += spent - inner
+                if timer.stack:
+                    timer.stack[-1] += spent
+
+        setattr(owner, leaf, timed)
+        if owner is module:
+            for other in list(sys.modules.values()):
+                if getattr(other, "__name__", "").startswith("vision") and \
+                        getattr(other, leaf, None) is original:
+                    setattr(other, leaf, timed)
+
+    def take(self) -> dict:
+        out, self.spent = dict(self.spent), dict.fromkeys(PARTS, 0.0)
+        return out
+
+
+PARTS_TIMER: PartTimer | None = None
 
 
 def _one_thread():
@@ -72,10 +146,18 @@ def time_one(reader, path: Path) -> dict:
     image, factor = photo.load_for_reading(str(path))    # as the product decodes it
     t["decode"] = time.perf_counter() - t0
     t["megapixels"] = image.shape[0] * image.shape[1] * factor * factor / 1e6
+    inside = {}
+    if PARTS_TIMER is not None:
+        PARTS_TIMER.take()
     try:
         t1 = time.perf_counter()
+        d0 = time.process_time()
         found = reader.find(image)
         t["detect"] = time.perf_counter() - t1
+        t["detect_cpu"] = time.process_time() - d0
+        inside = PARTS_TIMER.take() if PARTS_TIMER is not None else {}
+        if inside:   # detect's own time outside every part
+            t["rest"] = max(0.0, t["detect_cpu"] - sum(inside.values()))
         t2 = time.perf_counter()
         reading = reader.check_found(reader.read_board(image, found))   # as Reader.read does
         t["classify"] = time.perf_counter() - t2
@@ -89,6 +171,10 @@ def time_one(reader, path: Path) -> dict:
         t["ok"] = False
         t["error"] = str(exc)
     t["total"] = sum(t.get(s, 0.0) for s in STAGES[:4])
+    if PARTS_TIMER is not None:   # each part's CPU time in detect and classify together
+        after = PARTS_TIMER.take()
+        for part in PARTS:
+            t[part] = inside.get(part, 0.0) + after[part]
     # the process's own CPU time (one thread): what the photo costs one core, whatever else
     # the machine is running (wall times grow when other work shares the cores)
     t["total_cpu"] = time.process_time() - c0
@@ -98,7 +184,7 @@ def time_one(reader, path: Path) -> dict:
 def summarise(rows: list[dict]) -> dict:
     out = {"photos": len(rows), "failed": sum(not r["ok"] for r in rows),
            "megapixels": round(float(np.median([r["megapixels"] for r in rows])), 1) if rows else 0}
-    for s in STAGES:
+    for s in STAGES + SUBSTAGES:
         vals = [1000 * r[s] for r in rows if s in r]
         if vals:
             out[s] = {"median_ms": round(float(np.median(vals)), 1),
@@ -112,6 +198,11 @@ def print_table(name: str, s: dict) -> None:
     for st in STAGES:
         if st in s:
             print(f"  {st:<9} {s[st]['median_ms']:>10.1f} {s[st]['p90_ms']:>10.1f}")
+    if any(p in s for p in SUBSTAGES):
+        print("  parts of detect and classify (CPU ms, --parts):")
+        for st in SUBSTAGES:
+            if st in s:
+                print(f"    {st:<14} {s[st]['median_ms']:>8.1f} {s[st]['p90_ms']:>10.1f}")
 
 
 def main(argv=None) -> int:
@@ -120,11 +211,22 @@ def main(argv=None) -> int:
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--no-phone", action="store_true", help="skip the dev phone photos")
     ap.add_argument("--json", type=Path, help="also write the figures as JSON here")
+    ap.add_argument("--parts", action="store_true",
+                    help="also time the parts of detect and classify (PARTS; a little slower)")
+    ap.add_argument("--threads", type=int, default=1,
+                    help="OpenCV threads (default 1: one core; 0: OpenCV's default, the wall time "
+                         "the product gets)")
     args = ap.parse_args(argv)
     if args.n < 0:
         ap.error(f"--n must be 0 or more, not {args.n}")
-    _one_thread()
+    if args.threads == 1:
+        _one_thread()
+    elif args.threads > 1:
+        cv2.setNumThreads(args.threads)
     reader = vision.Reader()
+    if args.parts:
+        global PARTS_TIMER
+        PARTS_TIMER = PartTimer()
     results = {}
     with tempfile.TemporaryDirectory() as tmp:
         print(f"generating {args.n} scenes (4000x3000)...", flush=True)
