@@ -45,9 +45,9 @@ def shrink_photo(photo: bytes, max_side: int = PHOTO_MAX_SIDE) -> tuple[bytes, t
     """A JPEG copy of the photo at most ``max_side`` px, and the upright original's (w, h)."""
     from vision.photo import files as photo_io
 
-    image = decode(photo)
-    h, w = image.shape[:2]
-    return photo_io.shrink_image(image, max_side), (w, h)
+    # a large JPEG decoded reduced for it (a fraction of a whole decode; the reading decodes
+    # the photo at the size it needs itself)
+    return photo_io.shrink_photo(photo, max_side)
 
 
 # ---------------------------------------------------------------- grid on the photo

@@ -329,3 +329,23 @@ def test_shrink_photo_is_upright_and_small():
     small, (w, h) = photo_io.shrink_photo(data, 250)
     assert (w, h) == (400, 1000)  # the upright original
     assert cv2.imdecode(np.frombuffer(small, np.uint8), cv2.IMREAD_COLOR).shape == (250, 100, 3)
+
+
+@pytest.mark.parametrize("orientation", [1, 3, 6, 8])
+def test_a_large_photos_copy_is_decoded_reduced_and_sized_as_a_whole_decodes(orientation):
+    """The stored copy of a large JPEG comes from a reduced decode (a fraction of the work) yet
+    has the size, the upright original's size and much the look of the copy a whole decode
+    gives, turned by the EXIF orientation alike."""
+    rng = np.random.default_rng(orientation)
+    image = cv2.GaussianBlur(rng.integers(0, 255, (1203, 2405, 3), np.uint8), (0, 0), 9)
+    data = _with_exif_orientation(_jpeg(image), orientation)
+    info = photo_io.open_photo(data).info
+    assert photo_io.copy_reduction(info, 500) == 4 and photo_io.copy_reduction(info, 2000) == 1
+    small, size = photo_io.shrink_photo(data, 500)
+    whole = load_image(data)
+    assert size == (whole.shape[1], whole.shape[0])
+    expected = cv2.imdecode(np.frombuffer(photo_io.shrink_image(whole, 500), np.uint8),
+                            cv2.IMREAD_COLOR)
+    got = cv2.imdecode(np.frombuffer(small, np.uint8), cv2.IMREAD_COLOR)
+    assert got.shape == expected.shape
+    assert np.abs(got.astype(int) - expected.astype(int)).mean() < 3

@@ -458,21 +458,51 @@ def load_image(path_or_bytes, cfg=None, reduce: int = 1) -> np.ndarray:
     return image
 
 
-def shrink_image(image: np.ndarray, max_side: int) -> bytes:
-    """A JPEG of the image, scaled down so its long side is at most ``max_side`` px."""
+def _copy_size(width: int, height: int, max_side: int) -> tuple[int, int]:
+    """The size of a ``width`` x ``height`` image's copy at most ``max_side`` px long."""
+    scale = min(1.0, max_side / max(height, width))
+    if scale >= 1.0:
+        return width, height
+    return max(1, round(width * scale)), max(1, round(height * scale))
+
+
+def shrink_image(image: np.ndarray, max_side: int, size: tuple[int, int] | None = None) -> bytes:
+    """A JPEG of the image, scaled down so its long side is at most ``max_side`` px (``size``:
+    ``(w, h)`` to scale it to instead)."""
     h, w = image.shape[:2]
-    scale = min(1.0, max_side / max(h, w))
-    if scale < 1.0:
-        image = cv2.resize(image, (max(1, round(w * scale)), max(1, round(h * scale))),
-                           interpolation=cv2.INTER_AREA)
+    size = size if size is not None else _copy_size(w, h, max_side)
+    if size != (w, h):
+        image = cv2.resize(image, size, interpolation=cv2.INTER_AREA)
     ok, buf = cv2.imencode(".jpg", image, [cv2.IMWRITE_JPEG_QUALITY, 85])
     if not ok:
         raise PhotoError("the photo cannot be re-encoded as JPEG: send it as a JPEG")
     return buf.tobytes()
 
 
+def copy_reduction(info: PhotoInfo, max_side: int) -> int:
+    """How much smaller a side a photo is decoded for a copy at most ``max_side`` px long: the
+    largest of ``REDUCTIONS`` that leaves a JPEG at least that long (libjpeg decodes it in the
+    DCT, a fraction of a whole decode), else 1 (other formats, small photos)."""
+    factor = 1
+    if info.format == "jpeg":
+        longest = max(info.width, info.height)
+        for k in REDUCTIONS:
+            if -(-longest // k) >= max_side:
+                factor = max(factor, k)
+    return factor
+
+
 def shrink_photo(data: bytes, max_side: int, cfg=None) -> tuple[bytes, tuple[int, int]]:
-    """A small upright JPEG copy of the photo and the upright original's ``(width, height)``."""
-    image = load_image(data, cfg)
+    """A small upright JPEG copy of the photo and the upright original's ``(width, height)``.
+    A large JPEG is decoded reduced (:func:`copy_reduction`); the copy has the size the whole
+    decode's would have."""
+    photo = open_photo(data, cfg)
+    factor = copy_reduction(photo.info, max_side)
+    image = load_image(data, cfg, reduce=factor)   # checked again there, as every decode is
     h, w = image.shape[:2]
-    return shrink_image(image, max_side), (w, h)
+    if factor > 1:   # the upright original's size: the header's, turned as the decode turned it
+        sw, sh = photo.info.width, photo.info.height
+        rw, rh = -(-sw // factor), -(-sh // factor)
+        turned = (w, h) != (rw, rh) if rw != rh else exif_orientation(photo.data) in (5, 6, 7, 8)
+        w, h = (sh, sw) if turned else (sw, sh)
+    return shrink_image(image, max_side, _copy_size(w, h, max_side)), (w, h)
