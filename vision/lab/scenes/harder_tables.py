@@ -96,7 +96,7 @@ def _steep_camera(bw, bh, W, H, rng):
     hi_xy = np.maximum(lo_xy, np.array([W, H]) - margin - pts.max(0) * k)
     move = rng.uniform(lo_xy, hi_xy)
     Hb = np.array([[k, 0, move[0]], [0, k, move[1]], [0, 0, 1]]) @ P
-    return Hb / Hb[2, 2], shrink_of(synth.apply_h(Hb, box)), tilt
+    return Hb / Hb[2, 2], shrink_of(synth.apply_h(Hb, box)), tilt, k * dist / W
 
 
 def _warp_onto(scene, patch, mask, to_photo, shadow_px: float) -> None:
@@ -224,7 +224,7 @@ def make_harder_scene(rng=None, width: int = 4000, height: int = 3000, *, challe
     n = len(board["terrain"])
     img, mask = board["image"], board["mask"]
     bh, bw = img.shape[:2]
-    Hb, shrink, tilt = _steep_camera(bw, bh, W, H, rng)
+    Hb, shrink, tilt, focal = _steep_camera(bw, bh, W, H, rng)
     box = np.array([[0, 0], [bw, 0], [bw, bh], [0, bh]], float)
     board_pts = synth.apply_h(Hb, box).astype(np.float32)
     corners, turns = synth.turns_and_corners(board_pts)
@@ -233,6 +233,7 @@ def make_harder_scene(rng=None, width: int = 4000, height: int = 3000, *, challe
 
     scene = _table_in_plane(cloth, palette, Hb, bw, W, H, rng)
     extra = {"challenge": challenge, "shrink": round(shrink, 3), "tilt": round(tilt, 2),
+             "focal": round(focal, 3),
              "width_fraction": round(float(np.ptp(board_pts[:, 0])) / W, 3), "turns": turns}
     if challenge in ("loose", "all"):
         extra["loose"] = _loose_domino(scene, board, Hb, cell, rng)
