@@ -704,7 +704,7 @@ def build_parser(tr=None) -> argparse.ArgumentParser:
                    help="with --from-outputs of the shipped model's recipe: record these figures "
                         "(and the config's review settings) in models/squares.json")
     p.add_argument("--per-photo", action="append", metavar="SET",
-                   choices=("aau", "phone", "phone-detected", "synth", "hard-tables",
+                   choices=("aau", "phone", "phone-detected", "synth", "hard-tables", "harder",
                             "table-photos", "real-tables"),
                    help="also list each photo's result in this set (repeatable), e.g. phone-detected "
                         "(with its frame: grid, corner error, squares off the kingdom), hard-tables "
@@ -725,6 +725,19 @@ def build_parser(tr=None) -> argparse.ArgumentParser:
                    help="also read N hard-table scenes holding the AAU dev photos (real tile art) "
                         "instead of drawn kingdoms, seeds from 9600 (default none; the square "
                         "classifier was trained on these boards, the detector was not)")
+    p.add_argument("--harder", type=int, default=None, metavar="N",
+                   help="also read N harder generated scenes (issue 54): a small kingdom seen "
+                        "steeply on stripes, checks, wood or terrain-coloured felt, with a lamp's "
+                        "glare, a loose domino or another kingdom's edge; figures per challenge "
+                        "(default none; size --hard-size)")
+    p.add_argument("--harder-boards", type=int, default=None, metavar="N",
+                   help="also read N harder scenes holding the AAU dev photos (real tile art)")
+    p.add_argument("--harder-seed", type=int, default=None, metavar="SEED",
+                   help="first harder seed (default 9900, the seeds reported on; 9800-9899 are "
+                        "for developing the reader)")
+    p.add_argument("--harder-challenges", default=None, metavar="LIST",
+                   help="the harder scenes' challenges, one after another: comma-separated among "
+                        "steep, glare, loose, neighbour, all (default all five)")
     p.add_argument("--table-photos", type=int, default=None, metavar="N",
                    help="also read N generated whole-table photos (2-4 kingdoms each) with the "
                         "shipped models: kingdoms found, exact, phantom kingdoms, numbering, "

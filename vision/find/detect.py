@@ -112,10 +112,10 @@ def candidates(image: np.ndarray, cfg=None, size: int | None = None, fallback: b
     Raises ``PhotoError`` (no kingdom) when there is none, or no more. ``alternatives``: each
     outline comes with its other grids (``Outline.alternatives``): its own grid before the
     seams' lattice (``vision.find.lattice``) moved it, and others (:func:`outline_in_map`);
-    without, none. ``zoom`` (with ``alternatives``): when the first outline is small in the
+    without, none. ``zoom`` (with ``alternatives``): when a map's outline is small in the
     photo (``[detect] zoom_below``), the first outline found in a crop around it
     (:func:`zoom_box`) and its other grids are that outline's other grids too (the first of
-    kind "zoom"): the tile maps are made at a fixed size, where a kingdom far from the camera
+    kind "zoom"; each map's, as the surer count may be a tile-coloured table's): the tile maps are made at a fixed size, where a kingdom far from the camera
     is a few pixels a square; the reader keeps the crisper reading, as for the lattice's grid.
     ``whole_board``: an image that is tiles up to its borders
     (:func:`vision.find.tilemap.is_rectified_board`) is one board, taken whole (off for a crop
@@ -161,9 +161,9 @@ def candidates(image: np.ndarray, cfg=None, size: int | None = None, fallback: b
                              any_first=True) <= det["outline_agree"]:
         found = found[1:]  # the same grid in the same place: the per-pixel map's sharper outline
     found.sort(key=lambda f: -f.confidence)   # the surer count first; ties: the network's
-    if found:
-        yield _zoomed(found[0], image, cfg, size) if zoom and alternatives else found[0]
-    yield from found[1:]
+    # each map's outline small in the photo is found again nearer: the surer count may be the
+    # table's (a field-yellow cloth), the other map's the kingdom's
+    yield from (_zoomed(f, image, cfg, size) if zoom and alternatives else f for f in found)
     for threshold in det["fallback_thresholds"] if fallback else ():
         more = outlines(dict(det, prob_threshold=float(threshold)))
         if more and not found and zoom and alternatives:

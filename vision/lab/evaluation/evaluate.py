@@ -55,8 +55,10 @@ from vision.read.crops import cell_crops, crop_size, image_corners, rectify
 SETS = ("aau", "phone", "phone-detected", "synth")
 DETECTED = ("phone-detected", "synth")   # read end to end: the board was found by vision.find.detect
 HARD_TABLES = "hard-tables"              # --per-photo name of the hard-table scenes
+HARDER = "harder"                        # --per-photo name of the harder-table scenes
 HARD_BOARDS_SEED = 9600                  # first seed of the hard tables with AAU dev boards
-HARD = ("hard_tables", "hard_tables_aau")   # hard tables with drawn kingdoms, with AAU boards
+# hard tables with drawn kingdoms, with AAU boards; the harder ones (issue 54), the same two
+HARD = ("hard_tables", "hard_tables_aau", "harder", "harder_aau")
 GENERATED = HARD + ("table_photos",)        # read with the shipped models
 
 
@@ -595,23 +597,28 @@ def hard_table_figures(rows: list) -> dict:
     from vision.lab.scenes import hard_tables as tables
 
     out = tables.summarise(rows)
-    out["kinds"] = {}
-    for kind in sorted({r["table"] for r in rows}):
-        k = tables.summarise([r for r in rows if r["table"] == kind])
-        out["kinds"][kind] = {key: v for key, v in k.items() if key not in ("by_table", "failures")}
+    for name, field in (("kinds", "table"), ("challenges", "challenge")):
+        if any(field not in r for r in rows):
+            continue
+        out[name] = {}
+        for kind in sorted({r[field] for r in rows}):
+            k = tables.summarise([r for r in rows if r[field] == kind])
+            out[name][kind] = {key: v for key, v in k.items() if key not in ("by_table", "failures")}
     return out
 
 
 def hard_tables(n: int, width: int = HARD_TABLES_SIZE[0], height: int = HARD_TABLES_SIZE[1],
                 first_seed: int | None = None, reader=None, log=print, model_path=None,
-                boards=(), kinds=None) -> dict:
+                boards=(), kinds=None, challenges=None) -> dict:
     """Frame and reading figures on ``n`` generated hard-table scenes (``vision.lab.scenes.hard_tables``),
     seeds ``first_seed`` on (default ``MEASURE_SEEDS_FROM``: seeds no training set uses), read by
     ``reader`` (default: a ``vision.reader.Reader`` of the shipped models). ``boards``:
     photographed boards put on the tables in turn (``vision.lab.scenes.synth.aau_boards``) instead of
     drawn kingdoms. ``kinds``: the table kinds drawn (default ``tables.TABLE_KINDS``; see
-    ``tables.parse_kinds``). Returns ``settings``, ``summary`` (``hard_table_figures``) and ``scenes``
-    (one ``measure_scene`` row each)."""
+    ``tables.parse_kinds``). ``challenges``: read harder scenes instead
+    (``vision.lab.scenes.harder_tables``: small, steep, on cloth), one challenge after another.
+    Returns ``settings``, ``summary`` (``hard_table_figures``) and ``scenes`` (one
+    ``measure_scene`` row each)."""
     from vision.lab.scenes import hard_tables as tables
 
     kinds = tables.TABLE_KINDS if kinds is None else tuple(kinds)
@@ -625,10 +632,11 @@ def hard_tables(n: int, width: int = HARD_TABLES_SIZE[0], height: int = HARD_TAB
         log(f"  hard table {len(done)}/{n}: seed {row['seed']} {scene.size}x{scene.size} "
             f"{scene.table}/{scene.palette}: {row['why']}")
 
+    scene_kw = {} if challenges else {"kinds": kinds}
     res = tables.measure(reader, range(first, first + n), width, height, on_scene=on_scene,
-                         boards=boards, kinds=kinds)
+                         boards=boards, challenges=tuple(challenges or ()), **scene_kw)
     return {"settings": {"n": n, "first_seed": first, "width": width, "height": height,
-                         "kinds": list(kinds),
+                         "kinds": list(kinds), "challenges": list(challenges or ()),
                          "models": "shipped" if model_path is None else str(model_path),
                          "boards": "aau dev photos" if boards else "drawn"},
             "seconds": round(time.time() - t0), "summary": hard_table_figures(res["scenes"]),
@@ -781,10 +789,14 @@ def format_hard_tables(h: dict) -> str:
     st, s = h["settings"], h["summary"]
     n = s["n"]
     real = st.get("boards", "drawn") != "drawn"
+    harder = bool(st.get("challenges"))
     lines = [
-        f"== hard tables{', AAU dev boards' if real else ''}: {n} generated scenes (seeds "
+        f"== {'harder' if harder else 'hard'} tables{', AAU dev boards' if real else ''}: {n} "
+        f"generated scenes (seeds "
         f"{st['first_seed']}-{st['first_seed'] + n - 1}, {st['width']}x{st['height']}"
-        + (f"; tables {', '.join(st['kinds'])}" if tuple(st.get("kinds") or usual) != usual else "")
+        + (f"; tables {', '.join(st['kinds'])}" if tuple(st.get("kinds") or usual) != usual
+           and not harder else "")
+        + (f"; challenges {', '.join(st['challenges'])}" if harder else "")
         + "), read "
         f"with the {st['models']} models"
         + (" (the square classifier was trained on these boards, the detector was not)"
@@ -795,7 +807,8 @@ def format_hard_tables(h: dict) -> str:
         f"  wrong totals {s['wrong_total']}, without a flagged wrong square {s['wrong_total_unflagged']}",
         f"  outline corner error (found) mean {_err(s['corner_error_mean'])}, median "
         f"{_err(s['corner_error_median'])}, max {_err(s['corner_error_max'])} of a side",
-        f"  read squares off the kingdom {s['squares_off']} ({s['off_as_tile']} read as tiles), "
+        f"  read squares off the kingdom {s['squares_off']} ({s['off_as_tile']} read as tiles, "
+        f"{s.get('off_as_tile_flagged', 0)} of them flagged), "
         f"land squares missed {s['squares_missed']}, squares read wrong {s['squares_wrong']}"
         + ("" if s["seconds_mean"] is None else f"; {s['seconds_mean']:.2f} s per read"),
         f"  {'table kind':<10} {'n':>3} {'found':>5} {'grid':>5} {'framed':>6} {'exact':>5} "
@@ -805,6 +818,13 @@ def format_hard_tables(h: dict) -> str:
         lines.append(f"  {kind:<10} {k['n']:>3} {k['found']:>5} {k['grid_right']:>5} {k['framed']:>6} "
                      f"{k['total_exact']:>5} {k['wrong_total_unflagged']:>9}  "
                      f"{_err(k['corner_error_median'])} / {_err(k['corner_error_max'])}")
+    if s.get("challenges"):
+        lines.append(f"  {'challenge':<10} {'n':>3} {'found':>5} {'grid':>5} {'exact':>5} "
+                     f"{'table read as tile (flagged)':>29} {'unflagged wrong':>15}")
+        for kind, k in s["challenges"].items():
+            lines.append(f"  {kind:<10} {k['n']:>3} {k['found']:>5} {k['grid_right']:>5} "
+                         f"{k['total_exact']:>5} {k['off_as_tile']:>21} ({k['off_as_tile_flagged']:>4}) "
+                         f"{k['wrong_total_unflagged']:>15}")
     return "\n".join(lines)
 
 
@@ -1008,6 +1028,29 @@ def _generated_options(args, count: str, seed: str, size: str, default_n: int, s
     return n, first, getattr(args, size, None) or HARD_TABLES_SIZE
 
 
+def _harder_options(args) -> tuple | str:
+    """``--harder``/``--harder-boards``/``--harder-seed``/``--harder-challenges`` as ``(n drawn,
+    n on AAU boards, first seed, challenges)``, or the usage error to print."""
+    from vision.lab.scenes import harder_tables
+
+    n = getattr(args, "harder", None) or 0
+    n_boards = getattr(args, "harder_boards", None) or 0
+    if n < 0 or n_boards < 0:
+        return f"--harder and --harder-boards must be 0 (skip them) or more, got {n}, {n_boards}"
+    first = getattr(args, "harder_seed", None)
+    first = harder_tables.REPORT_SEEDS_FROM if first is None else int(first)
+    if first < harder_tables.DEVELOP_SEEDS_FROM:
+        return (f"--harder-seed: harder scenes' seeds start at {harder_tables.DEVELOP_SEEDS_FROM} "
+                f"(develop on {harder_tables.DEVELOP_SEEDS_FROM}-"
+                f"{harder_tables.REPORT_SEEDS_FROM - 1}, report from "
+                f"{harder_tables.REPORT_SEEDS_FROM}), got {first}")
+    try:
+        challenges = harder_tables.parse_challenges(getattr(args, "harder_challenges", None))
+    except ValueError as exc:
+        return f"--harder-challenges: {exc}"
+    return n, n_boards, first, challenges
+
+
 def main(args) -> int:
     from vision.lab.scenes import whole_tables as tp
     from vision.lab.scenes import hard_tables as tables
@@ -1042,6 +1085,20 @@ def main(args) -> int:
                           f"in ../shared/datasets, or name their folder with --datasets")
         if not boards:
             return _usage("--hard-boards: no AAU dev photos found in the datasets folder")
+    harder = _harder_options(args)
+    if isinstance(harder, str):
+        return _usage(harder)
+    n_harder, n_harder_boards, harder_seed, challenges = harder
+    if n_harder_boards and not boards:
+        from vision.lab.scenes.synth import aau_boards
+
+        try:
+            boards = aau_boards(getattr(args, "datasets", None))
+        except OSError as exc:
+            return _usage(f"--harder-boards needs the AAU dev photos ({exc}): put the datasets "
+                          f"in ../shared/datasets, or name their folder with --datasets")
+        if not boards:
+            return _usage("--harder-boards: no AAU dev photos found in the datasets folder")
     table = _generated_options(args, "table_photos", "table_seed", "table_size", TABLE_PHOTOS_N,
                                tp.SEEDS_FROM, "the table photos' seeds",
                                "seeds below may be used for training, ", from_outputs)
@@ -1088,6 +1145,13 @@ def main(args) -> int:
         res["hard_tables_aau"] = hard_tables(n_boards, hard_size[0], hard_size[1],
                                              HARD_BOARDS_SEED, log=lambda m: print(m, flush=True),
                                              boards=boards, kinds=kinds)
+    for key, n, real in (("harder", n_harder, ()), ("harder_aau", n_harder_boards, boards)):
+        if n:
+            print(f"reading {n} harder-table scenes{' with AAU dev boards' if real else ''} "
+                  f"({hard_size[0]}x{hard_size[1]}) with the shipped models ...", flush=True)
+            res[key] = hard_tables(n, hard_size[0], hard_size[1], harder_seed,
+                                   log=lambda m: print(m, flush=True), boards=real,
+                                   challenges=challenges)
     if n_table:
         print(f"reading {n_table} whole-table photos ({table_size[0]}x{table_size[1]}) "
               f"with the shipped models ...", flush=True)
@@ -1114,7 +1178,11 @@ def main(args) -> int:
     if "real_tables" in res:
         print(format_real_tables(res["real_tables"]))
     for kind in getattr(args, "per_photo", None) or ():
-        if kind in res:
+        if kind == HARDER:
+            for key in ("harder", "harder_aau"):
+                if key in res:
+                    print(format_hard_scenes(res[key]))
+        elif kind in res:
             print(format_per_board(kind, res[kind]))
         elif kind == HARD_TABLES and "hard_tables" in res:
             print(format_hard_scenes(res["hard_tables"]))

@@ -901,7 +901,10 @@ def measure_scene(reader, scene: HardScene) -> dict:
            "clutter": list(scene.clutter), "true_total": true_total, "found": False,
            "crash": None, "read_size": None, "grid_right": False, "corner_error": None,
            "squares_off": 0, "off_as_tile": 0, "squares_wrong": 0, "squares_missed": 0,
-           "total": None, "total_exact": False, "flagged": False, "seconds": None}
+           "total": None, "total_exact": False, "flagged": False, "seconds": None,
+           "off_as_tile_flagged": 0}
+    if "challenge" in scene.extra:
+        row["challenge"] = scene.extra["challenge"]
     t0 = time.perf_counter()
     try:
         reading = reader.read(scene.image)
@@ -926,6 +929,7 @@ def measure_scene(reader, scene: HardScene) -> dict:
     row["corner_error"] = round(corner_error(found, np.asarray(scene.corners, np.float64), any_first=True), 4)
     bad = set()
     covered = set()
+    review = {tuple(int(v) for v in rc) for rc in obj.get("review", [])}
     for (r, c), where in _square_map(scene, obj).items():
         cell = cells[r][c]
         if where is None:
@@ -933,6 +937,7 @@ def measure_scene(reader, scene: HardScene) -> dict:
             if cell["terrain"] != "empty":
                 row["off_as_tile"] += 1
                 bad.add((r, c))
+                row["off_as_tile_flagged"] += (r, c) in review
             continue
         covered.add(where)
         tr, tc = where
@@ -945,7 +950,6 @@ def measure_scene(reader, scene: HardScene) -> dict:
                   [[int(cell["crowns"]) for cell in line] for line in cells])
     row["total"] = total
     row["total_exact"] = total == true_total
-    review = {tuple(int(v) for v in rc) for rc in obj.get("review", [])}
     row["flagged"] = bool(bad & review)
     row["why"] = _why(row)
     return row
@@ -1013,6 +1017,7 @@ def summarise(rows: list) -> dict:
         "corner_error_max": round(float(np.max(errs)), 4) if errs else None,
         "squares_off": sum(r["squares_off"] for r in rows),
         "off_as_tile": sum(r["off_as_tile"] for r in rows),
+        "off_as_tile_flagged": sum(r.get("off_as_tile_flagged", 0) for r in rows),
         "squares_wrong": sum(r["squares_wrong"] for r in rows),
         "squares_missed": sum(r["squares_missed"] for r in rows),
         "seconds_mean": round(float(np.mean([r["seconds"] for r in rows if r["seconds"] is not None])), 3)
@@ -1024,17 +1029,25 @@ def summarise(rows: list) -> dict:
 
 
 def measure(reader, seeds, width: int = 4000, height: int = 3000, on_scene=None, boards=(),
-            **scene_kw) -> dict:
+            challenges=None, **scene_kw) -> dict:
     """``{"scenes": [measure_scene rows], "summary": summarise(rows)}`` for one scene per seed.
     ``on_scene(scene, row)`` is called after each (to save examples or print progress).
     ``boards``: photographed boards (``vision.lab.scenes.synth.aau_boards``) put on the tables in turn
-    instead of drawn kingdoms."""
+    instead of drawn kingdoms. ``challenges``: draw harder scenes instead
+    (``vision.lab.scenes.harder_tables.make_harder_scene``), scene i with challenge i modulo their
+    number (``scene_kw`` then goes to it)."""
+    from vision.lab.scenes import harder_tables
+
     rows = []
     boards = list(boards)
     for i, seed in enumerate(seeds):
         if boards:
             scene_kw["board"] = boards[i % len(boards)]
-        scene = make_hard_scene(int(seed), width, height, **scene_kw)
+        if challenges:
+            scene = harder_tables.make_harder_scene(int(seed), width, height,
+                                                    challenge=challenges[i % len(challenges)], **scene_kw)
+        else:
+            scene = make_hard_scene(int(seed), width, height, **scene_kw)
         row = measure_scene(reader, scene)
         rows.append(row)
         if on_scene is not None:
