@@ -41,6 +41,7 @@ def test_towns_are_counted_as_read_flagged_or_neither():
                    [[0, 0], [30, 0], [30, 30], [0, 30]], review=[(0, 2), (2, 1)])
     got = q.count(_photo(), obj, "queendomino")
     assert (got["towns"], got["town"], got["flagged"], got["neither"]) == (3, 1, 1, 1)
+    assert got["town_flagged"] == 0
     assert got["read_as"] == {"swamp": 2, "town": 1}
     assert [(c["row"], c["col"], c["flagged"]) for c in got["town_cells"]] == \
         [(0, 2, True), (1, 2, False), (2, 2, False)]
@@ -75,8 +76,13 @@ def test_under_kingdomino_every_town_must_be_flagged_and_a_warning_given():
     said = "3 squares look like Queendomino towns, which are not Kingdomino terrain"
     warned = q.count(_photo(), _reading(cells, corners, flagged, ["glare", said]), "kingdomino")
     assert warned["flagged"] == 3 and warned["warning"] == said and warned["ok"] is True
+    assert (warned["town"], warned["town_flagged"], warned["neither"]) == (3, 3, 0)
+    assert warned["queendomino_warning"] == said
     silent = q.count(_photo(), _reading(cells, corners, flagged, ["glare"]), "kingdomino")
     assert silent["warning"] is None and silent["ok"] is False
+    unnamed = "2 square(s) look like no Kingdomino tile: check them"
+    vague = q.count(_photo(), _reading(cells, corners, flagged, [unnamed]), "kingdomino")
+    assert vague["warning"] == unnamed and vague["queendomino_warning"] is None
     # read as town but not flagged: right under queendomino, not under kingdomino
     unflagged = _reading(cells, corners, (), [said])
     assert q.count(_photo(), unflagged, "queendomino")["ok"] is True
@@ -110,7 +116,8 @@ def test_one_real_photo_measured_against_its_labels():
     for row in res["rows"]:
         assert row["read"], row["error"]
         assert row["towns"] == towns == 3
-        assert row["town"] + row["flagged"] + row["neither"] == towns
+        assert row["town"] + row["flagged"] - row["town_flagged"] + row["neither"] == towns
+        assert row["town_flagged"] <= min(row["town"], row["flagged"])
         assert sum(row["read_as"].values()) == towns - row["missed"]
         assert len(row["town_cells"]) == towns - row["missed"]
         if row["way"] == "labelled":                 # read in the labelled 5x5 itself

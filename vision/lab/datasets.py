@@ -171,7 +171,8 @@ def queendomino_labels(path: Path | None = None) -> dict:
         doc = json.load(fh)
     for p in doc["photos"]:
         name, rows, cols = p["photo"], p["rows"], p["cols"]
-        shapes = [len(p["terrain"]), len(p["crowns"])] + [len(r) for r in p["terrain"] + p["crowns"]]
+        shapes = [len(p["terrain"]), len(p["crowns"])]
+        shapes += [len(r) for r in p["terrain"] + p["crowns"]]
         if shapes[:2] != [rows, rows] or set(shapes[2:]) != {cols}:
             raise ValueError(f"{name}: terrain and crowns must be {rows} rows of {cols} squares")
         for r in range(rows):

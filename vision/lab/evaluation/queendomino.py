@@ -14,9 +14,10 @@ and under ``--rules queendomino`` and ``--rules kingdomino``. Each read square i
 labelled square under its centre (``evaluate.frame_places``), so a frame the reader chose
 otherwise (bigger, shifted, turned) is still compared square by square. Per photo and summed:
 
-- ``towns``: labelled town squares; of them ``town`` (read as ``town``, not in review),
-  ``flagged`` (in review, whatever they were read as), ``neither`` (the failure: read as
-  another terrain and not in review, or not read at all: ``missed``, under no read square);
+- ``towns``: labelled town squares; of them ``town`` (read as ``town``), ``flagged`` (in
+  review, whatever they were read as), ``town_flagged`` (both), ``neither`` (the failure: read
+  as another terrain and not in review, or not read at all: ``missed``, under no read square);
+  so ``town + flagged - town_flagged + neither == towns``;
   ``read_as``: what the towns were read as; ``town_cells``: each town under a read square,
   as it was read (terrain, crowns, in review, the reader's confidence).
 - ``others``: labelled squares that are not towns under a read square (empty ones included);
@@ -24,7 +25,9 @@ otherwise (bigger, shifted, turned) is still compared square by square. Per phot
   ``tiles_missed``: labelled tiles under no read square; ``off_as_tile``: read squares off the
   labelled rectangle read as a tile.
 - ``warning``: the first warning that speaks of squares that are not Kingdomino terrain
-  (``NOT_KINGDOMINO``: it names Queendomino or towns, or says "not/no Kingdomino"), or None.
+  (``NOT_KINGDOMINO``: it names Queendomino or towns, or says "not/no Kingdomino"), or None;
+  ``queendomino_warning``: the first that names Queendomino or towns (``NAMES_QUEENDOMINO``;
+  on a photo without towns, a false alarm).
 - ``ok``: the held-out check's test for this photo: under ``queendomino`` every town read as
   ``town`` or flagged; under ``kingdomino`` every town flagged and that warning given (None for
   a photo without towns).
@@ -46,6 +49,7 @@ RULES = ("queendomino", "kingdomino")
 WAYS = ("found", "labelled")
 NOT_KINGDOMINO = re.compile(r"queendomino|\btowns?\b|\bnot (?:a )?kingdomino|\bno kingdomino",
                             re.IGNORECASE)
+NAMES_QUEENDOMINO = re.compile(r"queendomino|\btowns?\b", re.IGNORECASE)
 
 
 # ----------------------------------------------------------------------------- reading
@@ -95,9 +99,10 @@ def count(photo, obj: dict | None, rules: str, error: str | None = None) -> dict
     tiles = {(r, c) for r, row in enumerate(photo.terrain) for c, t in enumerate(row)
              if t not in ("empty", "town")}
     out = {"read": obj is not None, "error": error, "grid": None, "towns": len(towns),
-           "town": 0, "flagged": 0, "neither": 0, "missed": 0, "read_as": {},
+           "town": 0, "flagged": 0, "town_flagged": 0, "neither": 0, "missed": 0, "read_as": {},
            "others": 0, "wrong": 0, "others_flagged": 0, "wrong_unflagged": 0,
-           "tiles_missed": len(tiles), "off_as_tile": 0, "warning": None, "warnings": [],
+           "tiles_missed": len(tiles), "off_as_tile": 0, "warning": None,
+           "queendomino_warning": None, "warnings": [],
            "town_cells": []}
     if obj is None:
         out["neither"] = out["missed"] = len(towns)
@@ -121,8 +126,11 @@ def count(photo, obj: dict | None, rules: str, error: str | None = None) -> dict
             out["town_cells"].append({"row": r, "col": c, "terrain": cell["terrain"],
                                       "crowns": int(cell["crowns"]), "flagged": flagged,
                                       "confidence": _rounded(cell.get("confidence"))})
-            key = "flagged" if flagged else "town" if cell["terrain"] == "town" else "neither"
-            out[key] += 1
+            as_town = cell["terrain"] == "town"
+            out["town"] += as_town
+            out["flagged"] += flagged
+            out["town_flagged"] += as_town and flagged
+            out["neither"] += not (as_town or flagged)
             continue
         label, crowns = photo.terrain[r][c], photo.crowns[r][c]
         wrong = cell["terrain"] != label or (label != "empty" and int(cell["crowns"]) != crowns)
@@ -136,6 +144,8 @@ def count(photo, obj: dict | None, rules: str, error: str | None = None) -> dict
     out["read_as"] = dict(sorted(read_as.items()))
     out["warnings"] = [str(w) for w in obj.get("warnings") or []]
     out["warning"] = next((w for w in out["warnings"] if NOT_KINGDOMINO.search(w)), None)
+    out["queendomino_warning"] = next((w for w in out["warnings"]
+                                       if NAMES_QUEENDOMINO.search(w)), None)
     return _judged(out, rules)
 
 
@@ -153,8 +163,8 @@ def _judged(out: dict, rules: str) -> dict:
     return out
 
 
-SUMMED = ("towns", "town", "flagged", "neither", "missed", "others", "wrong", "others_flagged",
-          "wrong_unflagged", "tiles_missed", "off_as_tile")
+SUMMED = ("towns", "town", "flagged", "town_flagged", "neither", "missed", "others", "wrong",
+          "others_flagged", "wrong_unflagged", "tiles_missed", "off_as_tile")
 
 
 def summed(figures: list) -> dict:
@@ -170,6 +180,7 @@ def summed(figures: list) -> dict:
     out["photos_with_towns"] = sum(f["towns"] > 0 for f in figures)
     out["photos_ok"] = sum(bool(f["ok"]) for f in figures)
     out["photos_warned"] = sum(f["warning"] is not None for f in figures)
+    out["photos_named_queendomino"] = sum(f["queendomino_warning"] is not None for f in figures)
     return out
 
 
@@ -213,24 +224,33 @@ def format_row(row: dict) -> str:
                 f"{row['error']}")
     return (f"  {ok} {row['way']:8s} {row['rules']:11s} {_short(row['photo']):>3s}  "
             f"{row['grid']:5s} towns {row['towns']}: town {row['town']}, flagged "
-            f"{row['flagged']}, neither {row['neither']} (read as {_read_as(row['read_as'])}); "
+            f"{row['flagged']} (both {row['town_flagged']}), neither {row['neither']} (read as "
+            f"{_read_as(row['read_as'])}); "
             f"others {row['others']}: wrong {row['wrong']}, flagged {row['others_flagged']}, "
             f"wrong unflagged {row['wrong_unflagged']}; off as tile {row['off_as_tile']}; "
-            f"warning: {'yes' if row['warning'] else 'no'}")
+            f"warning: {_warned(row)}")
+
+
+def _warned(row: dict) -> str:
+    return "Queendomino" if row["queendomino_warning"] else "yes" if row["warning"] else "no"
 
 
 def format_sums(res: dict) -> str:
     lines = ["Queendomino photos (our labels; six photos of one game: a handful of squares, "
              "not rates)",
-             "  way      rules        photos ok  towns  town  flagged  neither  read as"
-             "                 others wrong flagged  warned"]
+             "  (town: read as town; flagged: in review; both: the two; neither: the failure; "
+             "warned: a warning of non-Kingdomino squares, naming Queendomino)",
+             "  way      rules        photos ok  towns  town  flagged  both  neither  read as"
+             "                 others wrong flagged  warned naming"]
     for way, by_rules in res["sums"].items():
         for rule, s in by_rules.items():
             lines.append(
                 f"  {way:8s} {rule:11s} {s['photos_ok']:>3d}/{s['photos_with_towns']:<4d} "
-                f"{s['towns']:>5d} {s['town']:>5d} {s['flagged']:>8d} {s['neither']:>8d}  "
+                f"{s['towns']:>5d} {s['town']:>5d} {s['flagged']:>8d} {s['town_flagged']:>5d} "
+                f"{s['neither']:>8d}  "
                 f"{_read_as(s['read_as']):22s} {s['others']:>6d} {s['wrong']:>5d} "
-                f"{s['others_flagged']:>7d}  {s['photos_warned']:>3d}/{s['photos']}")
+                f"{s['others_flagged']:>7d}  {s['photos_warned']:>3d}/{s['photos']} "
+                f"{s['photos_named_queendomino']:>3d}/{s['photos']}")
     return "\n".join(lines)
 
 
