@@ -130,3 +130,16 @@ def test_one_real_photo_measured_against_its_labels():
         for rules in q.RULES:
             assert res["sums"][way][rules]["towns"] == towns
     assert "labelled kingdomino" in q.format_sums(res)
+
+
+def test_drawn_towns_are_set_beside_the_real_ones():
+    root = shared_path("datasets", "queendomino-photos")
+    photos = load_queendomino(root.parent)
+    res = q.drawn_against_real(photos, n=4, seed=2)
+    assert res["real"]["n"] == sum(len(p.towns) for p in photos) == 15
+    assert sum(res["real"]["read_as"].values()) == 15
+    assert res["drawn"]["n"] == 4 and sum(res["drawn"]["read_as"].values()) == 4
+    drawn = res["cosine_to_real_towns"]["drawn"]
+    assert drawn["n"] == 4 and -1 <= drawn["p10"] <= drawn["median"] <= drawn["p90"] <= 1
+    assert res["cosine_to_real_towns"]["real_swamps"] == {"n": 0}      # none given
+    assert "drawn towns   4" in q.format_drawn(res)

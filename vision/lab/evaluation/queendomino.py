@@ -36,7 +36,9 @@ Six photos of one game, about 18 town squares in all, half of them the same thre
 again: a count here is a handful of squares, not a rate, and says nothing of other games' art.
 
 ``python3 -m vision.lab.evaluation.queendomino [--rules R ...] [--ways W ...] [--only TEXT]
-[--out FILE]``.
+[--out FILE]``; ``--drawn N`` instead compares ``N`` drawn towns
+(``vision.lab.scenes.render.town_crops``) with the photos' real ones as the square classifier
+reads and sees them (``drawn_against_real``).
 """
 from __future__ import annotations
 
@@ -44,6 +46,8 @@ import inspect
 import re
 from collections import Counter
 from pathlib import Path
+
+import numpy as np
 
 RULES = ("queendomino", "kingdomino")
 WAYS = ("found", "labelled")
@@ -254,6 +258,83 @@ def format_sums(res: dict) -> str:
     return "\n".join(lines)
 
 
+# ----------------------------------------------------------------------------- drawn towns
+def _labelled_crops(photos, want, ccfg) -> np.ndarray:
+    """The squares of ``photos`` whose label is in ``want``, cut as the reader cuts them."""
+    import cv2
+
+    from vision.lab.training.squares import photo_training_crops
+
+    out = []
+    for p in photos:
+        if p.corners is None:
+            continue
+        cut = photo_training_crops(cv2.imread(str(p.path)), p.corners, p.rows, p.cols, ccfg,
+                                   pad=0)
+        out += [cut[r * p.cols + c] for r in range(p.rows) for c in range(p.cols)
+                if p.terrain[r][c] in want]
+    return np.stack(out) if out else np.zeros((0, 1, 1, 3), np.uint8)
+
+
+def _spread(values) -> dict:
+    v = np.asarray(values, float)
+    if not len(v):
+        return {"n": 0}
+    return {"n": int(len(v)), "median": round(float(np.median(v)), 3),
+            "p10": round(float(np.percentile(v, 10)), 3),
+            "p90": round(float(np.percentile(v, 90)), 3)}
+
+
+def drawn_against_real(photos, n: int = 40, seed: int = 0, swamps=(), classifier=None) -> dict:
+    """How the square classifier sees ``vision.lab.scenes.render.town_crops`` (``n`` drawn
+    towns, ``seed``) beside the labelled photos' real towns: what each set is read as, and each
+    drawn town's features' cosine to the nearest real town's -- and, for scale, each real swamp
+    square's of ``swamps`` (labelled photos, e.g. the dev phone photos). ``classifier``: a
+    ``SquareClassifier`` (default the shipped one)."""
+    from vision import config as _config
+    from vision.lab.scenes import render
+    from vision.read.classify import TERRAINS, SquareClassifier
+
+    cfg = _config.load()
+    clf = classifier if classifier is not None else SquareClassifier(None, cfg["classify"])
+    real = _labelled_crops(photos, {"town"}, cfg["classify"])
+    drawn, built = render.town_crops(np.random.default_rng(seed), n, cfg)
+
+    def read_as(crops) -> dict:
+        if not len(crops):
+            return {}
+        best = clf.logits(crops)[:, :len(TERRAINS)].argmax(1)
+        return dict(sorted(Counter(TERRAINS[int(i)] for i in best).items()))
+
+    def nearest(crops, towns) -> list:
+        if not len(crops) or not len(towns):
+            return []
+        return list((clf.features(crops) @ towns.T).max(1))
+
+    towns = clf.features(real) if len(real) else np.zeros((0, 1), np.float32)
+    swamp = _labelled_crops(swamps, {"swamp"}, cfg["classify"])
+    return {"real": {"n": int(len(real)), "read_as": read_as(real)},
+            "drawn": {"n": int(len(drawn)), "with_building": int(built.sum()),
+                      "read_as": read_as(drawn)},
+            "cosine_to_real_towns": {"drawn": _spread(nearest(drawn, towns)),
+                                     "real_swamps": _spread(nearest(swamp, towns))}}
+
+
+def format_drawn(res: dict) -> str:
+    cos = res["cosine_to_real_towns"]
+
+    def spread(s):
+        return (f"median {s['median']:.3f} (10-90 %: {s['p10']:.3f}-{s['p90']:.3f}), n {s['n']}"
+                if s.get("n") else "none")
+    return "\n".join([
+        f"real towns  {res['real']['n']:3d}: read as {_read_as(res['real']['read_as'])}",
+        f"drawn towns {res['drawn']['n']:3d} ({res['drawn']['with_building']} with a building): "
+        f"read as {_read_as(res['drawn']['read_as'])}",
+        "features' cosine to the nearest real town:",
+        f"  drawn towns: {spread(cos['drawn'])}",
+        f"  real swamps: {spread(cos['real_swamps'])}"])
+
+
 def main(args) -> int:
     """``kingdomino evaluate --queendomino`` (``args.datasets``, ``args.out``; and from
     ``python3 -m``: ``args.rules``, ``args.ways``, ``args.only``)."""
@@ -270,6 +351,14 @@ def main(args) -> int:
     only = getattr(args, "only", None)
     if only:
         photos = [p for p in photos if only in p.name]
+    if getattr(args, "drawn", None):
+        try:
+            swamps = ds.load_phone(root)
+        except FileNotFoundError:
+            swamps = []
+        print(format_drawn(drawn_against_real(photos, int(args.drawn), swamps=swamps)),
+              flush=True)
+        return 0
     res = measure(photos, tuple(getattr(args, "rules", None) or RULES),
                   tuple(getattr(args, "ways", None) or WAYS),
                   log=lambda line: print(line, flush=True))
@@ -293,4 +382,7 @@ if __name__ == "__main__":
                     help="found by the reader, read in the labelled rectangle (default: both)")
     ap.add_argument("--only", default=None, metavar="TEXT", help="only photos named with TEXT")
     ap.add_argument("--out", default=None, metavar="FILE", help="every figure as JSON")
+    ap.add_argument("--drawn", type=int, default=None, metavar="N",
+                    help="instead: N drawn towns (render.town_crops) beside the photos' real "
+                         "ones, as the square classifier reads and sees them")
     sys.exit(main(ap.parse_args()))
