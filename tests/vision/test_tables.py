@@ -246,6 +246,9 @@ def test_measure_scene_and_summary_arithmetic_on_stubbed_readers():
 
     land_in_first_column = sum(1 for r in range(n) if s.terrain[r][0] != "empty")
     assert off["squares_off"] == n and off["off_as_tile"] == n and off["squares_wrong"] == 0
+    assert off["off_as_tile_unflagged"] == n            # none of them in review
+    flagged_off = dict(shifted, review=[[0, n - 1], [1, n - 1]])
+    assert tables.measure_scene(_Stub(flagged_off), s)["off_as_tile_unflagged"] == n - 2
     assert not off["grid_right"] or off["corner_error"] > 0.1
     assert off["squares_missed"] == land_in_first_column
     assert off["corner_error"] == pytest.approx(1 / n, rel=0.1)  # a side, over the mean side
@@ -262,6 +265,7 @@ def test_measure_scene_and_summary_arithmetic_on_stubbed_readers():
     assert summary["wrong_total"] == 3 - off_exact
     assert summary["wrong_total_unflagged"] == 1 + (0 if off_exact or off["flagged"] else 1)
     assert summary["squares_off"] == n and summary["off_as_tile"] == n and summary["squares_wrong"] == 2
+    assert summary["off_as_tile_unflagged"] == n
     errs = [perfect["corner_error"], flagged["corner_error"], unflagged["corner_error"], off["corner_error"]]
     assert summary["corner_error_max"] == pytest.approx(max(errs), abs=1e-4)
     assert summary["corner_error_mean"] == pytest.approx(np.mean(errs), abs=1e-4)

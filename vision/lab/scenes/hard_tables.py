@@ -900,8 +900,8 @@ def measure_scene(reader, scene: HardScene) -> dict:
     row = {"seed": scene.seed, "table": scene.table, "palette": scene.palette, "size": n,
            "clutter": list(scene.clutter), "true_total": true_total, "found": False,
            "crash": None, "read_size": None, "grid_right": False, "corner_error": None,
-           "squares_off": 0, "off_as_tile": 0, "squares_wrong": 0, "squares_missed": 0,
-           "total": None, "total_exact": False, "flagged": False, "seconds": None}
+           "squares_off": 0, "off_as_tile": 0, "off_as_tile_unflagged": 0, "squares_wrong": 0,
+           "squares_missed": 0, "total": None, "total_exact": False, "flagged": False, "seconds": None}
     t0 = time.perf_counter()
     try:
         reading = reader.read(scene.image)
@@ -947,6 +947,9 @@ def measure_scene(reader, scene: HardScene) -> dict:
     row["total_exact"] = total == true_total
     review = {tuple(int(v) for v in rc) for rc in obj.get("review", [])}
     row["flagged"] = bool(bad & review)
+    row["off_as_tile_unflagged"] = sum(1 for (r, c), where in _square_map(scene, obj).items()
+                                       if where is None and cells[r][c]["terrain"] != "empty"
+                                       and (r, c) not in review)
     row["why"] = _why(row)
     return row
 
@@ -961,7 +964,8 @@ def _why(row: dict) -> str:
     if row["corner_error"] is not None and row["corner_error"] > 0.05:
         parts.append(f"outline off by {row['corner_error']:.2f} of a side")
     if row["off_as_tile"]:
-        parts.append(f"{row['off_as_tile']} table square(s) read as tiles")
+        parts.append(f"{row['off_as_tile']} table square(s) read as tiles "
+                     f"({row.get('off_as_tile_unflagged', 0)} not flagged)")
     if row["squares_wrong"]:
         parts.append(f"{row['squares_wrong']} square(s) wrong")
     if not row["total_exact"]:
@@ -1013,6 +1017,7 @@ def summarise(rows: list) -> dict:
         "corner_error_max": round(float(np.max(errs)), 4) if errs else None,
         "squares_off": sum(r["squares_off"] for r in rows),
         "off_as_tile": sum(r["off_as_tile"] for r in rows),
+        "off_as_tile_unflagged": sum(r.get("off_as_tile_unflagged", 0) for r in rows),
         "squares_wrong": sum(r["squares_wrong"] for r in rows),
         "squares_missed": sum(r["squares_missed"] for r in rows),
         "seconds_mean": round(float(np.mean([r["seconds"] for r in rows if r["seconds"] is not None])), 3)
