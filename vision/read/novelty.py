@@ -9,7 +9,8 @@ dev photos and kingdoms drawn as training draws them, with the shipped network, 
 training): the mean of each terrain, photographed and drawn apart, and one spread shared by
 all of them (their covariance, shrunk toward its mean variance). A square's *distance* is the
 squared Mahalanobis distance of its features from the nearer mean of the terrain it is read
-as: a lilac cloth read as the castle lies far from every castle the network saw.
+as: a square of table read as a tile most often lies far from that terrain's squares (about 7
+in 10 of them, cut from generated hard tables, past the threshold).
 
 A square read as a tile farther than ``[novelty] flag_above`` is in review ("looks like no
 Kingdomino tile") and the reading says how many there are. The same file holds the features
