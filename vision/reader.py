@@ -212,7 +212,8 @@ class Reader:
                                       self.classifier.t_terrain, self.classifier.t_crowns, table,
                                       far=True)
             grid = self.classifier.read_logits(logits, rows, cols)
-            feats = self.classifier.features(crops)   # of the same network run, remembered
+            if self.classifier.outputs is not None:   # of the same network run, remembered
+                feats = self.classifier.features(crops)
         elif found.logits is not None:
             # the window was chosen, and judged, on the squares as seen; read, those under
             # glare are read again with it taken off (vision.read.glare; once, when find has) ...
