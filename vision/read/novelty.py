@@ -108,8 +108,12 @@ def town_like(stats: Statistics, features: np.ndarray, terrains, cfg: dict) -> n
     if not len(stats.towns) or not tile.any() or feats.shape[1] != stats.towns.shape[1]:
         return np.zeros(len(tile), bool)
     town = (feats @ stats.towns.T).max(axis=1)
-    known = (feats @ stats.bank.T).max(axis=1) if len(stats.bank) else np.full(len(feats), -1.0)
-    return tile & (town >= float(cfg["town_near"])) & (town - known >= float(cfg["town_margin"]))
+    out = tile & (town >= float(cfg["town_near"]))
+    near = np.flatnonzero(out)      # the dev squares are compared with these alone (few)
+    if len(near) and len(stats.bank):
+        known = (feats[near] @ stats.bank.T).max(axis=1)
+        out[near] = town[near] - known >= float(cfg["town_margin"])
+    return out
 
 
 def warnings(unlike: int, towns: int) -> list:
