@@ -1111,6 +1111,11 @@ def main(argv=None) -> int:
                          f"{', '.join(UNSEEN_KINDS)}, kinds no network here was trained on, or "
                          "'all'; default the usual kinds)")
     ap.add_argument("--palette", choices=tuple(PALETTES), default=None, help="only this palette")
+    ap.add_argument("--scale", type=float, default=None,
+                    help="the kingdom's side as a share of the photo's shorter side (default drawn "
+                         "0.2-0.7; 0.25 with --max-tilt 45: a small, steep kingdom)")
+    ap.add_argument("--max-tilt", type=float, default=35.0,
+                    help="the camera's largest tilt in degrees (default 35)")
     ap.add_argument("--examples", type=int, default=8, help="example photos to write (default 8)")
     ap.add_argument("--boards", choices=("drawn", "aau"), default="drawn",
                     help="kingdoms drawn by vision.lab.scenes.render (default), or the AAU dev photos "
@@ -1125,6 +1130,10 @@ def main(argv=None) -> int:
         ap.error("--width and --height must be at least 120 pixels")
     if args.examples < 0:
         ap.error("--examples must be 0 or more")
+    if args.scale is not None and not 0.05 <= args.scale <= 0.9:
+        ap.error("--scale must be between 0.05 and 0.9 of the shorter side")
+    if not 0 <= args.max_tilt <= 60:
+        ap.error("--max-tilt must be between 0 and 60 degrees")
     try:
         kinds = parse_kinds(args.kinds)
     except ValueError as exc:
@@ -1158,9 +1167,10 @@ def main(argv=None) -> int:
 
     res = measure(reader, range(args.seed, args.seed + args.n), args.width, args.height,
                   on_scene=on_scene, boards=boards, table=args.table, palette=args.palette,
-                  kinds=kinds)
+                  kinds=kinds, scale=args.scale, max_tilt=args.max_tilt)
     res["settings"] = {"n": args.n, "seed": args.seed, "width": args.width, "height": args.height,
-                       "table": args.table, "kinds": list(kinds), "palette": args.palette, "examples": written,
+                       "table": args.table, "kinds": list(kinds), "palette": args.palette,
+                       "scale": args.scale, "max_tilt": args.max_tilt, "examples": written,
                        "boards": [b["name"] for b in boards] or "drawn"}
     try:
         (args.out / "tables.json").write_text(json.dumps(res, indent=1) + "\n", encoding="utf-8")
@@ -1171,7 +1181,9 @@ def main(argv=None) -> int:
     print(f"found {s['found']}/{s['n']}, grid right {s['grid_right']}, framed {s['framed']}, "
           f"totals exact {s['total_exact']} ({s['exact_framed']} framed right), "
           f"wrong totals {s['wrong_total']} ({s['wrong_total_unflagged']} without a flagged wrong square), "
-          f"corner error mean {s['corner_error_mean']} max {s['corner_error_max']}; "
+          f"corner error mean {s['corner_error_mean']} max {s['corner_error_max']}, "
+          f"table squares read as tiles {s['off_as_tile']} ({s['off_as_tile_unflagged']} not "
+          f"flagged); "
           f"wrote {args.out / 'tables.json'}")
     return 0
 
