@@ -94,3 +94,11 @@ BARE_UNLIKE = N_("read as bare table beside a tile, but it looks unlike the tabl
                  "kingdom (glare can wash a tile out)")
 LIKE_TABLE = N_("read as a tile, but it looks like the table around the kingdom")
 GLARE = N_("under glare (it can wash a crown or a tile out), confidence %(confidence)s")
+UNLIKE_TILES = N_("looks like no Kingdomino tile the reader learned from (table, another game, "
+                  "a drawing?)")
+TOWN_LIKE = N_("looks like a Queendomino town, not Kingdomino terrain")
+TOWN_READ = N_("read as a Queendomino town (the reader knows towns from a few photos only)")
+# what the photo reader says of a whole reading (vision.reader.Reader.read_board)
+UNLIKE_WARNING = N_("%(n)s square(s) look like no Kingdomino tile: check them")
+TOWNS_WARNING = N_("%(n)s square(s) look like Queendomino towns, not Kingdomino terrain: this "
+                   "looks like a Queendomino kingdom (score it with the Queendomino rules)")

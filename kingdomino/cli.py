@@ -523,6 +523,10 @@ def _photo_size(text: str) -> tuple:
 
 
 def cmd_evaluate(args) -> int:
+    if getattr(args, "queendomino", False):    # the Queendomino photos' town squares
+        from vision.lab.evaluation import queendomino
+
+        return queendomino.main(args)
     if getattr(args, "online", False):     # learning from corrections, photo after photo
         from vision.lab.evaluation import online
 
@@ -693,6 +697,12 @@ def build_parser(tr=None) -> argparse.ArgumentParser:
                    help="instead: read the dev photos one after another, each with what the "
                         "corrections of the earlier ones taught (exact before/after, helped, "
                         "harmed, per source; and with the other sources' corrections only)")
+    p.add_argument("--queendomino", action="store_true",
+                   help="instead: read the six labelled Queendomino photos (found by the reader "
+                        "and in their labelled rectangle) under queendomino and kingdomino rules: "
+                        "town squares read as town, flagged or neither, the other squares wrong "
+                        "or flagged, and whether a warning says some squares are not Kingdomino "
+                        "terrain (six photos of one game: counts, not rates)")
     p.add_argument("--save-outputs", metavar="FILE", help="keep the out-of-fold network outputs")
     p.add_argument("--fold-models", metavar="DIR",
                    help="keep each fold's network in DIR (foldK.onnx, with foldK.json saying what "

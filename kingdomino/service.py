@@ -169,7 +169,10 @@ def score_image(image, rules: str | None = None, bonuses=(), size: int | None = 
 
 
 def score_reading(reading, rules: str | None = None, bonuses=()) -> dict:
-    """Score a ``vision.Reading``: the contract's JSON (without ``source``)."""
+    """Score a ``vision.Reading``: the contract's JSON (without ``source``). Under a rule set
+    with towns (Queendomino) the squares the reader saw as towns are read as ``town``."""
+    if _has_towns(rules) and hasattr(reading, "with_towns"):
+        reading = reading.with_towns()
     obj = reading.to_json()
     obj["rules"] = rules or "kingdomino"
     kingdom = engine.Kingdom.from_json({k: obj[k] for k in ("rules", "size", "cells")})
@@ -184,6 +187,13 @@ def score_reading(reading, rules: str | None = None, bonuses=()) -> dict:
     ordered = {"rules": obj.pop("rules"), "size": obj.pop("size"), "cells": obj.pop("cells")}
     ordered.update(obj)
     return ordered
+
+
+def _has_towns(rules: str | None) -> bool:
+    try:
+        return "town" in engine.get_rules(rules).terrains
+    except ValueError:
+        return False
 
 
 def score_photo(path_or_bytes, rules: str | None = None, bonuses=(), size: int | None = None,

@@ -34,6 +34,7 @@ def test_wheel_ships_every_runtime_file(wheel_names):
     needed = [
         path.relative_to(ROOT).as_posix()
         for pattern in ("models/*.onnx", "models/*.json", "engine/data/*.csv", "vision/*.toml",
+                        "vision/lab/data/*.json",  # our Queendomino photo labels
                         # every module of every package and subpackage (kingdomino/batch/...)
                         "engine/**/*.py", "vision/**/*.py", "webapp/**/*.py", "kingdomino/**/*.py",
                         "models/*.py",

@@ -9,16 +9,18 @@ found.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 
 from engine.kingdom import SIZES
+from engine.messages import TOWN_LIKE, TOWN_READ, TOWNS_WARNING, Message
 from vision import config as _config
 from vision.read import glare as deglare
 from vision.find import frame
 from vision.read import holes
 from vision.read import learned
+from vision.read import novelty
 from vision.find import reframe
 from vision.find import search
 from vision.find import second_net
@@ -46,12 +48,29 @@ class Reading:
     warnings: list = field(default_factory=list)
     reasons: dict = field(default_factory=dict)   # "r,c" -> why it is in review
     learned: int = 0                 # learned examples that moved its squares (vision.read.learned)
+    towns: list = field(default_factory=list)     # [row, col] that look like Queendomino towns
 
     def to_json(self) -> dict:
         return {"size": self.size, "cells": self.cells, "review": self.review,
                 "corners": self.corners, "homography": self.homography,
                 "rows": self.rows, "cols": self.cols, "warnings": list(self.warnings),
                 **({"learned": self.learned} if self.learned > 0 else {})}
+
+    def with_towns(self) -> "Reading":
+        """This reading for the Queendomino rules: the squares that look like its towns read as
+        ``town`` (no printed crowns), in review with that reason, and without the warning that
+        the kingdom looks like a Queendomino one (``vision.read.novelty``)."""
+        if not self.towns:
+            return self
+        cells = [[dict(cell) for cell in row] for row in self.cells]
+        reasons = dict(self.reasons)
+        for r, c in self.towns:
+            cells[r][c].update(terrain="town", crowns=0)
+            key = f"{r},{c}"
+            reasons[key] = [Message(TOWN_READ) if getattr(w, "msgid", None) == TOWN_LIKE else w
+                            for w in reasons.get(key, [])]
+        warnings = [w for w in self.warnings if getattr(w, "msgid", None) != TOWNS_WARNING]
+        return replace(self, cells=cells, reasons=reasons, warnings=warnings)
 
 
 class Reader:
@@ -178,6 +197,7 @@ class Reader:
         grid, hcfg = found.grid, self.cfg["holes"]
         table = found.table        # the window's ring features, measured once per reading
         shares = None              # each square's glare share (vision.read.glare), when measured
+        feats = None               # each square's features (vision.read.novelty), when known
         if grid is None:  # not read yet (vision.find.frame reads its window while choosing it)
             board, _ = rectify(image, found.corners, rows, cols, cell, bm)
             crops = cell_crops(board, rows, cols, cell, board_margin=bm, crop_margin=cm)
@@ -192,6 +212,8 @@ class Reader:
                                       self.classifier.t_terrain, self.classifier.t_crowns, table,
                                       far=True)
             grid = self.classifier.read_logits(logits, rows, cols)
+            if self.classifier.outputs is not None:   # of the same network run, remembered
+                feats = self.classifier.features(crops)
         elif found.logits is not None:
             # the window was chosen, and judged, on the squares as seen; read, those under
             # glare are read again with it taken off (vision.read.glare; once, when find has) ...
@@ -207,6 +229,9 @@ class Reader:
                 far = holes.with_holes(*args, far=far_on)
                 if again or not np.array_equal(far, holes.with_holes(*args)):
                     grid = self.classifier.read_logits(far, rows, cols)
+        if feats is None and found.logits is not None:   # as the window was read when found
+            feats = self.classifier.features_of(found.logits)
+        unlike, towns = self.unlike_squares(grid, feats)
         gaps, bare, like_table = review_distances(
             grid, self.rcfg, lambda: table if table is not None else holes.ring_features(
                 image, found.corners, rows, cols, hcfg), hcfg)
@@ -214,9 +239,9 @@ class Reader:
                               deglare.photo_glare(image, found.corners, rows, cols, self.cfg))
         reasons = review_reasons(grid, self.rcfg, outside_cells(image.shape, found.corners,
                                                                 rows, cols, self.rcfg),
-                                 gaps, like_table, bare, glare)
+                                 gaps, like_table, bare, glare, unlike, towns)
         frame = frame_size(rows, cols, size if size is not None else found.size)
-        warnings = list(found.warnings)
+        warnings = list(found.warnings) + novelty.warnings(len(unlike), len(towns))
         if size is not None and frame != size:
             warnings.append(f"the kingdom found is {rows}x{cols} squares, larger than the "
                             f"{size}x{size} frame asked for: read as {frame}x{frame}")
@@ -235,5 +260,22 @@ class Reader:
                        homography=[[float(v) for v in row] for row in Hn],
                        rows=rows, cols=cols, warnings=warnings,
                        reasons={f"{r},{c}": v for (r, c), v in reasons.items()},
-                       learned=learned.board_count(self.classifier, image, found))
+                       learned=learned.board_count(self.classifier, image, found),
+                       towns=[[r, c] for r, c in sorted(towns)])
+
+    def unlike_squares(self, grid, feats) -> tuple[set, set]:
+        """The squares of ``grid`` read as tiles that look like no tile the classifier learned
+        from, and those that look like Queendomino towns (``vision.read.novelty``, settings
+        ``[novelty]``; ``feats``: the squares' features, row by row); none without the
+        statistics file or the features."""
+        ncfg = self.cfg["novelty"]
+        stats = novelty.load(ncfg["statistics"])
+        if stats is None or feats is None or not grid:
+            return set(), set()
+        cols = len(grid[0])
+        terrains = [sq.terrain for row in grid for sq in row]
+        unlike = novelty.unlike_tiles(terrains, novelty.distances(stats, feats, terrains), ncfg)
+        towns = novelty.town_like(stats, feats, terrains, ncfg)
+        return ({divmod(int(i), cols) for i in np.flatnonzero(unlike & ~towns)},
+                {divmod(int(i), cols) for i in np.flatnonzero(towns)})
 

@@ -246,6 +246,9 @@ def test_measure_scene_and_summary_arithmetic_on_stubbed_readers():
 
     land_in_first_column = sum(1 for r in range(n) if s.terrain[r][0] != "empty")
     assert off["squares_off"] == n and off["off_as_tile"] == n and off["squares_wrong"] == 0
+    assert off["off_as_tile_unflagged"] == n            # none of them in review
+    flagged_off = dict(shifted, review=[[0, n - 1], [1, n - 1]])
+    assert tables.measure_scene(_Stub(flagged_off), s)["off_as_tile_unflagged"] == n - 2
     assert not off["grid_right"] or off["corner_error"] > 0.1
     assert off["squares_missed"] == land_in_first_column
     assert off["corner_error"] == pytest.approx(1 / n, rel=0.1)  # a side, over the mean side
@@ -262,6 +265,7 @@ def test_measure_scene_and_summary_arithmetic_on_stubbed_readers():
     assert summary["wrong_total"] == 3 - off_exact
     assert summary["wrong_total_unflagged"] == 1 + (0 if off_exact or off["flagged"] else 1)
     assert summary["squares_off"] == n and summary["off_as_tile"] == n and summary["squares_wrong"] == 2
+    assert summary["off_as_tile_unflagged"] == n
     errs = [perfect["corner_error"], flagged["corner_error"], unflagged["corner_error"], off["corner_error"]]
     assert summary["corner_error_max"] == pytest.approx(max(errs), abs=1e-4)
     assert summary["corner_error_mean"] == pytest.approx(np.mean(errs), abs=1e-4)
@@ -289,6 +293,12 @@ def test_command_line_refuses_bad_input(tmp_path, capsys):
     with pytest.raises(SystemExit) as exc:
         tables.main(["--n", "1", "--kinds", "felt,lino", "--out", str(tmp_path)])
     assert exc.value.code == 2 and "unknown table kind lino" in capsys.readouterr().err
+    with pytest.raises(SystemExit) as exc:
+        tables.main(["--n", "1", "--scale", "2", "--out", str(tmp_path)])
+    assert exc.value.code == 2 and "--scale must be between" in capsys.readouterr().err
+    with pytest.raises(SystemExit) as exc:
+        tables.main(["--n", "1", "--max-tilt", "80", "--out", str(tmp_path)])
+    assert exc.value.code == 2 and "--max-tilt must be between" in capsys.readouterr().err
     blocker = tmp_path / "file"
     blocker.write_text("x")
     assert tables.main(["--n", "1", "--out", str(blocker / "sub")]) == 2
@@ -314,9 +324,14 @@ def test_command_line_writes_figures_and_examples(tmp_path, monkeypatch):
     monkeypatch.setattr(vision.reader, "Reader", lambda: reader)
     monkeypatch.setattr(tables, "make_hard_scene", remember)
     assert tables.main(["--n", "2", "--seed", "9000", "--out", str(tmp_path), "--width", "320",
-                        "--height", "240", "--examples", "2"]) == 0
+                        "--height", "240", "--examples", "2", "--scale", "0.3",
+                        "--max-tilt", "40"]) == 0
     res = json.loads((tmp_path / "tables.json").read_text())
     assert res["summary"]["n"] == 2 and res["summary"]["total_exact"] == 2
+    assert (res["settings"]["scale"], res["settings"]["max_tilt"]) == (0.3, 40.0)
+    # the kingdom drawn at the share of the shorter side asked for
+    side = np.linalg.norm(reader.scene.corners[1] - reader.scene.corners[0])
+    assert side < 0.3 * 240 * 1.5
     assert [r["seed"] for r in res["scenes"]] == [9000, 9001]
     for name in res["settings"]["examples"]:
         assert cv2.imread(str(tmp_path / name)) is not None

@@ -15,7 +15,10 @@ at most ``max_cells`` squares a side inside what was read:
   sure before the frame moves; a 5x5 or 7x7 window with a tile on each side gets
   ``frame_bonus``;
 - a square that looks like the table around what was read is table (``vision.read.holes``,
-  ``judge_holes``), whatever the network reads in it.
+  ``judge_holes``), whatever the network reads in it;
+- a square read as a tile that looks like no tile the network learned from is table at
+  ``[novelty] frame_empty_odds`` at least (``vision.read.novelty``): a row of table cloth read
+  as tiles at the window's edge is table, not kingdom.
 
 Each square adds ``log(P(tile or castle) + inside_empty * P(empty)) - log(P(empty))`` to the
 windows that hold it, so the best window is a largest-sum rectangle (prefix sums, every
@@ -32,6 +35,7 @@ import numpy as np
 
 from engine.kingdom import SIZES
 from vision.read import holes
+from vision.read import novelty
 from vision.find.corner_refine import refine_photo_outline
 from vision.geometry import Window, centres_off_photo, window_corners
 from vision.find.gridcount import far_from_square, recount_cuts, seams_refute
@@ -250,7 +254,7 @@ def choose(image: np.ndarray, corners, rows: int, cols: int, classifier, cfg: di
         # of table the detector took in, a square read beyond the grid to complete a frame
         judged = holes.with_holes(image, big, R, C, logits, cfg, classifier.t_terrain,
                                   classifier.t_crowns, ring_feats)
-    p_empty = empty_odds(judged, classifier.t_terrain)
+    p_empty = unlike_as_table(classifier, logits, empty_odds(judged, classifier.t_terrain), cfg)
     gain = square_gain(p_empty, float(fcfg["inside_empty"]),
                        float(fcfg["odds_floor"])).reshape(R, C)
     # a square read as table, with vision.read.holes applied: a line of them splits a window
@@ -278,6 +282,23 @@ def choose(image: np.ndarray, corners, rows: int, cols: int, classifier, cfg: di
         if again[1:3] != (win.rows, win.cols):
             return again
     return new, win.rows, win.cols, logits[win.squares(R, C)]
+
+
+def unlike_as_table(classifier, logits: np.ndarray, p_empty: np.ndarray, cfg: dict) -> np.ndarray:
+    """``p_empty`` (each square's table odds) raised to ``[novelty] frame_empty_odds`` (0: as
+    it is) for the squares whose network reading (``logits``, as read: their features are
+    the classifier's, ``SquareClassifier.features_of``) is a tile unlike every tile it
+    learned from (``vision.read.novelty``)."""
+    ncfg = cfg["novelty"]
+    least = float(ncfg["frame_empty_odds"])
+    stats = novelty.load(ncfg["statistics"])
+    if least <= 0 or stats is None or not hasattr(classifier, "features_of"):
+        return p_empty
+    lg = np.asarray(logits)
+    terrains = [TERRAINS[int(i)] for i in lg[:, :len(TERRAINS)].argmax(axis=1)]
+    unlike = novelty.unlike_tiles(
+        terrains, novelty.distances(stats, classifier.features_of(lg), terrains), ncfg)
+    return np.where(unlike, np.maximum(p_empty, least), p_empty)
 
 
 def grown_logits(image, corners, rows: int, cols: int, logits: np.ndarray, top: int, left: int,

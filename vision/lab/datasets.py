@@ -1,11 +1,16 @@
-"""Loaders for the two photo datasets in ``../shared/datasets`` (dev photos only by default).
+"""Loaders for the photo datasets in ``../shared/datasets`` (dev photos only by default).
 
 Holdout photos have no labels on purpose; ``split="dev"`` is the default everywhere and nothing
 in the project trains, tunes or labels on holdout photos.
+
+The Queendomino photos come unlabelled; their labels are ours and ship in
+``vision/lab/data/queendomino_labels.json`` (``queendomino_labels``, ``load_queendomino``; the
+format is in ``vision/lab/data/QUEENDOMINO.md``).
 """
 from __future__ import annotations
 
 import csv
+import json
 import os
 from collections import defaultdict
 from dataclasses import dataclass
@@ -124,5 +129,91 @@ def load_phone(root: Path | None = None, split: str = "dev") -> list[LabelledPho
             rows=rows_of[k], cols=cols_of[k], corners=corners.get(k),
             terrain=terrain[k], crowns=crowns[k],
             score=int(p["score"]) if p["score"] else None,
+        ))
+    return out
+
+
+# ----------------------------------------------------------------------------- Queendomino
+QUEENDOMINO_LABELS = Path(__file__).resolve().parent / "data" / "queendomino_labels.json"
+QUEENDOMINO_FOLDER = "queendomino-photos"
+
+
+@dataclass(frozen=True)
+class QueendominoPhoto(LabelledPhoto):
+    """One of the Queendomino photos with our labels (``vision/lab/data/QUEENDOMINO.md``).
+
+    ``whole``: the labelled rectangle holds the whole kingdom (False: the photo shows part of
+    it). ``buildings``: ``((row, col), crowns printed on the building)`` for each town square a
+    building stands on. ``pieces``: ``(row, col, piece)`` for each knight, tower, queen or coin
+    pile standing on a square (on a tile it hides some of its art; on an empty square it stands
+    on the cloth). ``note``: what else the photo shows."""
+
+    whole: bool = True
+    buildings: tuple = ()
+    pieces: tuple = ()
+    note: str = ""
+
+    @property
+    def towns(self) -> tuple:
+        """``(row, col)`` of the labelled town squares, row by row."""
+        return tuple((r, c) for r, row in enumerate(self.terrain)
+                     for c, t in enumerate(row) if t == "town")
+
+
+def queendomino_labels(path: Path | None = None) -> dict:
+    """Our labels of the Queendomino photos as written (the JSON document), checked: every
+    photo's grids are ``rows x cols`` of the engine's terrain names, crowns 0-3 (none on town,
+    castle or empty squares), buildings only on town squares, four corners. Raises
+    ``ValueError`` naming the photo and what is wrong."""
+    from engine.kingdom import NO_PRINTED_CROWNS, TERRAINS
+
+    with open(path or QUEENDOMINO_LABELS, encoding="utf-8") as fh:
+        doc = json.load(fh)
+    for p in doc["photos"]:
+        name, rows, cols = p["photo"], p["rows"], p["cols"]
+        shapes = [len(p["terrain"]), len(p["crowns"])]
+        shapes += [len(r) for r in p["terrain"] + p["crowns"]]
+        if shapes[:2] != [rows, rows] or set(shapes[2:]) != {cols}:
+            raise ValueError(f"{name}: terrain and crowns must be {rows} rows of {cols} squares")
+        for r in range(rows):
+            for c in range(cols):
+                t, k = p["terrain"][r][c], p["crowns"][r][c]
+                if t not in TERRAINS:
+                    raise ValueError(f"{name}: square ({r}, {c}) has unknown terrain {t!r}")
+                if not 0 <= k <= 3 or (k and t in NO_PRINTED_CROWNS):
+                    raise ValueError(f"{name}: square ({r}, {c}), {t}, cannot carry {k} crowns")
+        for b in p["buildings"]:
+            if p["terrain"][b["row"]][b["col"]] != "town":
+                raise ValueError(f"{name}: a building at ({b['row']}, {b['col']}) is not on a town")
+        if len(p["corners"]) != 4:
+            raise ValueError(f"{name}: corners must be four points (tl, tr, br, bl)")
+    return doc
+
+
+def load_queendomino(root: Path | None = None, labels: Path | None = None
+                     ) -> list[QueendominoPhoto]:
+    """The six Queendomino photos (``../shared/datasets/queendomino-photos``) with our labels,
+    in file order. Raises ``FileNotFoundError`` saying where they were looked for when the
+    photos are not there (the labels ship; the photos do not)."""
+    base = Path(root or default_datasets_dir()) / QUEENDOMINO_FOLDER / "images"
+    doc = queendomino_labels(labels)
+    missing = [p["photo"] for p in doc["photos"] if not (base / p["photo"]).is_file()]
+    if missing:
+        raise FileNotFoundError(
+            f"the Queendomino photos are not in {base} ({len(missing)} of {len(doc['photos'])} "
+            f"missing, e.g. {missing[0]}): they live in the shared folder beside the project, "
+            f"or where ${SHARED_ENV} points")
+    freeze = lambda g: tuple(tuple(row) for row in g)  # noqa: E731
+    out = []
+    for p in doc["photos"]:
+        out.append(QueendominoPhoto(
+            dataset="queendomino", name=p["photo"], path=base / p["photo"],
+            kingdom="queendomino-game", rows=p["rows"], cols=p["cols"],
+            corners=np.array(p["corners"], dtype=np.float32).reshape(4, 2),
+            terrain=freeze(p["terrain"]), crowns=freeze(p["crowns"]), score=None,
+            whole=bool(p["whole"]),
+            buildings=tuple(sorted(((b["row"], b["col"]), b["crowns"]) for b in p["buildings"])),
+            pieces=tuple((q["row"], q["col"], q["piece"]) for q in p["pieces"]),
+            note=p.get("note", ""),
         ))
     return out

@@ -110,6 +110,7 @@ class SquareClassifier:
         self.learn_cfg = learn_cfg
         self.last_used = 0
         self._moved: dict = {}       # a square's logits (bytes) -> the examples that moved it
+        self._features: dict = {}    # a square's logits (bytes) -> its features (as cut)
         self.set_crown_prior(self.meta.get("crown_train_prior"), self.meta.get("crown_label_prior"))
 
     def set_crown_prior(self, trained, labelled) -> None:
@@ -149,8 +150,10 @@ class SquareClassifier:
         turns = tta_turns(self.cfg["tta"])[:1 if first_turn_only else None]
         which = self._key(crops)
         learning = self.examples is not None and len(self.examples) > 0
-        # the crops as cut (turn 0) give the features the examples are compared with
-        first, feats = self._turn(crops, which, turns[0], None, features=learning)
+        # the crops as cut (turn 0) give the features the examples are compared with, and
+        # that say how unlike the tiles a square looks (vision.read.novelty): same network run
+        first, feats = self._turn(crops, which, turns[0], None,
+                                  features=self.outputs is not None)
         out = first
         if len(turns) > 1:
             unsure = np.flatnonzero(~self.sure(first, float(self.cfg["tta_sure"])))
@@ -162,6 +165,7 @@ class SquareClassifier:
                     total += self._turn(crops, which, k, unsure)[0]
                 out[unsure] = total / len(turns)
         if not learning:
+            self._remember_features(out, feats)
             return out
         from vision.read import learned
 
@@ -173,6 +177,32 @@ class SquareClassifier:
             self._moved[row.tobytes()] = which_moved
         while len(self._moved) > MOVED_KEPT:
             self._moved.pop(next(iter(self._moved)))
+        self._remember_features(out, feats)
+        return out
+
+    def _remember_features(self, logits: np.ndarray, feats) -> None:
+        """Keep each square's features (as cut) under the logits this call gave it, for
+        :meth:`features_of`."""
+        if feats is None:
+            return
+        for row, f in zip(np.asarray(logits, np.float32), feats):
+            key = row.tobytes()
+            self._features.pop(key, None)
+            self._features[key] = f
+        while len(self._features) > MOVED_KEPT:
+            self._features.pop(next(iter(self._features)))
+
+    def features_of(self, logits: np.ndarray) -> np.ndarray:
+        """The features ``(N, D)`` of squares known by the logits :meth:`logits` gave them
+        (among the last ``MOVED_KEPT`` squares read); a row of NaN for a square it does not
+        know (a square read as table without the network, a model without features)."""
+        rows = np.asarray(logits, np.float32).reshape(len(logits), -1)
+        known = [self._features.get(row.tobytes()) for row in rows]
+        width = next((len(f) for f in known if f is not None), 1)
+        out = np.full((len(rows), width), np.nan, np.float32)
+        for i, f in enumerate(known):
+            if f is not None:
+                out[i] = f
         return out
 
     def moved_by(self, logits: np.ndarray) -> frozenset:

@@ -4,7 +4,9 @@ The classifier's confidence is one reason; the others come from the photo around
 squares: a square centred off the photo, a short gap between tiles that looks unlike the
 table (glare washing a tile out), a bare square beside a tile that stands out from the
 kingdom's other bare squares (the same at the rim), a square read as a tile that looks like
-the table (a bare square of a cloth printed in a terrain's colours).
+the table (a bare square of a cloth printed in a terrain's colours), a square read as a tile
+that looks like no tile the classifier learned from, or like a Queendomino town
+(``vision.read.novelty``).
 """
 from __future__ import annotations
 
@@ -12,7 +14,7 @@ import cv2
 import numpy as np
 
 from engine.messages import (BARE_UNLIKE, GAP, GLARE, LIKE_TABLE, LOW_CONFIDENCE, NEAR_CASTLE,
-                             OUTSIDE, RICH, Message)
+                             OUTSIDE, RICH, TOWN_LIKE, UNLIKE_TILES, Message)
 from vision.read.classify import SquareReading
 from vision.geometry import board_homography
 from vision.read.holes import pale_squares, table_distances
@@ -36,14 +38,16 @@ def outside_cells(shape, corners, rows: int, cols: int, rcfg: dict) -> set:
 
 def review_reasons(grid: list[list[SquareReading]], rcfg: dict, outside=frozenset(),
                    gaps=frozenset(), like_table=frozenset(), bare=frozenset(),
-                   glare=frozenset()) -> dict:
+                   glare=frozenset(), unlike=frozenset(), towns=frozenset()) -> dict:
     """(row, col) -> list of reasons a person should check that square. ``outside``: squares
     centred off the photo; ``gaps``: squares read as table in a short gap between tiles that
     look unlike the table (:func:`gaps_unlike_table`); ``like_table``: squares read as tiles
     that look like the table (:func:`tiles_like_table`); ``bare``: squares read as table
     beside a tile that look unlike the table, as the kingdom's other bare squares do not
     (:func:`bare_unlike_table`); ``glare``: squares under glare read less than surely
-    (:func:`glare_squares`), flagged when no confidence reason already is."""
+    (:func:`glare_squares`), flagged when no confidence reason already is; ``unlike``: squares
+    read as tiles that look like no tile the classifier learned from, ``towns``: like a
+    Queendomino town (``vision.read.novelty``)."""
     low = float(rcfg["min_confidence"])
     near_castle = float(rcfg["flag_castle_neighbours_below"])
     rich_from = int(rcfg["rich_crowns"])
@@ -72,6 +76,10 @@ def review_reasons(grid: list[list[SquareReading]], rcfg: dict, outside=frozense
                 why.append(Message(BARE_UNLIKE))
             if (r, c) in like_table:
                 why.append(Message(LIKE_TABLE))
+            if (r, c) in towns:
+                why.append(Message(TOWN_LIKE))
+            elif (r, c) in unlike:
+                why.append(Message(UNLIKE_TILES))
             if why:
                 reasons[(r, c)] = why
     return reasons

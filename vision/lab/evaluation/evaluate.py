@@ -808,7 +808,8 @@ def format_hard_tables(h: dict) -> str:
         f"  outline corner error (found) mean {_err(s['corner_error_mean'])}, median "
         f"{_err(s['corner_error_median'])}, max {_err(s['corner_error_max'])} of a side",
         f"  read squares off the kingdom {s['squares_off']} ({s['off_as_tile']} read as tiles, "
-        f"{s.get('off_as_tile_flagged', 0)} of them flagged), "
+        f"{s.get('off_as_tile_flagged', 0)} of them flagged, "
+        f"{s.get('off_as_tile_unflagged', 0)} not), "
         f"land squares missed {s['squares_missed']}, squares read wrong {s['squares_wrong']}"
         + ("" if s["seconds_mean"] is None else f"; {s['seconds_mean']:.2f} s per read"),
         f"  {'table kind':<10} {'n':>3} {'found':>5} {'grid':>5} {'framed':>6} {'exact':>5} "

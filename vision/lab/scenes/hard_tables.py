@@ -900,9 +900,9 @@ def measure_scene(reader, scene: HardScene) -> dict:
     row = {"seed": scene.seed, "table": scene.table, "palette": scene.palette, "size": n,
            "clutter": list(scene.clutter), "true_total": true_total, "found": False,
            "crash": None, "read_size": None, "grid_right": False, "corner_error": None,
-           "squares_off": 0, "off_as_tile": 0, "squares_wrong": 0, "squares_missed": 0,
-           "total": None, "total_exact": False, "flagged": False, "seconds": None,
-           "off_as_tile_flagged": 0}
+           "squares_off": 0, "off_as_tile": 0, "off_as_tile_unflagged": 0, "squares_wrong": 0,
+           "squares_missed": 0, "total": None, "total_exact": False, "flagged": False,
+           "seconds": None, "off_as_tile_flagged": 0}
     if "challenge" in scene.extra:
         row["challenge"] = scene.extra["challenge"]
     t0 = time.perf_counter()
@@ -951,6 +951,7 @@ def measure_scene(reader, scene: HardScene) -> dict:
     row["total"] = total
     row["total_exact"] = total == true_total
     row["flagged"] = bool(bad & review)
+    row["off_as_tile_unflagged"] = row["off_as_tile"] - row["off_as_tile_flagged"]
     row["why"] = _why(row)
     return row
 
@@ -965,7 +966,8 @@ def _why(row: dict) -> str:
     if row["corner_error"] is not None and row["corner_error"] > 0.05:
         parts.append(f"outline off by {row['corner_error']:.2f} of a side")
     if row["off_as_tile"]:
-        parts.append(f"{row['off_as_tile']} table square(s) read as tiles")
+        parts.append(f"{row['off_as_tile']} table square(s) read as tiles "
+                     f"({row.get('off_as_tile_unflagged', 0)} not flagged)")
     if row["squares_wrong"]:
         parts.append(f"{row['squares_wrong']} square(s) wrong")
     if not row["total_exact"]:
@@ -1018,6 +1020,7 @@ def summarise(rows: list) -> dict:
         "squares_off": sum(r["squares_off"] for r in rows),
         "off_as_tile": sum(r["off_as_tile"] for r in rows),
         "off_as_tile_flagged": sum(r.get("off_as_tile_flagged", 0) for r in rows),
+        "off_as_tile_unflagged": sum(r.get("off_as_tile_unflagged", 0) for r in rows),
         "squares_wrong": sum(r["squares_wrong"] for r in rows),
         "squares_missed": sum(r["squares_missed"] for r in rows),
         "seconds_mean": round(float(np.mean([r["seconds"] for r in rows if r["seconds"] is not None])), 3)
@@ -1119,6 +1122,11 @@ def main(argv=None) -> int:
                          f"{', '.join(UNSEEN_KINDS)}, kinds no network here was trained on, or "
                          "'all'; default the usual kinds)")
     ap.add_argument("--palette", choices=tuple(PALETTES), default=None, help="only this palette")
+    ap.add_argument("--scale", type=float, default=None,
+                    help="the kingdom's side as a share of the photo's shorter side (default drawn "
+                         "0.2-0.7; 0.25 with --max-tilt 45: a small, steep kingdom)")
+    ap.add_argument("--max-tilt", type=float, default=35.0,
+                    help="the camera's largest tilt in degrees (default 35)")
     ap.add_argument("--examples", type=int, default=8, help="example photos to write (default 8)")
     ap.add_argument("--boards", choices=("drawn", "aau"), default="drawn",
                     help="kingdoms drawn by vision.lab.scenes.render (default), or the AAU dev photos "
@@ -1133,6 +1141,10 @@ def main(argv=None) -> int:
         ap.error("--width and --height must be at least 120 pixels")
     if args.examples < 0:
         ap.error("--examples must be 0 or more")
+    if args.scale is not None and not 0.05 <= args.scale <= 0.9:
+        ap.error("--scale must be between 0.05 and 0.9 of the shorter side")
+    if not 0 <= args.max_tilt <= 60:
+        ap.error("--max-tilt must be between 0 and 60 degrees")
     try:
         kinds = parse_kinds(args.kinds)
     except ValueError as exc:
@@ -1166,9 +1178,10 @@ def main(argv=None) -> int:
 
     res = measure(reader, range(args.seed, args.seed + args.n), args.width, args.height,
                   on_scene=on_scene, boards=boards, table=args.table, palette=args.palette,
-                  kinds=kinds)
+                  kinds=kinds, scale=args.scale, max_tilt=args.max_tilt)
     res["settings"] = {"n": args.n, "seed": args.seed, "width": args.width, "height": args.height,
-                       "table": args.table, "kinds": list(kinds), "palette": args.palette, "examples": written,
+                       "table": args.table, "kinds": list(kinds), "palette": args.palette,
+                       "scale": args.scale, "max_tilt": args.max_tilt, "examples": written,
                        "boards": [b["name"] for b in boards] or "drawn"}
     try:
         (args.out / "tables.json").write_text(json.dumps(res, indent=1) + "\n", encoding="utf-8")
@@ -1179,7 +1192,9 @@ def main(argv=None) -> int:
     print(f"found {s['found']}/{s['n']}, grid right {s['grid_right']}, framed {s['framed']}, "
           f"totals exact {s['total_exact']} ({s['exact_framed']} framed right), "
           f"wrong totals {s['wrong_total']} ({s['wrong_total_unflagged']} without a flagged wrong square), "
-          f"corner error mean {s['corner_error_mean']} max {s['corner_error_max']}; "
+          f"corner error mean {s['corner_error_mean']} max {s['corner_error_max']}, "
+          f"table squares read as tiles {s['off_as_tile']} ({s['off_as_tile_unflagged']} not "
+          f"flagged); "
           f"wrote {args.out / 'tables.json'}")
     return 0
 

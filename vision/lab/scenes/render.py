@@ -9,6 +9,11 @@
   ``((r, c), (r, c), number)``) and ``castle`` (r, c); ``random_kingdom(rng, size=5)`` returns just
   ``(terrain, crowns)``.
 - ``kingdom_json(terrain, crowns)`` gives the contract's Kingdom JSON for a pair of grids.
+- Queendomino (issue 53), drawn only when asked for: ``town`` squares in a grid (red-brick
+  construction sites; ``render_board(..., buildings={(r, c): crowns})`` stands a building tile
+  on some), ``queendomino_layout(rng)`` (a ``random_layout`` with some domino halves made towns)
+  and ``town_crops(rng, n)`` (town squares cut as the reader cuts its squares, for exemplars). A
+  grid without towns draws exactly what it drew before: the same seed, the same scene.
 
 Drawing is deterministic for a given ``rng`` state (``numpy.random.Generator``).
 """
@@ -34,6 +39,11 @@ BASE_BGR = {
     "castle": (150, 150, 150),
 }
 TABLE_BGR = (120, 170, 205)  # light wood, the default colour of empty squares
+# Queendomino's town squares: the median colour of the town squares in our labelled photos
+# (vision/lab/data/queendomino_labels.json: BGR about (80-105, 90-122, 155-215), OpenCV hue 5-7,
+# saturation 120-150), a brick red-orange well off the swamp's brown
+TOWN = "town"
+TOWN_BGR = (90, 112, 195)
 
 def as_rng(rng) -> np.random.Generator:
     if rng is None:
@@ -177,6 +187,83 @@ def _draw_mine(s, rng):
     return img
 
 
+def _draw_town(s, rng):
+    """A Queendomino town square as printed: flat brick red-orange ground with a construction
+    site on it -- timber scaffolding, pale cut stone blocks, a builder's fire or two."""
+    col = _jitter(TOWN_BGR, rng, 10)
+    img = _base(s, col, rng, 9)
+    for _ in range(int(s * s / 300)):  # the ground's grain: small darker and lighter specks
+        x, y = rng.uniform(0, s, 2)
+        cv2.circle(img, (int(x), int(y)), max(1, int(s / 120)),
+                   _shade(col, rng.choice([0.75, 1.15])), -1)
+    lw = max(1, int(s / 45))
+    timber = _jitter((35, 50, 80), rng, 8)
+    x0, y0 = rng.uniform(0.1, 0.3, 2) * s
+    w, h = rng.uniform(0.4, 0.6) * s, rng.uniform(0.3, 0.5) * s
+    for k in range(3):  # the scaffold's posts, its beams and a brace
+        x = int(x0 + w * k / 2)
+        cv2.line(img, (x, int(y0)), (x, int(y0 + h)), timber, lw, cv2.LINE_AA)
+    for f in (0.0, 0.5, 1.0):
+        cv2.line(img, (int(x0), int(y0 + h * f)), (int(x0 + w), int(y0 + h * f)), timber, lw,
+                 cv2.LINE_AA)
+    cv2.line(img, (int(x0), int(y0 + h)), (int(x0 + w / 2), int(y0)), timber, lw, cv2.LINE_AA)
+    for _ in range(int(rng.integers(2, 6))):  # cut stone blocks lying about
+        cx, cy = rng.uniform(0.15, 0.85, 2) * s
+        bw, bh = rng.uniform(0.08, 0.16) * s, rng.uniform(0.04, 0.08) * s
+        box = cv2.boxPoints(((float(cx), float(cy)), (float(bw), float(bh)),
+                             float(rng.uniform(-40, 40)))).astype(np.int32)
+        stone = _jitter((200, 210, 215), rng, 10)
+        cv2.fillPoly(img, [box], stone, cv2.LINE_AA)
+        cv2.polylines(img, [box], True, _shade(stone, 0.55), max(1, lw // 2), cv2.LINE_AA)
+    for _ in range(int(rng.integers(0, 3))):  # a builder's fire: yellow in orange
+        cx, cy = rng.uniform(0.2, 0.8, 2) * s
+        r = rng.uniform(0.025, 0.045) * s
+        cv2.circle(img, (int(cx), int(cy)), int(r * 1.6), (40, 120, 235), -1, cv2.LINE_AA)
+        cv2.circle(img, (int(cx), int(cy)), max(1, int(r)), (90, 230, 250), -1, cv2.LINE_AA)
+    return img
+
+
+def _building_tile(img, s, rng, crowns: int):
+    """A Queendomino building tile laid on a town square: a slightly smaller red tile, lifted
+    and pushed off the square's centre (as in the photos), a stone building on it, its crowns
+    in the top-right corner and a white value shield in the bottom-right."""
+    m = rng.uniform(0.04, 0.09) * s
+    dx, dy = rng.uniform(-0.04, 0.04, 2) * s
+    x0, y0, x1, y1 = (int(np.clip(v, 0, s)) for v in (m + dx, m + dy, s - m + dx, s - m + dy))
+    shadow = max(1, int(s / 40))
+    cv2.rectangle(img, (x0 + shadow, y0 + shadow), (x1 + shadow, y1 + shadow),
+                  _shade(TOWN_BGR, 0.4), -1)                         # its edge's shadow
+    side = max(y1 - y0, x1 - x0, 2)
+    img[y0:y1, x0:x1] = _base(side, _jitter(TOWN_BGR, rng, 8), rng, 6)[:y1 - y0, :x1 - x0]
+    cv2.rectangle(img, (x0, y0), (x1, y1), _shade(TOWN_BGR, 0.7), max(1, int(s / 60)))
+    t = x1 - x0
+    bw, bh = t * rng.uniform(0.32, 0.48), t * rng.uniform(0.35, 0.5)
+    bx, by = x0 + (t - bw) * rng.uniform(0.3, 0.6), y0 + t * rng.uniform(0.25, 0.35)
+    stone = _jitter((175, 185, 195), rng, 12)
+    cv2.rectangle(img, (int(bx), int(by)), (int(bx + bw), int(by + bh)), stone, -1)
+    if rng.random() < 0.5:  # battlements
+        for k in range(4):
+            cx = bx + bw * (k + 0.5) / 4
+            cv2.rectangle(img, (int(cx - bw / 12), int(by - bh * 0.12)), (int(cx + bw / 12),
+                          int(by)), stone, -1)
+    else:                   # a roof, red or blue
+        roof = np.array([[bx - bw * 0.1, by], [bx + bw / 2, by - bh * 0.45],
+                         [bx + bw * 1.1, by]], np.int32)
+        cv2.fillPoly(img, [roof], _jitter((50, 50, 170) if rng.random() < 0.6 else
+                                          (150, 90, 50), rng, 10), cv2.LINE_AA)
+    cv2.rectangle(img, (int(bx + bw * 0.4), int(by + bh * 0.6)), (int(bx + bw * 0.6),
+                  int(by + bh)), (50, 60, 80), -1)
+    cv2.rectangle(img, (int(bx), int(by)), (int(bx + bw), int(by + bh)), _shade(stone, 0.5),
+                  max(1, int(s / 80)))
+    g = t * 0.2
+    for i in range(crowns):
+        _crown_glyph(img, x1 - (i + 1) * g * 1.15 - t * 0.03, y0 + t * 0.04, g)
+    r = max(2, int(t * 0.07))
+    cx, cy = int(x1 - t * 0.14), int(y1 - t * 0.14)
+    cv2.circle(img, (cx, cy), r, (245, 245, 245), -1, cv2.LINE_AA)       # the value shield
+    cv2.circle(img, (cx, cy), r, (90, 80, 70), max(1, r // 4), cv2.LINE_AA)
+
+
 # start-square tints of the four kings (BGR): stone grey, pink, blue, green
 CASTLE_TINTS = ((150, 150, 150), (170, 150, 205), (190, 160, 130), (140, 170, 140))
 
@@ -231,7 +318,8 @@ def _draw_start_plain(s, rng):
 
 _DRAW = {"field": _draw_field, "forest": _draw_forest, "lake": _draw_lake,
          "grassland": _draw_grassland, "swamp": _draw_swamp, "mine": _draw_mine,
-         "castle": _draw_castle}
+         "castle": _draw_castle, TOWN: _draw_town}
+DRAWN = (*TERRAINS, TOWN)       # what a grid may hold: the classifier's terrains and towns
 
 
 def _crown_shape(x, y, w, h):
@@ -345,19 +433,27 @@ START_STYLES = ("printed", "plain")
 
 
 def draw_square(terrain: str, crowns: int, s: int, rng, turns: int = 0,
-                start: str = "printed") -> np.ndarray:
+                start: str = "printed", building: int | None = None) -> np.ndarray:
     """One square (``s`` x ``s`` BGR uint8), upright then turned ``turns`` x 90 degrees CCW.
 
     Crowns sit side by side along the square's top edge (its top-left corner for one crown) in
     the upright frame, as printed; ``turns`` turns them to any of the four edges. ``start``:
     how the castle's start square looks, ``"printed"`` (cobbles and a crown in a king's tint)
-    or ``"plain"`` (bare sand in a grass band, as in other printings).
+    or ``"plain"`` (bare sand in a grass band, as in other printings). ``building``: on a
+    ``town`` square, a building tile stands on it with this many crowns printed (None: none;
+    a town square itself carries no crowns).
     """
     if terrain not in _DRAW:
-        raise ValueError(f"unknown terrain {terrain!r}; use one of {', '.join(TERRAINS)}")
+        raise ValueError(f"unknown terrain {terrain!r}; use one of {', '.join(DRAWN)}")
     if start not in START_STYLES:
         raise ValueError(f"unknown start square style {start!r}; use one of {', '.join(START_STYLES)}")
+    if terrain == TOWN and crowns:
+        raise ValueError("a town square carries no printed crowns: give them to its building")
+    if building is not None and terrain != TOWN:
+        raise ValueError(f"a building stands on a town square, not on {terrain}")
     img = _draw_start_plain(s, rng) if terrain == "castle" and start == "plain" else _DRAW[terrain](s, rng)
+    if building is not None:
+        _building_tile(img, s, rng, int(building))
     if crowns:
         if terrain != "castle":         # as in the game, every crowned square shows a building
             _draw_building(img, s, rng, terrain)
@@ -384,14 +480,15 @@ def _check_grids(terrain_grid, crown_grid):
         raise ValueError(f"crown_grid must have the same shape as terrain_grid ({rows} x {cols})")
     for row in terrain_grid:
         for t in row:
-            if t not in TERRAINS:
-                raise ValueError(f"unknown terrain {t!r}; use one of {', '.join(TERRAINS)}")
+            if t not in DRAWN:
+                raise ValueError(f"unknown terrain {t!r}; use one of {', '.join(DRAWN)}")
     return rows, cols
 
 
 def render_board(terrain_grid, crown_grid, cell: int = 100, rng=None, dominoes=None,
                  table=None, return_mask: bool = False, max_shift: float = 0.04,
-                 max_turn: float = 1.5, castle_3d: bool = False, start: str = "printed"):
+                 max_turn: float = 1.5, castle_3d: bool = False, start: str = "printed",
+                 buildings=None):
     """Draw a rectified board of ``rows x cols`` squares, ``cell`` pixels each (BGR uint8).
 
     ``dominoes``: optional list of ``((r, c), (r, c), ...)`` pairs (as ``random_layout`` gives):
@@ -404,9 +501,15 @@ def render_board(terrain_grid, crown_grid, cell: int = 100, rng=None, dominoes=N
     ``castle_3d``: stand the 3D castle on the start square (it leans over its neighbours a
     little, as in many photos); the labels stay those of the squares underneath.
     ``start``: the start square's printing (see :func:`draw_square`).
+    ``buildings``: ``{(r, c): crowns}`` of the town squares a building tile stands on
+    (Queendomino; the building is drawn upright whichever way its domino lies).
     """
     rng = as_rng(rng)
     rows, cols = _check_grids(terrain_grid, crown_grid)
+    buildings = {tuple(k): int(v) for k, v in dict(buildings or {}).items()}
+    for r, c in buildings:
+        if not (0 <= r < rows and 0 <= c < cols) or terrain_grid[r][c] != TOWN:
+            raise ValueError(f"a building stands on a town square: ({r}, {c}) is not one")
     if cell < 16:
         raise ValueError(f"cell must be at least 16 pixels, got {cell}")
     H, W = rows * cell, cols * cell
@@ -448,6 +551,10 @@ def render_board(terrain_grid, crown_grid, cell: int = 100, rng=None, dominoes=N
         for r, c in sq:
             t = terrain_grid[r][c]
             sq_img = draw_square(t, int(crown_grid[r][c]), cell, rng, turns, start)
+            if (r, c) in buildings:        # a tile laid on the square, upright on the board
+                laid = sq_img.astype(np.float32)
+                _building_tile(laid, cell, rng, buildings[(r, c)])
+                sq_img = np.clip(laid, 0, 255).astype(np.uint8)
             tile[(r * cell - y0):(r * cell - y0 + cell), (c * cell - x0):(c * cell - x0 + cell)] = sq_img
         if len(sq) == 2 and terrain_grid[sq[0][0]][sq[0][1]] != terrain_grid[sq[1][0]][sq[1][1]]:
             _seam(tile, horizontal, cell, rng)
@@ -624,6 +731,60 @@ def _layout_once(rng, size, fill):
         placed.append(((r, c), (r2, c2), num))
         filled += 2
     return {"terrain": terrain, "crowns": crowns, "dominoes": placed, "castle": castle}
+
+
+def queendomino_layout(rng=None, size: int = 5, towns: int | None = None,
+                       building_share: float = 0.4) -> dict:
+    """A ``random_layout`` kingdom with town squares, for drawing Queendomino kingdoms.
+
+    The Queendomino dominoes are not in the project, so which squares are towns is made up:
+    ``towns`` dominoes (default 2-4), picked at random, have their half with fewer crowns made
+    a town (no crowns), as the photos' towns pair with a mine or a lake; about
+    ``building_share`` of the towns get a building tile with 0 or 1 crown. Returns the layout
+    with ``"buildings"`` (``{(r, c): crowns}``) added. Draws nothing from ``rng`` before
+    ``random_layout`` does, so the kingdom under the towns is that seed's Kingdomino one."""
+    rng = as_rng(rng)
+    lay = random_layout(rng, size)
+    terrain = [list(row) for row in lay["terrain"]]
+    crowns = [list(row) for row in lay["crowns"]]
+    n = int(rng.integers(2, 5)) if towns is None else int(towns)
+    buildings = {}
+    for k in rng.permutation(len(lay["dominoes"]))[:n]:
+        a, b, _ = lay["dominoes"][int(k)]
+        r, c = a if crowns[a[0]][a[1]] < crowns[b[0]][b[1]] else b
+        terrain[r][c], crowns[r][c] = TOWN, 0
+        if rng.random() < building_share:
+            buildings[(r, c)] = int(rng.random() < 0.4)
+    return {**lay, "terrain": terrain, "crowns": crowns, "buildings": buildings}
+
+
+def town_crops(rng=None, n: int = 32, cfg: dict | None = None, size: int = 5):
+    """``n`` drawn town squares cut as the reader cuts a square (``vision.read.crops``: the
+    board rectified at ``[classify] cell`` px a square with its margins), for a reader that
+    wants examples of what a town looks like; ``(crops (n, S, S, 3) uint8, has_building (n,)
+    bool)``. Boards of ``queendomino_layout`` kingdoms are drawn until ``n`` towns are cut; the
+    art is procedural (see ``_draw_town``), not the game's: a stand-in, not a photo."""
+    from vision import config as _config
+    from vision.read.crops import cell_crops, image_corners, rectify
+
+    rng = as_rng(rng)
+    ccfg = (cfg if cfg is not None else _config.load())["classify"]
+    crops, built = [], []
+    while len(crops) < n:
+        lay = queendomino_layout(rng, size)
+        cell = int(rng.integers(64, 112))
+        img = render_board(lay["terrain"], lay["crowns"], cell, rng, dominoes=lay["dominoes"],
+                           buildings=lay["buildings"])
+        board, _ = rectify(img, image_corners(img), size, size, ccfg["cell"],
+                           ccfg["board_margin"])
+        cut = cell_crops(board, size, size, ccfg["cell"], board_margin=ccfg["board_margin"],
+                         crop_margin=ccfg["crop_margin"])
+        for r, row in enumerate(lay["terrain"]):
+            for c, t in enumerate(row):
+                if t == TOWN and len(crops) < n:
+                    crops.append(cut[r * size + c])
+                    built.append((r, c) in lay["buildings"])
+    return np.stack(crops).astype(np.uint8), np.array(built, bool)
 
 
 def random_kingdom(rng=None, size: int = 5):

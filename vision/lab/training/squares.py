@@ -484,4 +484,8 @@ def main(args) -> int:
     meta_path.write_text(json.dumps(meta, indent=1) + "\n")
     print(f"wrote {onnx_path} ({onnx_path.stat().st_size / 1e6:.2f} MB); "
           f"cv2.dnn vs torch max |diff| {diff:.2e}")
+    # a new network's features: what its known squares look like (vision.read.novelty)
+    from vision.lab.training import novelty
+
+    novelty.build(out_dir, getattr(args, "datasets", None), model_path=onnx_path)
     return 0
