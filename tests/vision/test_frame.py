@@ -608,3 +608,19 @@ def test_a_frame_is_square_and_one_of_the_sizes():
     assert frame.is_frame(5, 5) and frame.is_frame(7, 7)
     assert not frame.is_frame(5, 7) and not frame.is_frame(6, 6)
     assert not frame.is_frame(7, 7, (5,))
+
+
+def test_an_aspect_that_hangs_on_the_focal_length_guess_is_no_aspect():
+    """An outline seen head-on has about the same aspect on the table whatever the focal
+    length; one seen steeply (its far edge half as long) does not, and with a spread
+    ([detect] aspect_focal_spread) gets none: not an outline far from square either."""
+    from vision.find.gridcount import far_from_square, focal_aspect
+
+    shape = (3000, 4000, 3)
+    flat = np.float32([[1500, 1000], [2500, 1000], [2500, 2000], [1500, 2000]])
+    assert focal_aspect(flat, shape, 0.25) == pytest.approx(1.0, abs=0.01)
+    steep = np.float32([[300, 200], [900, 260], [1300, 1100], [100, 1000]])  # far edge short
+    guess = focal_aspect(steep, shape)
+    assert guess is not None and focal_aspect(steep, shape, 0.25) is None
+    assert far_from_square(steep, shape, max(guess, 1 / guess) * 0.9)
+    assert not far_from_square(steep, shape, max(guess, 1 / guess) * 0.9, 0.25)

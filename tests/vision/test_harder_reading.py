@@ -51,3 +51,14 @@ def test_the_other_maps_small_outline_is_found_again_nearer(reader):
     assert any(g.kind == "zoom" for g in outlines[1].alternatives)
     row = tables.measure_scene(reader, scene)
     assert row["grid_right"] and row["corner_error"] < 0.05 and row["off_as_tile"] == 0, row["why"]
+
+
+def test_a_steep_kingdoms_count_does_not_lean_on_a_phones_focal_length(reader):
+    # a 5x5 seen steeply on brown stripes by a camera whose focal length is a fifth of the
+    # photo's width: with a phone's focal length its outline is 1.4 times as wide as tall on
+    # the table, and that aspect counted the crop's grid 5x7, which the frame then grew to 7x7
+    # into the neighbour's tiles. Half or twice that focal length changes the aspect a lot:
+    # no aspect is used ([detect] aspect_focal_spread), and the seams count 5x5
+    scene = _scene(9828)
+    assert scene.extra["challenge"] == "neighbour" and scene.extra["focal"] < 0.3
+    _read_right(reader, scene)

@@ -179,7 +179,8 @@ def recount(image, corners, rows: int, cols: int, classifier, cfg: dict, size: i
     cuts = [n for n in recount_cuts(rows, cols, [int(k) for k in fcfg["square_frames"]],
                                     int(fcfg["max_short"]), int(fcfg["max_over"]))
             if size is None or n <= size]
-    if cuts and far_from_square(corners, image.shape, float(fcfg["recount_max_aspect"])):
+    if cuts and far_from_square(corners, image.shape, float(fcfg["recount_max_aspect"]),
+                                float(cfg["detect"]["aspect_focal_spread"])):
         cuts = []     # an outline this long on the table holds no n x n grid of squares
     if fcfg["recount_short"] and cuts and not first_turn_only:
         # one side counted short of a square frame (an outline round the whole kingdom with a
