@@ -136,7 +136,8 @@ class Reader:
         new, new_rows, new_cols, logits = frame.choose(image, corners, rows, cols,
                                                        self.classifier, cfg, size)
         most = float(cfg["frame"]["trim_like_table"])
-        smallest = min(int(n) for n in cfg["frame"]["square_frames"])
+        frames = [int(n) for n in cfg["frame"]["square_frames"]]
+        smallest = min(frames)
         while True:
             # a square like the table around the kingdom reads as table (vision.read.holes); the
             # classifier's own logits stay for judging frames (crispness, castle odds)
@@ -151,8 +152,13 @@ class Reader:
             # an edge line of table read as tiles leaves a window larger than the smallest
             # frame (vision.find.frame.table_edge): a 5x5 read 5x6 or 7x7 with the table around
             # it; the rest is read again with its own ring of table
-            cut = frame.table_edge([[sq.terrain for sq in row] for row in grid],
-                                   holes.table_distances(*table, cfg["holes"]), most)
+            terrains = [[sq.terrain for sq in row] for row in grid]
+            distance = holes.table_distances(*table, cfg["holes"])
+            cut = frame.table_edge(terrains, distance, most)
+            if cut is None:
+                # a band of table with a loose domino in it beside a frame (frame.loose_edge)
+                cut = frame.loose_edge(terrains, distance, most, frames,
+                                       int(cfg["frame"]["loose_squares"]))
             if cut is None:
                 break
             logits = logits[cut.squares(new_rows, new_cols)]

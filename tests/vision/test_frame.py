@@ -608,3 +608,49 @@ def test_a_frame_is_square_and_one_of_the_sizes():
     assert frame.is_frame(5, 5) and frame.is_frame(7, 7)
     assert not frame.is_frame(5, 7) and not frame.is_frame(6, 6)
     assert not frame.is_frame(7, 7, (5,))
+
+
+def test_an_aspect_that_hangs_on_the_focal_length_guess_is_no_aspect():
+    """An outline seen head-on has about the same aspect on the table whatever the focal
+    length; one seen steeply (its far edge half as long) does not, and with a spread
+    ([detect] aspect_focal_spread) gets none: not an outline far from square either."""
+    from vision.find.gridcount import far_from_square, focal_aspect
+
+    shape = (3000, 4000, 3)
+    flat = np.float32([[1500, 1000], [2500, 1000], [2500, 2000], [1500, 2000]])
+    assert focal_aspect(flat, shape, 0.25) == pytest.approx(1.0, abs=0.01)
+    steep = np.float32([[300, 200], [900, 260], [1300, 1100], [100, 1000]])  # far edge short
+    guess = focal_aspect(steep, shape)
+    assert guess is not None and focal_aspect(steep, shape, 0.25) is None
+    assert far_from_square(steep, shape, max(guess, 1 / guess) * 0.9)
+    assert not far_from_square(steep, shape, max(guess, 1 / guess) * 0.9, 0.25)
+
+
+def test_a_band_of_table_with_a_loose_domino_in_it_leaves_a_frame():
+    """A 7x5 window whose two top lines are table but for a loose domino's two squares is cut
+    to the 5x5 below ([frame] loose_squares); not with three squares unlike the table, not
+    a window that is a frame already, not when the setting is 0, and never one line: a
+    half-built kingdom's 6x5 whose last line holds one domino stays."""
+    kingdom = [["field"] * 5 for _ in range(5)]
+    table = [["grassland"] * 5 for _ in range(2)]     # checks read as grassland
+    terrains = table + kingdom
+    far, near = 9.0, 0.2
+    distance = np.full((7, 5), far)
+    distance[:2] = near
+    distance[0, 3] = distance[1, 3] = far              # the loose domino
+    assert frame.loose_edge(terrains, distance, 2.0, (5, 7), 2) == Window(2, 0, 5, 5)
+    assert frame.loose_edge(terrains, distance, 2.0, (5, 7), 0) is None
+    three = distance.copy()
+    three[1, 1] = far
+    assert frame.loose_edge(terrains, three, 2.0, (5, 7), 2) is None
+    assert frame.loose_edge(terrains[2:], distance[2:], 2.0, (5, 7), 2) is None
+    # the band below as like the table as the one above: no side to choose
+    both = table + kingdom[:3] + table
+    d2 = np.full((7, 5), far)
+    d2[:2] = d2[5:] = near
+    assert frame.loose_edge(both, d2, 2.0, (5, 7), 2) is None
+    half_built = kingdom + [["empty", "forest", "forest", "empty", "empty"]]
+    d3 = np.full((6, 5), far)
+    d3[5] = near
+    d3[5, 1] = d3[5, 2] = far
+    assert frame.loose_edge(half_built, d3, 2.0, (5, 7), 2) is None

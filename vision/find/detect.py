@@ -265,7 +265,7 @@ def _grid_in(quad, mid, gray_mid, edges, s, s_mid, shape, det, lat, cover_mid, p
     rect = cv2.warpPerspective(mid, Hq @ np.diag([1 / zoom, 1 / zoom, 1.0]), (work, work),
                                flags=cv2.INTER_LINEAR)
     tiles = cv2.warpPerspective(prob, Hq, (work, work), flags=cv2.INTER_LINEAR) > 0.5
-    aspect = focal_aspect(quad / s, shape)
+    aspect = focal_aspect(quad / s, shape, float(det["aspect_focal_spread"]))
     rows, cols, conf = count_cells(rect, tiles, aspect, det)
     if frames and not is_frame(rows, cols, frames):
         return None             # asked for a 5x5 / 7x7 frame only: this count is none

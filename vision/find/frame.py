@@ -183,7 +183,8 @@ def recount(image, corners, rows: int, cols: int, classifier, cfg: dict, size: i
     cuts = [n for n in recount_cuts(rows, cols, [int(k) for k in fcfg["square_frames"]],
                                     int(fcfg["max_short"]), int(fcfg["max_over"]))
             if size is None or n <= size]
-    if cuts and far_from_square(corners, image.shape, float(fcfg["recount_max_aspect"])):
+    if cuts and far_from_square(corners, image.shape, float(fcfg["recount_max_aspect"]),
+                                float(cfg["detect"]["aspect_focal_spread"])):
         cuts = []     # an outline this long on the table holds no n x n grid of squares
     if fcfg["recount_short"] and cuts and not first_turn_only:
         # one side counted short of a square frame (an outline round the whole kingdom with a
@@ -405,3 +406,34 @@ def table_edge(terrains, distance, most: float) -> Window | None:
     if cols > 1 and line((r, cols - 1) for r in range(rows)):
         return Window(0, 0, rows, cols - 1)
     return None
+
+
+def loose_edge(terrains, distance, most: float, frames, loose: int) -> Window | None:
+    """The window (``terrains`` row by row, ``distance`` as :func:`table_edge`'s) without an
+    edge band of two lines whose squares all read as table or look like the table (under
+    ``most``) but for at most ``loose`` of them, when the window is no n x n frame of
+    ``frames`` and what is left is one: a loose domino lying beside the kingdom, the table
+    between them narrower than a square, is taken in with a line of table and its own (a 5x5
+    read 7x5), and its squares keep :func:`table_edge` from cutting. One line is never cut
+    so: a half-built kingdom's edge line holding a domino or two is as like (a dev phone
+    photo's 5x6 read 5x5). Of two such bands, the one with fewer squares unlike the table;
+    None on a tie, or when ``loose`` is 0 or no band is such."""
+    rows, cols = len(terrains), len(terrains[0]) if terrains else 0
+    if loose <= 0 or is_frame(rows, cols, frames):
+        return None
+    d = np.asarray(distance, np.float64)
+    table = np.array([[t == "empty" for t in line] for line in terrains]) | (d < most)
+    found = []
+    k = 2
+    for cut, band in ((Window(k, 0, rows - k, cols), table[:k]),
+                      (Window(0, 0, rows - k, cols), table[rows - k:]),
+                      (Window(0, k, rows, cols - k), table[:, :k]),
+                      (Window(0, 0, rows, cols - k), table[:, cols - k:])):
+        unlike = int((~band).sum())
+        if min(cut.rows, cut.cols) > 0 and is_frame(cut.rows, cut.cols, frames) \
+                and unlike <= loose:
+            found.append((unlike, cut))
+    found.sort(key=lambda f: f[0])
+    if not found or len(found) > 1 and found[0][0] == found[1][0]:
+        return None
+    return found[0][1]

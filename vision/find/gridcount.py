@@ -21,12 +21,33 @@ SEAM_INVALID = 1.0
 ASPECT_WEIGHT = 4.0
 # px: an outline is rectified to this square to measure its seams for a recount's veto
 SEAM_SIDE = 600
+# the phone-like focal length guess times these: the aspect they give must agree with the
+# guess's for it to be used (focal_aspect's spread)
+FOCAL_GUESSES = (0.5, 2.0)
 
-def focal_aspect(quad: np.ndarray, shape) -> float | None:
+def focal_aspect(quad: np.ndarray, shape, spread: float = 0.0) -> float | None:
     """Width/height of the world rectangle seen as ``quad`` (tl,tr,br,bl), with a phone-like
-    focal length guess; None when the estimate is degenerate."""
+    focal length guess; None when the estimate is degenerate, or (``spread`` above 0) when the
+    guess decides it: the aspects with ``FOCAL_GUESSES`` times that focal length differ from
+    it by more than ``spread`` (log). A mild tilt gives about the same aspect whatever the
+    focal length; a small kingdom seen steeply (its far edge a third shorter) gives 0.4 or
+    2.5 for a square with the phone's guess when the camera's was shorter: no estimate is
+    better than that one (``[detect] aspect_focal_spread``)."""
     h, w = shape[:2]
-    f = 0.8 * max(h, w)
+    quad = np.asarray(quad, np.float64).reshape(4, 2)
+    aspect = _aspect_at(quad, w, h, 0.8 * max(h, w))
+    if aspect is None or spread <= 0:
+        return aspect
+    for k in FOCAL_GUESSES:
+        other = _aspect_at(quad, w, h, k * 0.8 * max(h, w))
+        if other is None or abs(np.log(other / aspect)) > spread:
+            return None
+    return aspect
+
+
+def _aspect_at(quad: np.ndarray, w: int, h: int, f: float) -> float | None:
+    """:func:`focal_aspect` with the focal length ``f`` (px), the principal point the photo's
+    centre."""
     K = np.array([[f, 0, w / 2], [0, f, h / 2], [0, 0, 1]])
     dst = np.array([[0, 0], [1, 0], [1, 1], [0, 1]], np.float32)
     Hm = cv2.getPerspectiveTransform(dst, quad.astype(np.float32))  # unit square -> image
@@ -38,13 +59,14 @@ def focal_aspect(quad: np.ndarray, shape) -> float | None:
     return float(n1 / n2)
 
 
-def far_from_square(quad: np.ndarray, shape, most: float) -> bool:
-    """Whether the world rectangle seen as ``quad`` (:func:`focal_aspect`) is longer than
-    ``most`` times its width either way: cut n x n, its squares would be that far from square
-    (a half-built 2x5 kingdom's outline, 2.5 : 1). ``most`` 0 or less, or no estimate: False."""
+def far_from_square(quad: np.ndarray, shape, most: float, spread: float = 0.0) -> bool:
+    """Whether the world rectangle seen as ``quad`` (:func:`focal_aspect`, ``spread`` passed
+    on) is longer than ``most`` times its width either way: cut n x n, its squares would be
+    that far from square (a half-built 2x5 kingdom's outline, 2.5 : 1). ``most`` 0 or less,
+    or no estimate: False."""
     if most <= 0:
         return False
-    aspect = focal_aspect(np.asarray(quad, np.float64).reshape(4, 2), shape)
+    aspect = focal_aspect(quad, shape, spread)
     return bool(aspect) and max(aspect, 1.0 / aspect) > most
 
 
