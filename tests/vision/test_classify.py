@@ -122,6 +122,21 @@ def test_a_kingdom_without_a_castle_flags_its_most_castle_like_square():
     assert flagged == [(1, 0)]
 
 
+def test_each_square_keeps_its_terrains_crown_odds():
+    """A square's crown odds are its read terrain's share with 0..3 crowns: the read count's
+    is its confidence, and a crown the network half sees raises the odds of one more."""
+    lg = _grid_logits([("lake", 0), ("lake", 0), ("field", 1), ("field", 1)])
+    clf = SquareClassifier(None, plain_classify_cfg(), load_network=False)
+    sure = clf.read_logits(lg, 2, 2)[0][0]
+    lg[0, len(TERRAINS) + 1] = lg[0, len(TERRAINS)] - 1.0    # one crown: a little likely
+    doubt = clf.read_logits(lg, 2, 2)[0][0]
+    for sq in (sure, doubt):
+        assert (sq.terrain, sq.crowns) == ("lake", 0)
+        assert len(sq.crown_odds) == N_CROWNS and sum(sq.crown_odds) <= 1 + 1e-9
+        assert sq.crown_odds[0] == pytest.approx(sq.confidence)
+    assert doubt.crown_odds[1] > 0.01 > sure.crown_odds[1]
+
+
 def test_two_castles_are_both_flagged():
     clf = SquareClassifier(None, plain_classify_cfg(), load_network=False)
     grid = clf.read_logits(_grid_logits([("castle", 0), ("field", 0), ("castle", 0), ("lake", 0)]), 2, 2)

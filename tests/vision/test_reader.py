@@ -106,6 +106,32 @@ def test_review_is_stricter_for_squares_with_many_crowns():
     assert sorted(review_reasons(grid, dict(rcfg, flag_rich_below=0.9))) == [(0, 3)]
 
 
+def test_a_tile_whose_odds_of_more_crowns_reach_the_line_is_flagged():
+    """Hand-made readings with their crown odds ([review] flag_more_crowns 0.02 here): a lake
+    read without crowns, surely (0.954), with 0.026 odds of one crown (harder dev scene 9892 on
+    an AAU board: it had one) is flagged for its confidence; odds of fewer crowns, odds under
+    the line, the castle and bare table are not; 0 turns the flag off."""
+    from vision import config
+    from vision.read.classify import SquareReading
+    from vision.read.review import more_crowns, review_reasons
+
+    rcfg = dict(config.load()["review"], min_confidence=0.92, flag_rich_below=0.97,
+                flag_castle_neighbours_below=0.97, flag_more_crowns=0.02)
+    grid = [[SquareReading("lake", 0, 0.954, crown_odds=(0.954, 0.026, 0.0, 0.0)),
+             SquareReading("field", 1, 0.95, crown_odds=(0.04, 0.95, 0.005, 0.0)),
+             SquareReading("forest", 1, 0.96, crown_odds=(0.0, 0.96, 0.015, 0.004)),
+             SquareReading("empty", 0, 0.95, crown_odds=(0.95, 0.0, 0.0, 0.0)),
+             SquareReading("swamp", 0, 0.99)]]
+    assert more_crowns(grid[0][0]) == pytest.approx(0.026)
+    assert more_crowns(grid[0][2]) == pytest.approx(0.019)
+    assert more_crowns(grid[0][4]) == 0.0       # odds unknown
+    reasons = review_reasons(grid, rcfg)
+    assert sorted(reasons) == [(0, 0)]
+    assert "low confidence (0.95)" in reasons[(0, 0)][0]
+    assert sorted(review_reasons(grid, dict(rcfg, flag_more_crowns=0.015))) == [(0, 0), (0, 2)]
+    assert review_reasons(grid, dict(rcfg, flag_more_crowns=0)) == {}
+
+
 def test_squares_under_glare_read_less_than_surely_are_flagged():
     """Hand-made readings and glare shares ([review] flag_glare 0.15, flag_glare_below 0.99 here):
     a square is flagged for glare when both hold; the shares are not measured when no square is

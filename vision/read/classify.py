@@ -29,6 +29,7 @@ class SquareReading:
     crowns: int
     confidence: float
     flags: list = field(default_factory=list)   # why a person should check it (may be empty)
+    crown_odds: tuple = ()    # the read terrain's probability with 0..3 crowns (empty: unknown)
 
 
 def castle_flags(readings: list[list[SquareReading]], logits: np.ndarray, t_terrain: float = 1.0,
@@ -315,12 +316,14 @@ class SquareClassifier:
                                          capacity=self.capacity if self.cfg["within_supply"] else None,
                                          tiling_max_cost=None if max_cost is False else float(max_cost),
                                          report=report)
+        odds = report["odds"]
         grid = []
         for r in range(rows):
             row = []
             for k in range(cols):
                 i = r * cols + k
-                sq = SquareReading(TERRAINS[t[i]], int(c[i]), float(conf[i]))
+                sq = SquareReading(TERRAINS[t[i]], int(c[i]), float(conf[i]),
+                                   crown_odds=tuple(float(p) for p in odds[i, t[i]]))
                 if raw_invalid[i]:
                     sq.flags.append("the most likely reading is not a square of the game")
                 if i in report.get("retiled", ()):

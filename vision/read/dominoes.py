@@ -62,8 +62,9 @@ def decode(logits: np.ndarray, t_terrain: float = 1.0, t_crowns: float = 1.0,
     ``tiling_max_cost`` (with ``shape`` and ``partners``): a reading whose tile squares cannot
     be paired into game dominoes (:mod:`vision.read.tiling`) takes the likeliest change of one or
     two squares that makes it possible, if one costs at most this (log odds); ``report``, a
-    dict, receives ``"retiled"`` (squares so changed) and ``"unpaired"`` (squares still
-    without a domino partner when no change was found).
+    dict, receives ``"retiled"`` (squares so changed), ``"unpaired"`` (squares still
+    without a domino partner when no change was found) and ``"odds"`` (``(N, terrains, 4)``:
+    each square's valid readings' probabilities, summing to 1).
     """
     logits = np.asarray(logits, dtype=np.float64).reshape(-1, len(TERRAINS) + N_CROWNS)
     pt = _softmax(logits[:, :len(TERRAINS)] / t_terrain)
@@ -80,6 +81,8 @@ def decode(logits: np.ndarray, t_terrain: float = 1.0, t_crowns: float = 1.0,
     flat = valid.reshape(len(joint), -1)
     total = flat.sum(axis=1)
     denom = np.maximum(total, 1e-300)
+    if report is not None:
+        report["odds"] = valid / denom[:, None, None]
     king = -1
     if one_castle and len(joint):
         castle = TERRAINS.index("castle") * N_CROWNS

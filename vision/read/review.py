@@ -47,11 +47,14 @@ def review_reasons(grid: list[list[SquareReading]], rcfg: dict, outside=frozense
     (:func:`bare_unlike_table`); ``glare``: squares under glare read less than surely
     (:func:`glare_squares`), flagged when no confidence reason already is; ``unlike``: squares
     read as tiles that look like no tile the classifier learned from, ``towns``: like a
-    Queendomino town (``vision.read.novelty``)."""
+    Queendomino town (``vision.read.novelty``). A tile read with odds of at least ``[review]
+    flag_more_crowns`` that it holds more crowns than read (:func:`more_crowns`) is flagged
+    for its confidence when no other confidence reason already is."""
     low = float(rcfg["min_confidence"])
     near_castle = float(rcfg["flag_castle_neighbours_below"])
     rich_from = int(rcfg["rich_crowns"])
     rich_low = float(rcfg["flag_rich_below"])
+    more = float(rcfg["flag_more_crowns"])
     rows, cols = len(grid), len(grid[0]) if grid else 0
     castles = {(r, c) for r in range(rows) for c in range(cols) if grid[r][c].terrain == "castle"}
     reasons: dict = {}
@@ -68,6 +71,8 @@ def review_reasons(grid: list[list[SquareReading]], rcfg: dict, outside=frozense
                 why.append(Message(RICH, "n", n=sq.crowns, confidence=f"{sq.confidence:.2f}"))
             elif (r, c) in glare:
                 why.append(Message(GLARE, confidence=f"{sq.confidence:.2f}"))
+            elif more > 0 and more_crowns(sq) >= more:
+                why.append(Message(LOW_CONFIDENCE, confidence=f"{sq.confidence:.2f}"))
             if (r, c) in outside:
                 why.append(Message(OUTSIDE))
             if (r, c) in gaps:
@@ -83,6 +88,16 @@ def review_reasons(grid: list[list[SquareReading]], rcfg: dict, outside=frozense
             if why:
                 reasons[(r, c)] = why
     return reasons
+
+
+def more_crowns(sq: SquareReading) -> float:
+    """The odds that the square ``sq`` holds more crowns than it was read with, its terrain as
+    read (0 for a square whose odds are unknown, the castle or bare table). A crown missed is
+    the usual miscount (a small, steep kingdom's crown blurred to a few pixels), and a square
+    read surely can still give a missed crown a few hundredths."""
+    if sq.terrain in ("empty", "castle") or not sq.crown_odds:
+        return 0.0
+    return float(sum(sq.crown_odds[sq.crowns + 1:]))
 
 
 def glare_squares(grid, rcfg: dict, shares_of) -> set:
