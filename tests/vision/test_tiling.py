@@ -101,7 +101,9 @@ def test_decode_lays_the_kingdom_out_and_says_so():
     assert TERRAINS[t[2]] == "empty"
     report = {}
     t, _, conf, _ = decode(z, shape=(2, 3), partners=PARTNERS, tiling_max_cost=4.0, report=report)
+    odds = report.pop("odds")     # each square's readings' odds, the retiled one's among them
     assert TERRAINS[t[2]] == "field" and conf[2] < 0.5 and report == {"retiled": [2], "unpaired": []}
+    assert odds[2, t[2], 0] == pytest.approx(conf[2])
     clf = SquareClassifier(None, plain_classify_cfg(tiling_max_cost=4.0),
                            load_network=False)
     grid = clf.read_logits(z, 2, 3)
