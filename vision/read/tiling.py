@@ -28,6 +28,31 @@ def _neighbours(i: int, rows: int, cols: int):
         yield i + 1
 
 
+class _Steps:
+    """One augmenting-path step of Kuhn's method on the squares' chessboard: ``reading(i)``
+    is square ``i``'s flat reading, ``near(i)`` its neighbours; ``tile`` and ``partners`` as
+    in :func:`max_domino_matching`. Shared by the whole matching and :class:`_Near`'s."""
+
+    def __init__(self, reading, near, tile: np.ndarray, partners: np.ndarray):
+        self.reading, self.near, self.tile, self.partners = reading, near, tile, partners
+
+    def augment(self, i: int, mate: dict, seen: set) -> bool:
+        """Pair even square ``i`` by an augmenting path, updating ``mate`` (odd square ->
+        even square); False when there is none."""
+        ri = self.reading(i)
+        for j in self.near(i):
+            if j in seen:
+                continue
+            rj = self.reading(j)
+            if not self.tile[rj] or not self.partners[ri, rj]:
+                continue
+            seen.add(j)
+            if j not in mate or self.augment(mate[j], mate, seen):
+                mate[j] = i
+                return True
+        return False
+
+
 def max_domino_matching(readings, rows: int, cols: int, partners: np.ndarray) -> dict[int, int]:
     """A largest set of disjoint neighbouring pairs of tile squares that are game dominoes.
 
@@ -39,23 +64,12 @@ def max_domino_matching(readings, rows: int, cols: int, partners: np.ndarray) ->
     if len(readings) != rows * cols:
         raise ValueError(f"{len(readings)} readings for a {rows}x{cols} board: give rows*cols")
     tile = partners.any(axis=1)
-    is_tile = [bool(tile[x]) for x in readings]
     mate: dict[int, int] = {}
-
-    def augment(i: int, seen: set) -> bool:
-        for j in _neighbours(i, rows, cols):
-            if j in seen or not is_tile[j] or not partners[readings[i], readings[j]]:
-                continue
-            seen.add(j)
-            if j not in mate or augment(mate[j], seen):
-                mate[j] = i
-                return True
-        return False
-
+    steps = _Steps(readings.__getitem__, lambda i: _neighbours(i, rows, cols), tile, partners)
     for i in range(rows * cols):
         r, c = divmod(i, cols)
-        if is_tile[i] and (r + c) % 2 == 0:
-            augment(i, set())
+        if tile[readings[i]] and (r + c) % 2 == 0:
+            steps.augment(i, mate, set())
     pairs = {}
     for j, i in mate.items():
         pairs[i], pairs[j] = j, i
@@ -112,25 +126,12 @@ class _Near:
             return changed[i] if i in changed else readings[i]
 
         mate = {j: i for j, i in self.mate.items() if j not in changed and i not in changed}
-        partners, tile, near = self.partners, self.tile, self.near
-
-        def augment(i: int, seen: set) -> bool:
-            ri = reading(i)
-            for j in near[i]:
-                if j in seen:
-                    continue
-                rj = reading(j)
-                if not tile[rj] or not partners[ri, rj]:
-                    continue
-                seen.add(j)
-                if j not in mate or augment(mate[j], seen):
-                    mate[j] = i
-                    return True
-            return False
-
+        tile = self.tile
+        steps = _Steps(reading, self.near.__getitem__, tile, self.partners)
         matched = set(mate.values())
         for i in range(self.rows * self.cols):
-            if self.even[i] and i not in matched and tile[reading(i)] and not augment(i, set()):
+            if (self.even[i] and i not in matched and tile[reading(i)]
+                    and not steps.augment(i, mate, set())):
                 return False
         return True
 
