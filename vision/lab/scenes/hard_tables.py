@@ -764,6 +764,18 @@ def _table_in_plane(kind, palette, Hb, bw, W, H, rng, max_px: int = 1600):
     return cv2.warpPerspective(tex, S, (W, H), flags=cv2.INTER_LINEAR, borderMode=cv2.BORDER_REFLECT)
 
 
+def scene_start(rng, seed: int | None, width: int, height: int):
+    """A scene generator's first step: ``(generator, seed, W, H)`` from ``rng`` (a generator or
+    an int seed, which is then the scene's ``seed`` unless one is given) and the photo's size;
+    ``ValueError`` for a photo under 120 pixels a side."""
+    if seed is None and isinstance(rng, (int, np.integer)):
+        seed = int(rng)
+    W, H = int(width), int(height)
+    if min(W, H) < 120:
+        raise ValueError(f"the photo must be at least 120 pixels on each side, got {W} x {H}")
+    return render.as_rng(rng), seed, W, H
+
+
 def make_hard_scene(rng=None, width: int = 4000, height: int = 3000, *, size: int | None = None,
                     layout: dict | None = None, table: str | None = None, palette: str | None = None,
                     kinds=TABLE_KINDS, clutter: bool = True, scale: float | None = None,
@@ -787,12 +799,7 @@ def make_hard_scene(rng=None, width: int = 4000, height: int = 3000, *, size: in
     of bare table around the kingdom, so a ring of squares around it is table only (training
     labels); default a quarter square, as the rest of the clutter (the photo as drawn before).
     """
-    if seed is None and isinstance(rng, (int, np.integer)):
-        seed = int(rng)
-    rng = render.as_rng(rng)
-    W, H = int(width), int(height)
-    if min(W, H) < 120:
-        raise ValueError(f"the photo must be at least 120 pixels on each side, got {W} x {H}")
+    rng, seed, W, H = scene_start(rng, seed, width, height)
     if size is not None and size not in SIZES:
         raise ValueError(f"size must be 5 or 7, got {size}")
     if board is not None and layout is not None:

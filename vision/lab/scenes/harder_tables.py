@@ -33,7 +33,7 @@ import numpy as np
 
 from vision.lab.scenes import render, synth
 from vision.lab.scenes.hard_tables import (HardScene, TERRAIN_PALETTES, WOOD_PALETTES,
-                                          _table_in_plane)
+                                          _table_in_plane, scene_start)
 
 # Seeds for developing the reader on these scenes; report on seeds from REPORT_SEEDS_FROM on.
 DEVELOP_SEEDS_FROM = 9800
@@ -205,12 +205,7 @@ def make_harder_scene(rng=None, width: int = 4000, height: int = 3000, *, challe
     ``size``: 5 or 7 for a drawn one (default 5 three times in five). ``cloth``: one of ``CLOTHS``
     (default drawn). ``HardScene.extra`` holds the challenge, the shrink, the width fraction and
     what was put beside the kingdom."""
-    if seed is None and isinstance(rng, (int, np.integer)):
-        seed = int(rng)
-    rng = render.as_rng(rng)
-    W, H = int(width), int(height)
-    if min(W, H) < 120:
-        raise ValueError(f"the photo must be at least 120 pixels on each side, got {W} x {H}")
+    rng, seed, W, H = scene_start(rng, seed, width, height)
     if challenge is not None and challenge not in CHALLENGES:
         raise ValueError(f"challenge must be one of {', '.join(CHALLENGES)}, got {challenge!r}")
     if cloth is not None and cloth not in CLOTHS:
