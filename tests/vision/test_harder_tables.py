@@ -126,6 +126,13 @@ def test_challenges_named_on_a_command_line():
         harder.make_harder_scene(1, W, H, challenge="velvet")
 
 
+@pytest.mark.parametrize("make", [tables.make_hard_scene, harder.make_harder_scene])
+def test_a_photo_too_small_for_a_kingdom_is_refused_by_both_generators(make):
+    with pytest.raises(ValueError, match="at least 120 pixels on each side, got 119 x 3000"):
+        make(1, 119, 3000)
+    assert make(3, 800, 600).seed == 3      # an int rng is the scene's seed
+
+
 class _Truth:
     """Reads each harder scene (the flat 5x5 board) as its truth, except in the loose-domino
     scenes: there a 6x6 window, the row and column beyond the kingdom read as tiles (flagged in the
