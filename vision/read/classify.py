@@ -72,6 +72,18 @@ def supply_flags(readings: list[list[SquareReading]], supply: Counter | None = N
 MOVED_KEPT = 4096
 
 
+def _keep(store: dict, logits: np.ndarray, values) -> None:
+    """Remember each square's value in ``store`` under the logits it was read with (float32
+    bytes, as :meth:`SquareClassifier.moved_by` and :meth:`SquareClassifier.features_of` look
+    it up), the newest last, the oldest forgotten past ``MOVED_KEPT`` squares."""
+    for row, value in zip(np.asarray(logits, np.float32), values):
+        key = row.tobytes()
+        store.pop(key, None)
+        store[key] = value
+    while len(store) > MOVED_KEPT:
+        store.pop(next(iter(store)))
+
+
 class SquareClassifier:
     """Loads ``models/squares.onnx`` (and its ``squares.json``) once; reads batches of crops."""
 
@@ -165,33 +177,16 @@ class SquareClassifier:
                 for k in turns[1:]:
                     total += self._turn(crops, which, k, unsure)[0]
                 out[unsure] = total / len(turns)
-        if not learning:
-            self._remember_features(out, feats)
-            return out
-        from vision.read import learned
+        if learning:
+            from vision.read import learned
 
-        out, moved_by = learned.vote(out, feats, self.examples, self.learn_cfg,
-                                     (self.t_terrain, self.t_crowns))
-        self.last_used = len(frozenset().union(*moved_by))
-        for row, which_moved in zip(out, moved_by):   # what moved each square read
-            self._moved.pop(row.tobytes(), None)
-            self._moved[row.tobytes()] = which_moved
-        while len(self._moved) > MOVED_KEPT:
-            self._moved.pop(next(iter(self._moved)))
-        self._remember_features(out, feats)
+            out, moved_by = learned.vote(out, feats, self.examples, self.learn_cfg,
+                                         (self.t_terrain, self.t_crowns))
+            self.last_used = len(frozenset().union(*moved_by))
+            _keep(self._moved, out, moved_by)          # what moved each square read
+        if feats is not None:
+            _keep(self._features, out, feats)          # for features_of
         return out
-
-    def _remember_features(self, logits: np.ndarray, feats) -> None:
-        """Keep each square's features (as cut) under the logits this call gave it, for
-        :meth:`features_of`."""
-        if feats is None:
-            return
-        for row, f in zip(np.asarray(logits, np.float32), feats):
-            key = row.tobytes()
-            self._features.pop(key, None)
-            self._features[key] = f
-        while len(self._features) > MOVED_KEPT:
-            self._features.pop(next(iter(self._features)))
 
     def features_of(self, logits: np.ndarray) -> np.ndarray:
         """The features ``(N, D)`` of squares known by the logits :meth:`logits` gave them
