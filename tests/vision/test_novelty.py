@@ -33,6 +33,23 @@ def _stats(towns=(), bank=()) -> novelty.Statistics:
                               np.array(bank, np.float32).reshape(len(bank), 2))
 
 
+def test_a_statistics_file_loads_back_and_one_for_other_terrains_is_refused(tmp_path):
+    stats = _stats(towns=[_unit(1, 1)], bank=[_unit(1, 0)])
+    good = tmp_path / "good.npz"
+    stats.save(good)
+    back = novelty.load(str(good))
+    assert np.allclose(back.means, stats.means) and np.allclose(back.precision, stats.precision)
+    assert back.towns.shape == (1, 2) and back.bank.shape == (1, 2)
+    with np.load(good) as data:
+        fields = {k: data[k] for k in data.files}
+    fields["terrains"] = np.array(list(reversed(TERRAINS)))
+    other = tmp_path / "other.npz"
+    np.savez(other, **fields)
+    with pytest.raises(ValueError, match="other.npz was built for the terrains"):
+        novelty.load(str(other))
+    assert novelty.load(str(tmp_path / "absent.npz")) is None and novelty.load("") is None
+
+
 def test_a_square_far_from_its_terrain_s_features_is_unlike_the_tiles():
     stats = _stats()
     feats = np.array([[1.0, 0.0], [0.0, 1.0], [0.0, 1.0], [0.0, 1.0]])
