@@ -9,6 +9,8 @@ never a 500, and nothing that cannot be shown again is ever stored.
 """
 from __future__ import annotations
 
+import contextlib
+
 from flask import current_app, request, url_for
 from werkzeug.exceptions import BadRequest, NotFound, ServiceUnavailable, UnprocessableEntity
 
@@ -16,6 +18,8 @@ import engine
 from engine.kingdom import CAVEMEN, LETTER_OF, RESOURCES, SIZES, TOKEN_OF, WARRIORS
 from kingdomino import learning, service
 from kingdomino.store import content_hash
+from vision.photo import files as photo_io
+from vision.photo import scale as photo_scale
 from vision.photo.files import PhotoBusy
 
 from . import get_store, learned, outline
@@ -292,15 +296,20 @@ def parse_player(value) -> str | None:
 # ---------------------------------------------------------------- photos
 
 
-def decode_upload(upload) -> tuple[bytes, bytes, tuple[int, int]]:
+def decode_upload(upload, share: contextlib.ExitStack | None = None
+                  ) -> tuple[bytes, bytes, tuple[int, int]]:
     """An uploaded photo checked and decoded: ``(its bytes, a small JPEG copy, (width,
     height))``. ``BadRequest`` (400) for no file or one that is not a photo this server reads,
-    ``ServiceUnavailable`` (503) when every decoding turn is taken."""
+    ``ServiceUnavailable`` (503) when every decoding turn is taken. ``share``: the photo is
+    decoded as its reading will decode it, and that decode is kept for the reading until the
+    stack closes (``vision.photo.files.decode_once``): one decode an upload, not two."""
     if upload is None:
         raise BadRequest("no photo: send the image in a multipart form field named \"photo\"")
     data = upload.read()
     try:
         check_image(data, current_app.config["MAX_PIXELS"])
+        if share is not None:
+            share.enter_context(photo_io.decode_once(data, photo_scale.reading_reduction(data)))
         with hold_photo(data):  # its pixels count in the budget (held on inside keep())
             small, size = shrink_photo(data)
     except PhotoBusy as exc:  # every decoding turn taken: the photo is fine, the server busy
@@ -339,7 +348,13 @@ def read_photo(upload, rules: str, bonuses, player: str | None = None,
 
 
 def _read_photo(upload, rules, bonuses, player, claimed, corners, size) -> tuple[str, dict]:
-    data, small, (width, height) = decode_upload(upload)
+    with contextlib.ExitStack() as share:   # the upload's one decode, for its copy and reading
+        return _read_decoded(upload, rules, bonuses, player, claimed, corners, size, share)
+
+
+def _read_decoded(upload, rules, bonuses, player, claimed, corners, size, share
+                  ) -> tuple[str, dict]:
+    data, small, (width, height) = decode_upload(upload, share)
     outline.fits_photo(data, corners)  # 400 when the outline given lies outside the photo
     name = upload_name(upload, 200)
     reader = current_app.config["READER"]

@@ -10,6 +10,7 @@ clean_name``); ``size=`` (5 or 7) goes to the reader, any other value is a 400.
 """
 from __future__ import annotations
 
+import contextlib
 import re
 
 from flask import Blueprint, current_app, jsonify, redirect, render_template, request, url_for
@@ -69,12 +70,13 @@ def read_table_photo(upload, rules: str, bonuses, players=(), size=None
     the photo holds no kingdom (nothing is stored then), 503 when the server is busy. ``size``
     (5 or 7, every kingdom's; None: the reader decides) goes to the reader only when given.
     The photo's pixels are held in the budget (``security``) until every kingdom is read."""
-    with security.pixel_budget().keep():
-        return _read_table_photo(upload, rules, bonuses, players, size)
+    with security.pixel_budget().keep(), contextlib.ExitStack() as share:
+        return _read_table_photo(upload, rules, bonuses, players, size, share)
 
 
-def _read_table_photo(upload, rules, bonuses, players, size) -> list[tuple[str, str, dict]]:
-    data, small, (width, height) = service.decode_upload(upload)
+def _read_table_photo(upload, rules, bonuses, players, size, share
+                      ) -> list[tuple[str, str, dict]]:
+    data, small, (width, height) = service.decode_upload(upload, share)  # one decode: copy, reading
     name = service.upload_name(upload, 180)
     reader = current_app.config.get("TABLE_READER") or default_table_reader
     from kingdomino.service import reading_with

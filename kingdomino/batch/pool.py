@@ -27,6 +27,7 @@ loads them from the store file.
 """
 from __future__ import annotations
 
+import contextlib
 import logging
 import multiprocessing
 import os
@@ -194,19 +195,32 @@ def _work(score_fn, data: bytes, rules: str, bonuses, keep: str = "none", learne
     except Exception:  # learning never stops a photo from being read: read it without
         log.exception("loading the learned examples failed; reading without them")
         examples = None
-    try:
-        with service.reading_with(examples):
-            kind, payload = "ok", score_fn(data, rules, bonuses)
-    except (ValueError, OSError) as exc:  # PhotoError, KingdomError: a message for a person
-        kind, payload = "error", str(exc) or type(exc).__name__
-    except Exception as exc:  # a bug in the reader must not stop the batch
-        kind, payload = "error", unexpected_error(exc)
-        detail = traceback.format_exc()
-    needs_look = kind == "error" or _needs_look(payload)
-    copy = None
-    if keep == "all" or (keep == "review" and needs_look):
-        copy = photo_copy(data)
+    with _one_decode(data):   # the reading's decode makes the copy too
+        try:
+            with service.reading_with(examples):
+                kind, payload = "ok", score_fn(data, rules, bonuses)
+        except (ValueError, OSError) as exc:  # PhotoError, KingdomError: a message for a person
+            kind, payload = "error", str(exc) or type(exc).__name__
+        except Exception as exc:  # a bug in the reader must not stop the batch
+            kind, payload = "error", unexpected_error(exc)
+            detail = traceback.format_exc()
+        needs_look = kind == "error" or _needs_look(payload)
+        copy = None
+        if keep == "all" or (keep == "review" and needs_look):
+            copy = photo_copy(data)
     return kind, payload, copy, detail, (os.getpid(), _held[1])
+
+
+def _one_decode(data: bytes):
+    """``vision.photo.files.decode_once`` for a photo read as its reading decodes it; no
+    sharing (each decodes on its own) when its header is refused: the reading says why."""
+    from vision.photo import files as photo_io
+    from vision.photo import scale as photo_scale
+
+    try:
+        return photo_io.decode_once(data, photo_scale.reading_reduction(data))
+    except ValueError:
+        return contextlib.nullcontext()
 
 
 def unexpected_error(exc: BaseException) -> str:

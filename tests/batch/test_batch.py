@@ -764,3 +764,36 @@ def test_stopping_a_pool_stops_workers_that_never_said_their_pid(monkeypatch):
         for p in pool.started():
             if p.is_alive():
                 p.kill()
+
+
+def test_a_batch_photo_read_and_kept_is_decoded_once(monkeypatch):
+    """A worker's reading and the copy it keeps for the review page share one decode."""
+    import cv2
+    import numpy as np
+
+    from kingdomino.batch import pool
+    from vision.photo import files as photo_io
+    from vision.photo import scale as photo_scale
+
+    rng = np.random.default_rng(2)
+    ok, buf = cv2.imencode(".jpg", cv2.GaussianBlur(
+        rng.integers(0, 255, (900, 1600, 3), np.uint8), (0, 0), 4))
+    data = buf.tobytes()
+    decodes, read = [], []
+    real = photo_io.cv2.imdecode
+    monkeypatch.setattr(photo_io.cv2, "imdecode",
+                        lambda b, flags: decodes.append(flags) or real(b, flags))
+
+    def score(photo, rules, bonuses):
+        image, _ = photo_scale.load_for_reading(photo)
+        read.append(image.shape)
+        raise ValueError("no kingdom found")     # an error: the copy is kept for review
+
+    kind, payload, copy, _, _ = pool._work(score, data, "kingdomino", (), keep="review")
+    assert (kind, payload) == ("error", "no kingdom found")
+    assert read == [(900, 1600, 3)] and decodes == [cv2.IMREAD_COLOR]
+    small, size = copy
+    assert size == [1600, 900] and small[:3] == b"\xff\xd8\xff"
+    decodes.clear()
+    pool._work(score, b"\xff\xd8\xff" + b"\0" * 40, "kingdomino", (), keep="review")  # no header
+    assert decodes == []

@@ -349,3 +349,76 @@ def test_a_large_photos_copy_is_decoded_reduced_and_sized_as_a_whole_decodes(ori
     got = cv2.imdecode(np.frombuffer(small, np.uint8), cv2.IMREAD_COLOR)
     assert got.shape == expected.shape
     assert np.abs(got.astype(int) - expected.astype(int)).mean() < 3
+
+
+def _count_decodes(monkeypatch) -> list:
+    """Every cv2.imdecode the photo module makes, as the flags it was asked with."""
+    calls = []
+    real = photo_io.cv2.imdecode
+
+    def counted(buf, flags):
+        calls.append(flags)
+        return real(buf, flags)
+
+    monkeypatch.setattr(photo_io.cv2, "imdecode", counted)
+    return calls
+
+
+@pytest.mark.parametrize("orientation", [1, 6])
+def test_a_photo_read_and_copied_inside_decode_once_is_decoded_once(monkeypatch, orientation):
+    """The web's upload and a batch photo: the copy and the reading share one decode, the
+    copy as large as before and much the same, the shared image read-only (a reader that
+    wrote into it would change what the copy shows)."""
+    rng = np.random.default_rng(orientation)
+    image = cv2.GaussianBlur(rng.integers(0, 255, (1203, 2405, 3), np.uint8), (0, 0), 9)
+    data = _with_exif_orientation(_jpeg(image), orientation)
+    alone, alone_size = photo_io.shrink_photo(data, 500)
+    calls = _count_decodes(monkeypatch)
+    with photo_io.decode_once(data, 1):
+        small, size = photo_io.shrink_photo(data, 500)
+        first = load_image(data)
+        again = load_image(bytes(bytearray(data)))   # equal bytes, another object
+    assert calls == [cv2.IMREAD_COLOR]
+    assert again is first and not first.flags.writeable
+    with pytest.raises(ValueError):
+        first[0, 0] = 0
+    assert size == alone_size == (first.shape[1], first.shape[0])
+    a = cv2.imdecode(np.frombuffer(alone, np.uint8), cv2.IMREAD_COLOR)
+    b = cv2.imdecode(np.frombuffer(small, np.uint8), cv2.IMREAD_COLOR)
+    assert a.shape == b.shape and np.abs(a.astype(int) - b.astype(int)).mean() < 3
+
+
+def test_decode_once_shares_only_its_own_photo_at_its_own_reduction(monkeypatch):
+    """Other bytes, another reduction, or the same bytes after the block: decoded as usual."""
+    rng = np.random.default_rng(3)
+    data = _jpeg(cv2.GaussianBlur(rng.integers(0, 255, (400, 600, 3), np.uint8), (0, 0), 5))
+    other = _jpeg(np.full((50, 60, 3), 90, np.uint8))
+    calls = _count_decodes(monkeypatch)
+    with photo_io.decode_once(data, 2):
+        shared = load_image(data, reduce=2)
+        assert load_image(data, reduce=2) is shared and shared.shape[:2] == (200, 300)
+        whole = load_image(data)
+        assert whole.shape[:2] == (400, 600) and whole.flags.writeable
+        assert load_image(other).shape[:2] == (50, 60)
+        small, size = photo_io.shrink_photo(data, 100)   # from the shared reduced decode
+        assert size == (600, 400)
+    assert len(calls) == 3
+    after = load_image(data, reduce=2)
+    assert after is not shared and after.flags.writeable and len(calls) == 4
+    with pytest.raises(ValueError, match="reduce"):
+        with photo_io.decode_once(data, 3):
+            pass
+
+
+def test_a_shrunk_copy_through_whole_blocks_is_the_size_asked_and_looks_as_a_plain_resize():
+    """``shrink_image`` first averages whole k x k blocks (odd sizes: the few edge pixels that
+    make no block are left out), then resizes the rest of the way: the size asked for, and
+    the same picture as one area resize."""
+    rng = np.random.default_rng(5)
+    image = cv2.GaussianBlur(rng.integers(0, 255, (1001, 1333, 3), np.uint8), (0, 0), 6)
+    for size in [(400, 300), (333, 250), (1000, 751), (1333, 1001)]:
+        got = cv2.imdecode(np.frombuffer(photo_io.shrink_image(image, 0, size), np.uint8),
+                           cv2.IMREAD_COLOR)
+        plain = cv2.resize(image, size, interpolation=cv2.INTER_AREA)
+        assert got.shape == (size[1], size[0], 3)
+        assert np.abs(got.astype(int) - plain.astype(int)).mean() < 2.5

@@ -15,6 +15,8 @@ refused or read the same way everywhere. The limits come from ``config.toml`` ``
 - ``exif_orientation(data) -> 1..8``: the EXIF orientation tag of a JPEG (1 when none);
   ``stored_to_upright(points, orientation, width, height)``: stored pixels -> the upright image's.
 - ``shrink_photo(data, max_side) -> (JPEG bytes, (width, height))``: a small upright copy.
+- ``decode_once(data, reduce)``: a block in which a photo both read and kept as a copy (a web
+  upload, a batch photo) is decoded once: ``load_image`` and ``shrink_photo`` share that decode.
 
 Every refusal is a ``PhotoError`` (a ``ValueError``) whose message says what is wrong and what to
 do about it. JPEG, PNG, WebP and BMP (both BMP header kinds) are read; HEIC is named and refused.
@@ -433,17 +435,67 @@ def decode_turn(cfg=None):
         turns.release()
 
 
+class _Shared:
+    """One photo's decode shared inside a :func:`decode_once` block."""
+
+    def __init__(self, data: bytes, reduce: int):
+        self.data, self.reduce, self.image = data, reduce, None
+
+    def holds(self, data: bytes) -> bool:
+        return data is self.data or (len(data) == len(self.data) and data == self.data)
+
+
+_SHARED = threading.local()
+
+
+def _shared_decode(data: bytes) -> _Shared | None:
+    shared = getattr(_SHARED, "photo", None)
+    return shared if shared is not None and shared.holds(data) else None
+
+
+@contextmanager
+def decode_once(data: bytes, reduce: int = 1):
+    """A block (in this thread) in which the photo ``data`` is decoded at most once, ``reduce``
+    times smaller a side (as its reading decodes it: ``vision.photo.scale.reading_reduction``).
+    Inside it, :func:`load_image` of these bytes at that ``reduce`` decodes them the first time
+    and gives the same array after, and :func:`shrink_photo` makes its copy from that decode
+    (decoding it first when nothing has) instead of a decode of its own: a web upload or a
+    batch photo that is both read and kept as a copy costs one decode, not two. The shared
+    array is read-only. Other bytes, and other reductions, decode as outside the block."""
+    data = photo_bytes(data)
+    if reduce != 1 and reduce not in REDUCTIONS:
+        raise ValueError(f"reduce must be 1, 2, 4 or 8, not {reduce!r}")
+    before = getattr(_SHARED, "photo", None)
+    _SHARED.photo = _Shared(data, int(reduce))
+    try:
+        yield
+    finally:
+        _SHARED.photo = before
+
+
 def load_image(path_or_bytes, cfg=None, reduce: int = 1) -> np.ndarray:
     """Decode a photo (a path, the file's bytes, or a ``Photo`` already checked) into a BGR
     uint8 array, EXIF-oriented.
 
     ``check_photo`` runs first, so an oversized or damaged file is refused before any pixel
     is decoded. ``reduce`` (one of ``REDUCTIONS``, JPEG only): that many times smaller a side, as
-    libjpeg decodes it (``vision.photo``). Raises ``PhotoError`` (``PhotoBusy``: no turn free)."""
+    libjpeg decodes it (``vision.photo``). Raises ``PhotoError`` (``PhotoBusy``: no turn free).
+    Inside :func:`decode_once` for these bytes and this ``reduce``: the one shared decode
+    (read-only)."""
     photo = open_photo(path_or_bytes, cfg)
     data, info = photo.data, photo.info
     if reduce != 1 and (info.format != "jpeg" or reduce not in REDUCTIONS):
         raise ValueError(f"reduce must be 1, or 2, 4 or 8 for a JPEG, not {reduce!r} ({info.format})")
+    shared = _shared_decode(data)
+    if shared is not None and shared.reduce == reduce:
+        if shared.image is None:
+            shared.image = _decode(data, info, reduce, cfg)
+            shared.image.flags.writeable = False
+        return shared.image
+    return _decode(data, info, reduce, cfg)
+
+
+def _decode(data: bytes, info: PhotoInfo, reduce: int, cfg) -> np.ndarray:
     flag = cv2.IMREAD_COLOR if reduce == 1 else getattr(cv2, f"IMREAD_REDUCED_COLOR_{reduce}")
     with decode_turn(cfg):
         try:
@@ -468,9 +520,16 @@ def _copy_size(width: int, height: int, max_side: int) -> tuple[int, int]:
 
 def shrink_image(image: np.ndarray, max_side: int, size: tuple[int, int] | None = None) -> bytes:
     """A JPEG of the image, scaled down so its long side is at most ``max_side`` px (``size``:
-    ``(w, h)`` to scale it to instead)."""
+    ``(w, h)`` to scale it to instead). An image at least twice the size is first averaged over
+    whole blocks of k x k pixels (OpenCV's fast path for a whole factor; the last few rows and
+    columns that make no whole block are left out), then area-resized the rest of the way."""
     h, w = image.shape[:2]
     size = size if size is not None else _copy_size(w, h, max_side)
+    k = min(w // max(size[0], 1), h // max(size[1], 1))
+    if k >= 2:
+        bw, bh = w // k, h // k
+        image = cv2.resize(image[:bh * k, :bw * k], (bw, bh), interpolation=cv2.INTER_AREA)
+        h, w = image.shape[:2]
     if size != (w, h):
         image = cv2.resize(image, size, interpolation=cv2.INTER_AREA)
     ok, buf = cv2.imencode(".jpg", image, [cv2.IMWRITE_JPEG_QUALITY, 85])
@@ -495,9 +554,11 @@ def copy_reduction(info: PhotoInfo, max_side: int) -> int:
 def shrink_photo(data: bytes, max_side: int, cfg=None) -> tuple[bytes, tuple[int, int]]:
     """A small upright JPEG copy of the photo and the upright original's ``(width, height)``.
     A large JPEG is decoded reduced (:func:`copy_reduction`); the copy has the size the whole
-    decode's would have."""
+    decode's would have. Inside :func:`decode_once` for these bytes, the copy is made from the
+    block's one decode."""
     photo = open_photo(data, cfg)
-    factor = copy_reduction(photo.info, max_side)
+    shared = _shared_decode(photo.data)
+    factor = shared.reduce if shared is not None else copy_reduction(photo.info, max_side)
     image = load_image(data, cfg, reduce=factor)   # checked again there, as every decode is
     h, w = image.shape[:2]
     if factor > 1:   # the upright original's size: the header's, turned as the decode turned it

@@ -20,7 +20,8 @@ has been trained on photos so decoded.
 
 - ``reduction(info, long_side) -> 1, 2, 4 or 8``: how much smaller a photo is decoded.
 - ``load_for_reading(path_or_bytes, cfg=None) -> (image, factor)``: the decoded image and how
-  much smaller a side it is than the upright photo.
+  much smaller a side it is than the upright photo; ``reading_reduction(path_or_bytes, cfg=None)``
+  that factor alone, from the header.
 - ``to_photo_pixels(reading, factor)``: a ``vision.Reading`` of the reduced image with its
   ``corners`` and ``homography`` in the upright photo's pixels; ``to_reduced_pixels(points,
   factor)`` the other way, for points (``reduced_map`` is the map itself).
@@ -50,6 +51,16 @@ def reduction(info: photo_io.PhotoInfo, long_side: int) -> int:
     return factor
 
 
+def reading_reduction(path_or_bytes, cfg=None) -> int:
+    """How much smaller a side :func:`load_for_reading` decodes this photo (1: whole), from its
+    header (a ``PhotoError`` for one that is refused); for ``vision.photo.files.decode_once``."""
+    cfg = cfg if cfg is not None else _config.load()
+    long_side = int(cfg["io"]["read_long_side"])
+    if long_side <= 0:
+        return 1
+    return reduction(photo_io.open_photo(path_or_bytes, cfg).info, long_side)
+
+
 def load_for_reading(path_or_bytes, cfg=None) -> tuple[np.ndarray, int]:
     """The photo decoded for reading (``vision.photo.files.load_image``: the same checks and messages),
     reduced by :func:`reduction` for ``[io] read_long_side``; ``(image, factor)``."""
@@ -58,7 +69,7 @@ def load_for_reading(path_or_bytes, cfg=None) -> tuple[np.ndarray, int]:
     if long_side <= 0:      # off, as shipped: decoded whole, the photo checked once
         return photo_io.load_image(path_or_bytes, cfg), 1
     photo = photo_io.open_photo(path_or_bytes, cfg)
-    factor = reduction(photo.info, long_side)
+    factor = reading_reduction(photo, cfg)
     return photo_io.load_image(photo, cfg, reduce=factor), factor
 
 
