@@ -45,8 +45,8 @@ def shrink_photo(photo: bytes, max_side: int = PHOTO_MAX_SIDE) -> tuple[bytes, t
     """A JPEG copy of the photo at most ``max_side`` px, and the upright original's (w, h)."""
     from vision.photo import files as photo_io
 
-    # a large JPEG decoded reduced for it (a fraction of a whole decode; the reading decodes
-    # the photo at the size it needs itself)
+    # a large JPEG decoded reduced for it (a fraction of a whole decode); inside an upload's
+    # vision.photo.files.decode_once (webapp.service.decode_upload), from the reading's decode
     return photo_io.shrink_photo(photo, max_side)
 
 
