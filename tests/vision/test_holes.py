@@ -317,20 +317,20 @@ def test_logits_of_another_window_are_refused(cfg):
 
 
 def test_a_grid_measured_once_per_read_and_never_for_another_photo(cfg):
-    """Within measured_once the ring of a grid already measured on the photo is the one
-    measured (the same values as measured afresh, read-only); a photo other than the one
-    being read, or the same grid after the read, is measured anew."""
-    from vision.read.holes import measured_once
+    """Within a read (vision.read.crops.read_once) the ring of a grid already measured on the
+    photo is the one measured (the same values as measured afresh, read-only); a photo other
+    than the one being read, or the same grid after the read, is measured anew."""
+    from vision.read.crops import read_once
 
     img, corners = _kingdom()
     other, _ = _kingdom(holes=((0, 0), (2, 2)))
     h = cfg["holes"]
     alone = ring_features(img, corners, 3, 3, h)
-    with measured_once(img):
+    with read_once(img):
         first = ring_features(img, corners, 3, 3, h)
         again = ring_features(img, np.asarray(corners, np.float64), 3, 3, h)
         assert again[0] is first[0] and again[1] is first[1]
-        with measured_once(img):        # the search inside a read keeps the read's measures
+        with read_once(img):            # the search inside a read keeps the read's measures
             assert ring_features(img, corners, 3, 3, h)[0] is first[0]
         assert ring_features(img, corners + 1, 3, 3, h)[0] is not first[0]
         elsewhere = ring_features(other, corners, 3, 3, h)

@@ -47,8 +47,9 @@ def test_reads_an_aau_photo_end_to_end(reader):
 
 
 def test_photos_read_in_turn_read_as_each_does_alone(reader):
-    """What one read measures once for its photo (vision.read.holes.measured_once) is never
-    another photo's: two photos read in turn, and the first again, read as each alone."""
+    """What one read makes once for its photo (vision.read.crops.read_once: boards, ring
+    features) is never another photo's: two photos read in turn, and the first again, read
+    as each alone."""
     from vision import Reader
 
     (_, first), (_, second) = aau_photo(1), aau_photo(2)

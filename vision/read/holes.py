@@ -30,18 +30,16 @@ A ring square is no reference when it looks like a square the classifier reads s
 centre lies outside the photo are no reference either (they are read from repeated edge pixels).
 
 One read measures a window's ring more than once (``vision.find.frame.choose`` judges the window
-it chooses, ``Reader.framed`` reads it): inside :func:`measured_once` for a photo, the ring of a
-grid already measured on it is not measured again.
+it chooses, ``Reader.framed`` reads it): within a read (``vision.read.crops.read_once``) the
+ring of a grid already measured is not measured again.
 """
 from __future__ import annotations
-
-import contextvars
-from contextlib import contextmanager
 
 import cv2
 import numpy as np
 
 from vision.geometry import board_homography, centres_off_photo, ring_corners
+from vision.read.crops import remembered
 from vision.read.labels import TERRAINS, terrain_probabilities
 
 N_FEATURES = 7
@@ -172,47 +170,20 @@ def far_penalty(distance: np.ndarray, far: float, full: float, penalty: float) -
     return np.where(np.isfinite(d), out, 0.0)
 
 
-# (photo, {grid: its ring_features}) while a read of that photo measures rings (measured_once)
-_MEASURED: contextvars.ContextVar = contextvars.ContextVar("holes_measured", default=None)
-
-
-@contextmanager
-def measured_once(image: np.ndarray):
-    """Within it (one read of ``image``, left unchanged meanwhile), :func:`ring_features` of a
-    grid of ``image`` already measured (the same corners, as float32, rows, cols and ``[holes]``
-    px and inner) are the ones measured, read-only; forgotten on leaving. Per thread and
-    task (a context variable); another photo's rings are measured as ever. Nested for the same
-    photo (a read's search), the outer one's measures are kept."""
-    memo = _MEASURED.get()
-    if memo is not None and memo[0] is image:     # within a read of it already
-        yield
-        return
-    token = _MEASURED.set((image, {}))
-    try:
-        yield
-    finally:
-        _MEASURED.reset(token)
-
-
 def ring_features(image: np.ndarray, corners, rows: int, cols: int, hcfg: dict):
     """(features, off_photo): :func:`square_features` of the grid grown by one square, with
     ``[holes]`` settings ``hcfg``, and which of those squares are centred off the photo
-    (read-only; inside :func:`measured_once`, measured once for a grid)."""
+    (within a read, measured once for a grid: ``vision.read.crops.remembered``)."""
     px, inner = int(hcfg["px"]), float(hcfg["inner"])
-    memo = _MEASURED.get()
-    key = None
-    if memo is not None and memo[0] is image:
-        # every use of the corners starts from them as float32 (vision.geometry.as_corners)
-        key = (np.asarray(corners, np.float32).tobytes(), int(rows), int(cols), px, inner)
-        if key in memo[1]:
-            return memo[1][key]
-    feats = square_features(image, corners, rows, cols, px, inner)
-    off = centres_off_photo(image.shape, ring_corners(corners, rows, cols, 1), rows + 2, cols + 2)
-    feats.setflags(write=False)
-    off.setflags(write=False)
-    if key is not None:
-        memo[1][key] = (feats, off)
-    return feats, off
+
+    def measure():
+        return (square_features(image, corners, rows, cols, px, inner),
+                centres_off_photo(image.shape, ring_corners(corners, rows, cols, 1), rows + 2,
+                                  cols + 2))
+
+    # every use of the corners starts from them as float32 (vision.geometry.as_corners)
+    key = ("ring", np.asarray(corners, np.float32).tobytes(), int(rows), int(cols), px, inner)
+    return remembered(image, key, measure)
 
 
 def boost_logits(features: np.ndarray, off_photo: np.ndarray, logits: np.ndarray, hcfg: dict,
