@@ -156,11 +156,20 @@ def downscale(image: np.ndarray, long_side: int, integer: bool = False
 def largest(mask: np.ndarray):
     """The largest 8-connected blob of ``mask`` (uint8 0/1; ties: the first labelled), or None."""
     # the labels alone and their pixels counted: OpenCV's statistics (boxes, centroids)
-    # cost several times the labelling, and only the areas are needed
-    n, labels = cv2.connectedComponents(mask, connectivity=8)
-    if n <= 1:
-        return None
-    best = 1 + int(np.argmax(np.bincount(labels.ravel(), minlength=n)[1:]))
+    # cost several times the labelling, and only the areas are needed; 16-bit labels,
+    # counted by a histogram, where every label fits (at most one blob in each 2 x 2 block)
+    h, w = mask.shape[:2]
+    if ((h + 1) // 2) * ((w + 1) // 2) < 1 << 16 and h * w < 1 << 24:
+        n, labels = cv2.connectedComponentsWithAlgorithm(mask, 8, cv2.CV_16U, cv2.CCL_DEFAULT)
+        if n <= 1:
+            return None
+        counts = cv2.calcHist([labels], [0], None, [n], [0, n]).ravel()   # whole numbers
+    else:
+        n, labels = cv2.connectedComponents(mask, connectivity=8)
+        if n <= 1:
+            return None
+        counts = np.bincount(labels.ravel(), minlength=n)
+    best = 1 + int(np.argmax(counts[1:]))
     return (labels == best).astype(np.uint8)
 
 
