@@ -223,3 +223,22 @@ def test_every_distance_measured_exactly_gives_the_same_fit(seed, monkeypatch):
     quick = fit_pitch(prof, cover, pitches, **fit)
     monkeypatch.setattr(lattice, "_RECHECK", 1.0)
     assert fit_pitch(prof, cover, pitches, **fit) == quick
+
+
+def test_cell_cover_is_each_cells_central_mean():
+    """cell_cover bounds each cell's central part in whole px once per row and column: each
+    value is the mean of the tile map over that part (numpy's own), 0 for a part off the map."""
+    from vision.find.lattice import cell_cover
+
+    rng = np.random.default_rng(3)
+    tiles = rng.random((90, 120)).astype(np.float32)
+    xs, ys = np.array([-40.0, -3.5, 20.25, 47.0, 80.8, 125.0]), np.array([-2.0, 30.4, 61.0, 95.5])
+    got = cell_cover(tiles, xs, ys, 0.5)
+    for r in range(len(ys) - 1):
+        for c in range(len(xs) - 1):
+            x0, x1 = xs[c] + 0.25 * (xs[c + 1] - xs[c]), xs[c + 1] - 0.25 * (xs[c + 1] - xs[c])
+            y0, y1 = ys[r] + 0.25 * (ys[r + 1] - ys[r]), ys[r + 1] - 0.25 * (ys[r + 1] - ys[r])
+            i0, i1 = int(max(0, np.floor(y0))), int(min(90, np.ceil(y1)))
+            j0, j1 = int(max(0, np.floor(x0))), int(min(120, np.ceil(x1)))
+            want = float(tiles[i0:i1, j0:j1].mean()) if i1 > i0 and j1 > j0 else 0.0
+            assert got[r, c] == want

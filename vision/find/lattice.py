@@ -23,6 +23,7 @@ homography that keeps both points at infinity is axis-aligned affine). So:
 """
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 import cv2
@@ -271,14 +272,15 @@ def cell_cover(tiles: np.ndarray, xs: np.ndarray, ys: np.ndarray, inner: float) 
     H, W = tiles.shape
     out = np.zeros((len(ys) - 1, len(xs) - 1))
     a = (1 - inner) / 2
-    for r in range(len(ys) - 1):
-        for c in range(len(xs) - 1):
-            x0 = xs[c] + a * (xs[c + 1] - xs[c])
-            x1 = xs[c + 1] - a * (xs[c + 1] - xs[c])
-            y0 = ys[r] + a * (ys[r + 1] - ys[r])
-            y1 = ys[r + 1] - a * (ys[r + 1] - ys[r])
-            i0, i1 = int(max(0, np.floor(y0))), int(min(H, np.ceil(y1)))
-            j0, j1 = int(max(0, np.floor(x0))), int(min(W, np.ceil(x1)))
+    # each cell's central part in whole px, once per column and per row (Python floats: the
+    # same doubles as numpy's, their floor and ceiling without numpy's per-element calls)
+    xs, ys = np.asarray(xs, np.float64).tolist(), np.asarray(ys, np.float64).tolist()
+    cols = [(max(0, math.floor(x0 + a * (x1 - x0))), min(W, math.ceil(x1 - a * (x1 - x0))))
+            for x0, x1 in zip(xs, xs[1:])]
+    rows = [(max(0, math.floor(y0 + a * (y1 - y0))), min(H, math.ceil(y1 - a * (y1 - y0))))
+            for y0, y1 in zip(ys, ys[1:])]
+    for r, (i0, i1) in enumerate(rows):
+        for c, (j0, j1) in enumerate(cols):
             if i1 > i0 and j1 > j0:
                 out[r, c] = float(tiles[i0:i1, j0:j1].mean())
     return out
