@@ -31,7 +31,7 @@ from vision.find.frame import frame_size, too_few_tiles
 from vision.find.search import Candidate, Objective, OutlineSearch
 from vision.geometry import board_homography, window_corners
 from vision.read.review import glare_squares, outside_cells, review_distances, review_reasons
-from vision.read.crops import cell_crops, rectify
+from vision.read.crops import cell_crops, read_once, rectify
 
 
 @dataclass
@@ -97,7 +97,8 @@ class Reader:
         ``PhotoError`` (no kingdom) when nothing is found."""
         if size is not None and size not in SIZES:
             raise ValueError(f"size must be 5 or 7, got {size}")
-        found = self._search(image, size, self.cfg)
+        with read_once(image):    # a window's board and ring are made once for the search
+            found = self._search(image, size, self.cfg)
         if found is None:
             raise PhotoError(NO_KINGDOM)
         return found
@@ -184,7 +185,8 @@ class Reader:
             r, c = rows or 5, cols or 5
             found = Candidate(np.asarray(corners, np.float32), r, c, frame_size(r, c, size))
             return self.read_board(image, found, size)
-        return self.check_found(self.read_board(image, self.find(image, size), size))
+        with read_once(image):    # ... and for its reading
+            return self.check_found(self.read_board(image, self.find(image, size), size))
 
     def check_found(self, reading: Reading) -> Reading:
         """The reading of a kingdom the reader found itself, refused (``PhotoError``, "no

@@ -81,3 +81,26 @@ def test_an_outline_in_a_big_photo_moves_onto_the_seams_in_photo_pixels():
     found = refine_photo_outline(photo, start, 5, 5, det)
     assert found.dtype == np.float32 and found.shape == (4, 2)
     assert np.abs(found - true).max() < 0.5 * np.abs(start - true).max()
+
+
+@pytest.mark.parametrize("seed", range(8))
+def test_the_edge_maps_percentile_is_numpys_own(seed):
+    """edge_map's scale is np.percentile's 99th of the gradient's magnitude, taken from the
+    values near that place only: the same number, ties, tiny and 2-D arrays too."""
+    from vision.find.corner_refine import _percentile
+
+    rng = np.random.default_rng(seed)
+    for n in (1, 2, 7, 150, 1001, int(rng.integers(2000, 60000))):
+        values = (rng.random(n) ** rng.uniform(0.3, 4) * 300).astype(np.float32)
+        if seed % 2:
+            values = np.round(values / 7) * 7            # many equal values
+        for q in (99, 99.9, 95, 50, 100):
+            want = np.percentile(values, q)
+            got = _percentile(values, q)
+            assert got == want and np.asarray(got).dtype == np.asarray(want).dtype
+    image = (rng.random((90, 120)) * 255).astype(np.uint8)
+    g = cv2.GaussianBlur(image, (0, 0), 1.2).astype(np.float32)
+    gx, gy = cv2.Sobel(g, cv2.CV_32F, 1, 0, ksize=3), cv2.Sobel(g, cv2.CV_32F, 0, 1, ksize=3)
+    norm = float(np.percentile(cv2.magnitude(gx, gy), 99)) + 1e-6
+    ex, ey = edge_map(image)
+    assert ex.tobytes() == (gx / norm).tobytes() and ey.tobytes() == (gy / norm).tobytes()

@@ -654,3 +654,56 @@ def test_a_band_of_table_with_a_loose_domino_in_it_leaves_a_frame():
     d3[5] = near
     d3[5, 1] = d3[5, 2] = far
     assert frame.loose_edge(half_built, d3, 2.0, (5, 7), 2) is None
+
+
+def _every_window_plainly(gain, max_rows, max_cols, keep, keep_bonus, frames, frame_bonus,
+                          walls, wall_penalty, edge_gain, bonus_within):
+    """best_window's measure, window by window on numpy's own numbers: the sum of the gains,
+    less the penalty per whole row or column of walls inside, plus the bonuses."""
+    gain = np.asarray(gain, np.float64)
+    R, C = gain.shape
+    tile = gain > edge_gain
+    S = np.zeros((R + 1, C + 1))
+    S[1:, 1:] = gain.cumsum(0).cumsum(1)
+    best, best_key = None, None
+    for h in range(1, R + 1):
+        for w in range(1, C + 1):
+            if not ((h <= max_rows and w <= max_cols) or (h <= max_cols and w <= max_rows)):
+                continue
+            for r in range(R - h + 1):
+                for c in range(C - w + 1):
+                    win = Window(r, c, h, w)
+                    total = S[r + h, c + w] - S[r, c + w] - S[r + h, c] + S[r, c]
+                    if wall_penalty and (h > 2 or w > 2) and walls is not None:
+                        inner = walls[r:r + h, c:c + w]
+                        total -= wall_penalty * (int(inner[1:-1].all(1).sum())
+                                                 + int(inner[:, 1:-1].all(0).sum()))
+                    if win == keep:
+                        total += keep_bonus
+                    sides = (tile[r, c:c + w].any() and tile[r + h - 1, c:c + w].any()
+                             and tile[r:r + h, c].any() and tile[r:r + h, c + w - 1].any())
+                    if frame.is_frame(h, w, frames) and sides and (
+                            bonus_within is None or win.inside(bonus_within)):
+                        total += frame_bonus
+                    key = (round(total, 9), win == keep, h * w)
+                    if best_key is None or key > best_key:
+                        best, best_key = win, key
+    return best
+
+
+@pytest.mark.parametrize("seed", range(5))
+def test_the_best_window_is_the_one_each_window_measured_plainly_gives(seed):
+    """best_window reads its sums as Python numbers (speed): the window must be the one the
+    plain measure on numpy's numbers gives, ties at the ninth decimal included."""
+    rng = np.random.default_rng(seed)
+    for _ in range(40):
+        R, C = (int(v) for v in rng.integers(1, 10, 2))
+        gain = np.round(rng.normal(0, 3, (R, C)), 1) if seed % 2 else rng.normal(0, 3, (R, C))
+        args = dict(keep=Window(int(rng.integers(0, R)), int(rng.integers(0, C)), 1, 1),
+                    keep_bonus=float(rng.uniform(0, 2)), frames=(3, 5), frame_bonus=1.5,
+                    walls=rng.random((R, C)) > 0.6, wall_penalty=float(rng.choice([0.0, 2.5])),
+                    edge_gain=float(rng.uniform(-1, 1)),
+                    bonus_within=Window(0, 0, R, C) if seed % 3 else None)
+        max_rows, max_cols = (int(v) for v in rng.integers(1, 9, 2))
+        assert best_window(gain, max_rows, max_cols, **args) == _every_window_plainly(
+            gain, max_rows, max_cols, **args)

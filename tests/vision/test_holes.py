@@ -314,3 +314,29 @@ def test_logits_of_another_window_are_refused(cfg):
     feats, off = ring_features(img, corners, 3, 3, cfg["holes"])
     with pytest.raises(ValueError, match="4 squares' logits for a 3x3 window"):
         boost_logits(feats, off, _forest_logits(4), cfg["holes"])
+
+
+def test_a_grid_measured_once_per_read_and_never_for_another_photo(cfg):
+    """Within a read (vision.read.crops.read_once) the ring of a grid already measured on the
+    photo is the one measured (the same values as measured afresh, read-only); a photo other
+    than the one being read, or the same grid after the read, is measured anew."""
+    from vision.read.crops import read_once
+
+    img, corners = _kingdom()
+    other, _ = _kingdom(holes=((0, 0), (2, 2)))
+    h = cfg["holes"]
+    alone = ring_features(img, corners, 3, 3, h)
+    with read_once(img):
+        first = ring_features(img, corners, 3, 3, h)
+        again = ring_features(img, np.asarray(corners, np.float64), 3, 3, h)
+        assert again[0] is first[0] and again[1] is first[1]
+        with read_once(img):            # the search inside a read keeps the read's measures
+            assert ring_features(img, corners, 3, 3, h)[0] is first[0]
+        assert ring_features(img, corners + 1, 3, 3, h)[0] is not first[0]
+        elsewhere = ring_features(other, corners, 3, 3, h)
+        assert not np.array_equal(elsewhere[0], first[0])
+        assert np.array_equal(elsewhere[0], ring_features(other, corners, 3, 3, h)[0])
+    assert np.array_equal(first[0], alone[0]) and np.array_equal(first[1], alone[1])
+    assert not first[0].flags.writeable and not first[1].flags.writeable
+    after = ring_features(img, corners, 3, 3, h)
+    assert after[0] is not first[0] and np.array_equal(after[0], alone[0])

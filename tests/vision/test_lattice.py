@@ -191,3 +191,54 @@ def test_the_pitch_search_from_a_negative_start_is_unchanged(border):
     fit = dict(phase_step=0.75, min_cover=0.3, border=border, near=0.15)
     assert fit_pitch(prof, cover, pitches, **fit) == _one_pitch_at_a_time(prof, cover, pitches,
                                                                           **fit)
+
+
+@pytest.mark.parametrize("near", [0.1, 0.2, 0.25])
+def test_edge_exactly_at_the_tolerance_counts_as_one_pitch_at_a_time_counts_it(near):
+    """Whole-pixel pitches and phases put many edges exactly ``near`` of a pitch from a line,
+    where the quick distance to the nearest line (rounded) cannot tell near from far: those
+    are measured exactly, as scoring each pitch on its own does."""
+    rng = np.random.default_rng(7)
+    prof = comb(160, 10.0, 3.0, base=0.5) + rng.gamma(1.0, 1.0, 160)
+    cover = np.ones(160)
+    pitches = np.array([8.0, 9.0, 10.0, 11.0, 12.0, 16.0, 20.0])
+    fit = dict(phase_step=1.0, min_cover=0.3, border=4.0, near=near)
+    assert fit_pitch(prof, cover, pitches, **fit) == _one_pitch_at_a_time(prof, cover, pitches,
+                                                                          **fit)
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_every_distance_measured_exactly_gives_the_same_fit(seed, monkeypatch):
+    """The exact measure the quick one leaves the edges near the tolerance to, asked for
+    every edge, gives the same pitch, phase and score."""
+    from vision.find import lattice
+
+    rng = np.random.default_rng(seed)
+    n = int(rng.integers(120, 260))
+    prof = comb(n, float(rng.uniform(14, 34)), float(rng.uniform(0, 14))) + rng.gamma(1.0, 1.5, n)
+    cover = np.ones(n)
+    cover[:8], cover[-8:] = 0.0, 0.0
+    pitches = 24.0 * np.exp(np.linspace(np.log(0.6), np.log(1.6), 40))
+    fit = dict(phase_step=0.75, min_cover=0.3, border=float(rng.uniform(-6, 12)), near=0.15)
+    quick = fit_pitch(prof, cover, pitches, **fit)
+    monkeypatch.setattr(lattice, "_RECHECK", 1.0)
+    assert fit_pitch(prof, cover, pitches, **fit) == quick
+
+
+def test_cell_cover_is_each_cells_central_mean():
+    """cell_cover bounds each cell's central part in whole px once per row and column: each
+    value is the mean of the tile map over that part (numpy's own), 0 for a part off the map."""
+    from vision.find.lattice import cell_cover
+
+    rng = np.random.default_rng(3)
+    tiles = rng.random((90, 120)).astype(np.float32)
+    xs, ys = np.array([-40.0, -3.5, 20.25, 47.0, 80.8, 125.0]), np.array([-2.0, 30.4, 61.0, 95.5])
+    got = cell_cover(tiles, xs, ys, 0.5)
+    for r in range(len(ys) - 1):
+        for c in range(len(xs) - 1):
+            x0, x1 = xs[c] + 0.25 * (xs[c + 1] - xs[c]), xs[c + 1] - 0.25 * (xs[c + 1] - xs[c])
+            y0, y1 = ys[r] + 0.25 * (ys[r + 1] - ys[r]), ys[r + 1] - 0.25 * (ys[r + 1] - ys[r])
+            i0, i1 = int(max(0, np.floor(y0))), int(min(90, np.ceil(y1)))
+            j0, j1 = int(max(0, np.floor(x0))), int(min(120, np.ceil(x1)))
+            want = float(tiles[i0:i1, j0:j1].mean()) if i1 > i0 and j1 > j0 else 0.0
+            assert got[r, c] == want

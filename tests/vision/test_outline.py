@@ -74,6 +74,9 @@ def test_wrap_is_numpys_remainder_over_its_range():
     y = np.concatenate([rng.uniform(-np.pi, 3 * np.pi, 20000), [0.0, period, -1e-300, 1e-300,
                         np.nextafter(period, 0), np.nextafter(period, 10), -np.pi, 3 * np.pi]])
     assert _wrap(y, period).tobytes() == (y % period).tobytes()
+    inplace = y.copy()
+    assert _wrap(inplace, period, out=inplace) is inplace
+    assert inplace.tobytes() == (y % period).tobytes()
 
 
 def _vp_full(seg, iters=3, keep=0.75):

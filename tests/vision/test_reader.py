@@ -46,6 +46,19 @@ def test_reads_an_aau_photo_end_to_end(reader):
     assert matches(reading, photo) >= 24
 
 
+def test_photos_read_in_turn_read_as_each_does_alone(reader):
+    """What one read makes once for its photo (vision.read.crops.read_once: boards, ring
+    features) is never another photo's: two photos read in turn, and the first again, read
+    as each alone."""
+    from vision import Reader
+
+    (_, first), (_, second) = aau_photo(1), aau_photo(2)
+    alone = Reader().read(second).to_json()
+    before = reader.read(first).to_json()
+    assert reader.read(second).to_json() == alone
+    assert reader.read(first).to_json() == before
+
+
 def test_json_shape_and_confidences(reader):
     _, image = aau_photo(1)
     h, w = image.shape[:2]

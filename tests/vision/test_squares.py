@@ -56,3 +56,26 @@ def test_bad_geometry_and_shapes_are_refused():
         cell_crops(board, 3, 2, 10)                    # board too small
     with pytest.raises(ValueError):
         cell_crops(board, 0, 2, 10)
+
+
+def test_a_board_is_warped_once_a_read_and_only_for_its_photo():
+    """Within a read (read_once) the same window of the photo is warped once (the same
+    read-only board); another photo's window, another window, or the same one after the
+    read, is warped anew, as warp_board warps it."""
+    from vision.read.crops import read_once, rectify
+
+    board, _ = painted_board(5, 5, 40)
+    other = board[::-1].copy()
+    corners = image_corners(board)
+    alone = warp_board(board, corners, 5, 5, 20, 4)[0]
+    with read_once(board):
+        first = rectify(board, corners, 5, 5, 20, 4)
+        assert rectify(board, corners.astype(np.float64), 5, 5, 20, 4)[0] is first[0]
+        assert not first[0].flags.writeable
+        assert rectify(board, corners, 5, 5, 20, 2)[0] is not first[0]
+        theirs = rectify(other, corners, 5, 5, 20, 4)[0]
+        assert np.array_equal(theirs, warp_board(other, corners, 5, 5, 20, 4)[0])
+        assert not np.array_equal(theirs, first[0])
+    assert np.array_equal(first[0], alone)
+    after = rectify(board, corners, 5, 5, 20, 4)[0]
+    assert after is not first[0] and after.flags.writeable

@@ -4,7 +4,7 @@ import cv2
 import numpy as np
 import pytest
 
-from vision.find.tilemap import pixel_features, tile_probability
+from vision.find.tilemap import largest, pixel_features, tile_probability
 
 
 def _plain_features(small):
@@ -45,6 +45,16 @@ def test_features_are_the_plain_formulas_bit_for_bit(seed):
     assert got.tobytes() == _plain_features(small).tobytes()
 
 
+@pytest.mark.parametrize("shape", [(60, 83), (64, 64), (1, 2), (3, 1)])
+def test_features_of_an_even_or_tiny_photo_are_the_plain_formulas(shape):
+    """The median of L (taken from its histogram) is the mean of the middle two values for
+    an even count of pixels, and the middle one for an odd count."""
+    small = _photo(5, shape)
+    assert pixel_features(small).tobytes() == _plain_features(small).tobytes()
+    flat = np.full(shape + (3,), 90, np.uint8)
+    assert pixel_features(flat).tobytes() == _plain_features(flat).tobytes()
+
+
 @pytest.mark.parametrize("seed, hidden", [(0, 32), (1, 8), (2, 0)])
 def test_probabilities_are_the_plain_formulas_bit_for_bit(seed, hidden):
     small, model = _photo(seed), _model(seed, hidden)
@@ -64,3 +74,21 @@ def test_probabilities_are_the_plain_formulas_bit_for_bit(seed, hidden):
     got = tile_probability(small, model)
     assert got.dtype == np.float32 and got.tobytes() == want.tobytes()
     assert 0.0 <= got.min() and got.max() <= 1.0
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_the_largest_blob_is_the_one_by_opencvs_own_areas(seed):
+    """largest counts each label's pixels itself: the blob is the one OpenCV's statistics
+    give (equal areas: the first labelled), and none without a blob."""
+    rng = np.random.default_rng(seed)
+    side = (520, 540) if seed == 5 else (int(rng.integers(20, 200)), int(rng.integers(20, 200)))
+    noise = rng.random(side).astype(np.float32)       # 520 x 540: more labels than 16 bits
+    mask = (cv2.GaussianBlur(noise, (0, 0), float(rng.uniform(0.7, 3))) > 0.5).astype(np.uint8)
+    if seed == 0:       # two blobs of the same area
+        mask[:] = 0
+        mask[2:6, 2:6], mask[10:14, 10:14] = 1, 1
+    n, labels, stats, _ = cv2.connectedComponentsWithStats(mask, connectivity=8)
+    want = (labels == 1 + int(np.argmax(stats[1:, cv2.CC_STAT_AREA]))).astype(np.uint8)
+    got = largest(mask)
+    assert got.dtype == np.uint8 and np.array_equal(got, want)
+    assert largest(np.zeros_like(mask)) is None

@@ -13,8 +13,26 @@ def edge_map(gray: np.ndarray):
     g = cv2.GaussianBlur(gray, (0, 0), 1.2).astype(np.float32)
     gx = cv2.Sobel(g, cv2.CV_32F, 1, 0, ksize=3)
     gy = cv2.Sobel(g, cv2.CV_32F, 0, 1, ksize=3)
-    norm = float(np.percentile(cv2.magnitude(gx, gy), 99)) + 1e-6
+    norm = float(_percentile(cv2.magnitude(gx, gy), 99)) + 1e-6
     return gx / norm, gy / norm
+
+
+def _percentile(values: np.ndarray, q: float):
+    """``np.percentile(values, q)``, for a q near 100, at a third of its cost: it depends on
+    the values' count and their sorted values next to the q-th place only, so numpy's own
+    percentile of a sorted array of the same count that holds the true sorted values from
+    a few places below that one on (the smaller ones all raised to the least of those) is
+    the same number. Selecting those few is cheap; numpy's own selection, for four places
+    at once, is not."""
+    flat = values.reshape(-1)
+    first = int(np.floor((flat.size - 1) * q / 100.0)) - 2
+    if first < 1 or flat.size - first > flat.size // 4:
+        return np.percentile(values, q)
+    top = np.sort(np.partition(flat, first)[first:])
+    same = np.empty_like(flat)
+    same[:first] = top[0]
+    same[first:] = top
+    return np.percentile(same, q, overwrite_input=True)
 
 
 def _bilinear(img: np.ndarray, pts: np.ndarray) -> np.ndarray:

@@ -358,11 +358,11 @@ def outline_in_map(prob, mid, gray_mid, edges, s, s_mid, shape, det, lat=None, c
             others.append(seam)
     corners = (quad / s).astype(np.float32)
     hx, hy = blob.shape[1] - 1, blob.shape[0] - 1
-    ys, xs = np.nonzero(blob)
+    bx, by, bw, bh = cv2.boundingRect(blob)     # the blob's extent (its pixels' least, most)
     tol = 0.01 * max(h, w)
     outside = np.any(corners < -tol) or np.any(corners[:, 0] > w + tol) or np.any(
         corners[:, 1] > h + tol)
-    if outside or xs.min() == 0 or ys.min() == 0 or xs.max() == hx or ys.max() == hy:
+    if outside or bx == 0 or by == 0 or bx + bw - 1 == hx or by + bh - 1 == hy:
         warnings.append("part of the kingdom may be outside the photo: keep the whole "
                         "kingdom in the frame")
     if conf < WARN_CONFIDENCE:

@@ -95,39 +95,46 @@ def best_window(gain: np.ndarray, max_rows: int, max_cols: int, keep: Window | N
     S = np.zeros((R + 1, C + 1))
     S[1:, 1:] = gain.cumsum(0).cumsum(1)
     along_rows, along_cols = _line_counts(gain > edge_gain)   # tiles along each row and column
+    wall_rows, wall_cols = _line_counts(np.zeros((R, C), bool) if walls is None else walls)
+    # thousands of windows: the sums and counts as Python numbers (the same doubles and
+    # integers, read much faster than numpy's elements); each total is rounded as numpy
+    # rounds it (Python's own round can differ in the last place)
+    S = S.tolist()
+    along_rows, along_cols = along_rows.tolist(), along_cols.tolist()
+    wall_rows, wall_cols = wall_rows.tolist(), wall_cols.tolist()
 
     def edged(r, c, h, w):
-        return (along_rows[r, c + w] > along_rows[r, c]
-                and along_rows[r + h - 1, c + w] > along_rows[r + h - 1, c]
-                and along_cols[r + h, c] > along_cols[r, c]
-                and along_cols[r + h, c + w - 1] > along_cols[r, c + w - 1])
-    wall_rows, wall_cols = _line_counts(np.zeros((R, C), bool) if walls is None else walls)
+        return (along_rows[r][c + w] > along_rows[r][c]
+                and along_rows[r + h - 1][c + w] > along_rows[r + h - 1][c]
+                and along_cols[r + h][c] > along_cols[r][c]
+                and along_cols[r + h][c + w - 1] > along_cols[r][c + w - 1])
 
     def splits(r, c, h, w):
-        return (sum(wall_rows[rr, c + w] - wall_rows[rr, c] == w
+        return (sum(wall_rows[rr][c + w] - wall_rows[rr][c] == w
                     for rr in range(r + 1, r + h - 1))
-                + sum(wall_cols[r + h, cc] - wall_cols[r, cc] == h
+                + sum(wall_cols[r + h][cc] - wall_cols[r][cc] == h
                       for cc in range(c + 1, c + w - 1)))
+    keep_at = None if keep is None else (keep.row, keep.col, keep.rows, keep.cols)
     best, best_key = None, None
     for h in range(1, R + 1):
         for w in range(1, C + 1):
             if not ((h <= max_rows and w <= max_cols) or (h <= max_cols and w <= max_rows)):
                 continue
+            frame = is_frame(h, w, frames)
             for r in range(R - h + 1):
                 for c in range(C - w + 1):
-                    win = Window(r, c, h, w)
-                    total = S[r + h, c + w] - S[r, c + w] - S[r + h, c] + S[r, c]
+                    total = S[r + h][c + w] - S[r][c + w] - S[r + h][c] + S[r][c]
                     if wall_penalty and (h > 2 or w > 2):
                         total -= wall_penalty * splits(r, c, h, w)
-                    is_keep = win == keep
+                    is_keep = (r, c, h, w) == keep_at
                     if is_keep:
                         total += keep_bonus
-                    if is_frame(h, w, frames) and edged(r, c, h, w) and (
-                            bonus_within is None or win.inside(bonus_within)):
+                    if frame and edged(r, c, h, w) and (
+                            bonus_within is None or Window(r, c, h, w).inside(bonus_within)):
                         total += frame_bonus
-                    key = (round(total, 9), is_keep, h * w)
+                    key = (round(np.float64(total), 9), is_keep, h * w)
                     if best_key is None or key > best_key:
-                        best, best_key = win, key
+                        best, best_key = Window(r, c, h, w), key
     return best
 
 

@@ -23,6 +23,7 @@ homography that keeps both points at infinity is axis-aligned affine). So:
 """
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 import cv2
@@ -162,24 +163,41 @@ def _interior(profile: np.ndarray, cover: np.ndarray, min_cover: float,
 def _best_comb(profile: np.ndarray, span: _Span, near: float, pitches, phases_of):
     """The (pitch, phase, score) of the best-scoring comb (:func:`_comb_scores`) of
     ``pitches``, each at the phases ``phases_of(pitch)``; None when none scores above 0."""
-    # every (pitch, phase) comb is a row; the pitches whose combs hold as many lines are
-    # scored together (each row's sums see the same values in the same order as one pitch
-    # at a time would: the same scores, bit for bit, in a few array passes)
+    # every (pitch, phase) comb is a row: the share of edge near its lines is one pass over
+    # all of them (:func:`_near_shares`); the pitches whose combs hold as many lines are
+    # scored on their lines together (each row's sums see the same values in the same
+    # order as one pitch at a time would: the same scores, bit for bit, in a few array passes)
     plist = [float(p) for p in pitches]
+    if not plist:
+        return None
     phases = [np.asarray(phases_of(p), np.float64) for p in plist]
+    n = [len(ph) for ph in phases]
+    starts = np.cumsum([0] + n)
+    p_all = np.repeat(plist, n)[:, None]
+    ph_all = np.concatenate(phases)[:, None]
+    share = _near_shares(span, near, p_all, ph_all)
     ks = [np.arange(int(np.floor(span.a / p)) - 1, int(np.ceil(span.b / p)) + 2) for p in plist]
-    scores = [None] * len(plist)
+    scores = np.empty(len(ph_all))
     groups: dict = {}
     for j, k in enumerate(ks):
         groups.setdefault(len(k), []).append(j)
     for members in groups.values():
-        n = [len(phases[j]) for j in members]
-        ph = np.concatenate([phases[j] for j in members])[:, None]
-        p = np.repeat([plist[j] for j in members], n)[:, None]
-        k = np.repeat(np.stack([ks[j] for j in members]), n, axis=0)
-        score = _comb_scores(profile, span, near, p, ph, k)
-        for j, part in zip(members, np.split(score, np.cumsum(n)[:-1])):
-            scores[j] = part
+        rows = np.concatenate([np.arange(starts[j], starts[j + 1]) for j in members])
+        k = np.repeat(np.stack([ks[j] for j in members]), [n[j] for j in members], axis=0)
+        scores[rows] = _comb_scores(profile, span, p_all[rows], ph_all[rows], k, share[rows])
+    if not len(scores) or np.isnan(scores).any():
+        return _first_best(plist, phases, np.split(scores, starts[1:-1]))
+    # the first comb of the highest score, pitch by pitch and phase by phase: the one a walk
+    # through the pitches in turn keeps (each pitch's first best, replaced only by a higher)
+    i = int(np.argmax(scores))
+    if not scores[i] > 0:
+        return None
+    j = int(np.searchsorted(starts, i, side="right")) - 1
+    return plist[j], float(ph_all[i, 0]), float(scores[i])
+
+
+def _first_best(plist, phases, scores):
+    """:func:`_best_comb`'s choice walked pitch by pitch (scores that may hold NaN)."""
     best = None
     for p, ph, score in zip(plist, phases, scores):
         i = int(np.argmax(score))
@@ -188,35 +206,64 @@ def _best_comb(profile: np.ndarray, span: _Span, near: float, pitches, phases_of
     return best
 
 
-def _comb_scores(profile: np.ndarray, span: _Span, near: float, p: np.ndarray, ph: np.ndarray,
-                 k: np.ndarray) -> np.ndarray:
-    """Each comb's score (a row each: pitch ``p``, phase ``ph``, its line numbers ``k``; every
-    comb with as many lines): the share of the span's edge within ``near`` of a pitch from a
-    line, times the mean edge on the lines over that on the mid-lines; 0 for a comb with no
-    line or no mid-line in the span."""
+# a distance this close (share of the largest x and pitch) to a comb's tolerance is measured
+# again exactly (rounding moves the quick one by some 1e-16 of them)
+_RECHECK = 1e-9
+
+
+def _near_shares(span: _Span, near: float, p: np.ndarray, ph: np.ndarray) -> np.ndarray:
+    """Each comb's share of the span's edge within ``near`` of a pitch from one of its lines
+    (a row each: pitch ``p``, phase ``ph``)."""
     xs, edge = span.xs, span.edge
-    # each x's distance past the last line, np.mod's value, only where there is edge to count
-    # (elsewhere the product summed is 0 on any comb): every phase lies in [0, p] and every
-    # x >= 0, so x - phase >= -p, and fmod (exact, twice as fast) plus p below zero is
-    # np.mod's own arithmetic there
+    # each x's distance to its nearest line, only where there is edge to count (elsewhere
+    # the product summed is 0 on any comb): y less the nearest multiple of the pitch is
+    # that distance up to rounding, so it tells near from far as the exact distance past
+    # the last line (fmod, slower than the rest together) does, except within _RECHECK of
+    # the tolerance: there the exact one decides
     y = xs[edge][None, :] - ph
-    if xs[0] >= 0:
+    dist = y * (1.0 / p)
+    np.rint(dist, out=dist)
+    dist *= p
+    np.subtract(y, dist, out=dist)
+    np.abs(dist, out=dist)
+    t = near * p                                   # near a line on either side
+    slack = _RECHECK * (float(np.abs(xs).max()) + float(p.max()) + 1.0)
+    near_line = dist < t - slack
+    if np.count_nonzero(near_line) != np.count_nonzero(dist < t + slack):
+        r, c = np.nonzero((dist >= t - slack) & (dist < t + slack))
+        near_line[r, c] = _exact_near(y[r, c], p[r, 0], t[r, 0], xs[0] >= 0)
+    counted = np.zeros((len(ph), len(xs)))
+    counted[:, edge] = span.excess[edge][None, :] * near_line
+    return counted.sum(1) / span.total
+
+
+def _exact_near(y: np.ndarray, p: np.ndarray, t: np.ndarray, from_zero: bool) -> np.ndarray:
+    """Whether ``y`` lies within ``t`` of a multiple of ``p``, by np.mod's distance past the
+    last one: every phase lies in [0, p] and, from x = 0 on (``from_zero``), y >= -p, where
+    fmod (exact), or y + p below zero, is np.mod's own arithmetic."""
+    if from_zero:
         d = np.fmod(y, p)
         np.add(y, p, out=d, where=y < 0)
     else:           # a negative border: np.mod itself
         d = np.mod(y, p)
-    t = near * p                                   # near a line on either side
-    counted = np.zeros((len(ph), len(xs)))
-    counted[:, edge] = span.excess[edge][None, :] * ((d < t) | (p - d < t))
-    share = counted.sum(1) / span.total
+    return (d < t) | (p - d < t)
+
+
+def _comb_scores(profile: np.ndarray, span: _Span, p: np.ndarray, ph: np.ndarray,
+                 k: np.ndarray, share: np.ndarray) -> np.ndarray:
+    """Each comb's score (a row each: pitch ``p``, phase ``ph``, its line numbers ``k``; every
+    comb with as many lines; ``share`` its share of the span's edge near its lines,
+    :func:`_near_shares`): that share times the mean edge on the lines over that on the
+    mid-lines; 0 for a comb with no line or no mid-line in the span."""
     lines = ph + p * k
-    inside = (lines >= span.a) & (lines <= span.b)
     mids = lines + 0.5 * p
-    mid_in = (mids >= span.a) & (mids <= span.b)
-    count, mcount = inside.sum(1), mid_in.sum(1)
-    on = (_sample(profile, lines) * inside).sum(1) / np.maximum(count, 1)
-    off = (_sample(profile, mids) * mid_in).sum(1) / np.maximum(mcount, 1)
-    return np.where((count >= 1) & (mcount >= 1), share * on / (off + 1e-6), 0.0)
+    both = np.stack([lines, mids])
+    within = (both >= span.a) & (both <= span.b)
+    counts = within.sum(2)
+    sums = (_sample(profile, both) * within).sum(2)
+    on = sums[0] / np.maximum(counts[0], 1)
+    off = sums[1] / np.maximum(counts[1], 1)
+    return np.where((counts[0] >= 1) & (counts[1] >= 1), share * on / (off + 1e-6), 0.0)
 
 
 def cell_cover(tiles: np.ndarray, xs: np.ndarray, ys: np.ndarray, inner: float) -> np.ndarray:
@@ -225,14 +272,15 @@ def cell_cover(tiles: np.ndarray, xs: np.ndarray, ys: np.ndarray, inner: float) 
     H, W = tiles.shape
     out = np.zeros((len(ys) - 1, len(xs) - 1))
     a = (1 - inner) / 2
-    for r in range(len(ys) - 1):
-        for c in range(len(xs) - 1):
-            x0 = xs[c] + a * (xs[c + 1] - xs[c])
-            x1 = xs[c + 1] - a * (xs[c + 1] - xs[c])
-            y0 = ys[r] + a * (ys[r + 1] - ys[r])
-            y1 = ys[r + 1] - a * (ys[r + 1] - ys[r])
-            i0, i1 = int(max(0, np.floor(y0))), int(min(H, np.ceil(y1)))
-            j0, j1 = int(max(0, np.floor(x0))), int(min(W, np.ceil(x1)))
+    # each cell's central part in whole px, once per column and per row (Python floats: the
+    # same doubles as numpy's, their floor and ceiling without numpy's per-element calls)
+    xs, ys = np.asarray(xs, np.float64).tolist(), np.asarray(ys, np.float64).tolist()
+    cols = [(max(0, math.floor(x0 + a * (x1 - x0))), min(W, math.ceil(x1 - a * (x1 - x0))))
+            for x0, x1 in zip(xs, xs[1:])]
+    rows = [(max(0, math.floor(y0 + a * (y1 - y0))), min(H, math.ceil(y1 - a * (y1 - y0))))
+            for y0, y1 in zip(ys, ys[1:])]
+    for r, (i0, i1) in enumerate(rows):
+        for c, (j0, j1) in enumerate(cols):
             if i1 > i0 and j1 > j0:
                 out[r, c] = float(tiles[i0:i1, j0:j1].mean())
     return out

@@ -294,10 +294,17 @@ def _vanishing_point(seg: np.ndarray, iters: int = 3, keep: float = 0.75) -> np.
     return v
 
 
-def _wrap(y: np.ndarray, period: float) -> np.ndarray:
+def _wrap(y: np.ndarray, period: float, out: np.ndarray | None = None) -> np.ndarray:
     """``y % period`` for ``y`` within (-period, 2 * period), as numpy's ``%`` gives it (bit for
-    bit: ``y - period`` is exact there) without its slow division."""
-    return np.where(y < 0, y + period, np.where(y >= period, y - period, y))
+    bit: ``y - period`` is exact there) without its slow division; into ``out`` (``y`` itself
+    may be it: each value is moved once, by where it lay before)."""
+    below, above = y < 0, y >= period
+    out = np.array(y, copy=True) if out is None else out      # a float array's own type
+    if out is not y:
+        out[...] = y
+    np.add(out, period, out=out, where=below)
+    np.subtract(out, period, out=out, where=above)
+    return out
 
 
 def _tangent_lines(v: np.ndarray, pts: np.ndarray, q: float, centre: np.ndarray | None = None):
@@ -309,8 +316,11 @@ def _tangent_lines(v: np.ndarray, pts: np.ndarray, q: float, centre: np.ndarray 
     else:
         vp = v[:2] / v[2]
     ref = np.arctan2(*(centre - vp)[::-1])
-    ang = np.arctan2(pts[:, 1] - vp[1], pts[:, 0] - vp[0]) - ref
-    ang = _wrap(ang + np.pi, 2 * np.pi) - np.pi
+    ang = np.arctan2(pts[:, 1] - vp[1], pts[:, 0] - vp[0])
+    ang -= ref
+    ang += np.pi
+    _wrap(ang, 2 * np.pi, out=ang)
+    ang -= np.pi
     lo, hi = np.quantile(ang, [q, 1 - q])
     out = []
     for a in (lo, hi):

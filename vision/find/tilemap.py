@@ -30,23 +30,54 @@ def pixel_features(small: np.ndarray) -> np.ndarray:
             var -= mu * mu
             np.sqrt(np.maximum(var, 0, out=var), out=out[..., i])
             i += 1
-    np.subtract(L, np.median(L), out=out[..., 11])
+    np.subtract(L, _median_of_bytes(lab, h * w), out=out[..., 11])
     return out.reshape(-1, 12)
+
+
+def _median_of_bytes(lab: np.ndarray, n: int) -> np.float32:
+    """``np.median`` of the first channel of ``lab`` (whole numbers 0..255, ``n`` of them),
+    from its histogram: the middle value, or the mean of the middle two, exactly."""
+    if n >= 1 << 24:                 # the histogram's float32 counts would round
+        return np.median(lab[..., 0])
+    counts = np.cumsum(cv2.calcHist([lab], [0], None, [256], [0, 256]).ravel().astype(np.int64))
+    hi = int(np.searchsorted(counts, n // 2, side="right"))          # the (n // 2)-th value
+    if n % 2:
+        return np.float32(hi)
+    lo = int(np.searchsorted(counts, n // 2 - 1, side="right"))
+    return np.float32((lo + hi) / 2)
+
+
+# pixels the hidden layer is finished for at a time (a multiple of every BLAS kernel's width)
+_BLOCK = 4096
 
 
 def tile_probability(small: np.ndarray, model: dict) -> np.ndarray:
     """Probability that each pixel of ``small`` is on a tile (H x W float32)."""
     x = pixel_features(small)
-    x -= np.asarray(model["mean"], np.float32)      # in place: the same values, fewer copies
-    x /= np.asarray(model["scale"], np.float32)
+    n = x.shape[1]
+    # in place, a row of pixels at a time against the mean and scale repeated along it: the
+    # same values as broadcasting them, in long passes (over a 12-long axis numpy is slow)
+    w = small.shape[1]
+    rows = x.reshape(-1, w * n)
+    rows -= np.tile(np.asarray(model["mean"], np.float32), w)
+    rows /= np.tile(np.asarray(model["scale"], np.float32), w)
     if "w1" in model:  # one hidden layer (ReLU)
-        hdn = x @ np.asarray(model["w1"], np.float32).reshape(x.shape[1], -1)
-        hdn += np.asarray(model["b1"], np.float32)
-        np.maximum(hdn, 0, out=hdn)
-        z = hdn @ np.asarray(model["w2"], np.float32) + np.float32(model["b2"])
+        # the first layer in one product (BLAS rounds a block of rows apart differently);
+        # its bias, ReLU and the output layer a block of pixels at a time, while the block
+        # is in cache (the output layer's sums are each pixel's own, the same in any block)
+        hdn = x @ np.asarray(model["w1"], np.float32).reshape(n, -1)
+        bias = np.tile(np.asarray(model["b1"], np.float32), _BLOCK)
+        w2 = np.asarray(model["w2"], np.float32)
+        z = np.empty(len(x), np.float32)
+        for i in range(0, len(x), _BLOCK):
+            part = hdn[i:i + _BLOCK]
+            flat = part.reshape(-1)
+            flat += bias[:flat.size]
+            np.maximum(part, 0, out=part)
+            np.matmul(part, w2, out=z[i:i + len(part)])
+        z += np.float32(model["b2"])
         p = 1.0 / (1.0 + np.exp(-np.clip(z, -30, 30)))
         return p.reshape(small.shape[:2]).astype(np.float32)
-    n = x.shape[1]
     coef = np.asarray(model["coef"], np.float32)
     # the quadratic terms as a symmetric form: sum_ij A_ij x_i x_j with A from the i <= j terms
     iu, ju = np.triu_indices(n)
@@ -123,10 +154,22 @@ def downscale(image: np.ndarray, long_side: int, integer: bool = False
 
 
 def largest(mask: np.ndarray):
-    n, labels, stats, _ = cv2.connectedComponentsWithStats(mask, connectivity=8)
-    if n <= 1:
-        return None
-    best = 1 + int(np.argmax(stats[1:, cv2.CC_STAT_AREA]))
+    """The largest 8-connected blob of ``mask`` (uint8 0/1; ties: the first labelled), or None."""
+    # the labels alone and their pixels counted: OpenCV's statistics (boxes, centroids)
+    # cost several times the labelling, and only the areas are needed; 16-bit labels,
+    # counted by a histogram, where every label fits (at most one blob in each 2 x 2 block)
+    h, w = mask.shape[:2]
+    if ((h + 1) // 2) * ((w + 1) // 2) < 1 << 16 and h * w < 1 << 24:
+        n, labels = cv2.connectedComponentsWithAlgorithm(mask, 8, cv2.CV_16U, cv2.CCL_DEFAULT)
+        if n <= 1:
+            return None
+        counts = cv2.calcHist([labels], [0], None, [n], [0, n]).ravel()   # whole numbers
+    else:
+        n, labels = cv2.connectedComponents(mask, connectivity=8)
+        if n <= 1:
+            return None
+        counts = np.bincount(labels.ravel(), minlength=n)
+    best = 1 + int(np.argmax(counts[1:]))
     return (labels == best).astype(np.uint8)
 
 

@@ -4,11 +4,54 @@ Training and inference both go photo -> ``geometry.warp_board`` (corners, ``cell
 square, a ``board_margin`` strip of surroundings) -> :func:`cell_crops`. Each crop is the cell
 plus ``crop_margin`` pixels on every side, so crowns printed on a tile's edge, or a tile shifted
 against the grid, are still seen. Pixels outside the board image are edge-replicated.
+
+One read cuts and measures the same window more than once (``vision.find.frame`` judges the
+window it chooses, ``Reader.framed`` and ``vision.read.glare`` read it): inside :func:`read_once`
+for a photo, :func:`remembered` makes each such thing once (the rectified board of
+:func:`rectify`, the ring features of ``vision.read.holes``).
 """
 from __future__ import annotations
 
+import contextvars
+from contextlib import contextmanager
+
 import cv2
 import numpy as np
+
+# (photo, {key: what was made}) while a read of that photo runs (read_once)
+_READ: contextvars.ContextVar = contextvars.ContextVar("read_once", default=None)
+
+
+@contextmanager
+def read_once(image: np.ndarray):
+    """Within it (one read of ``image``, left unchanged meanwhile), :func:`remembered` makes
+    each thing of ``image`` once; forgotten on leaving. Per thread and task (a context
+    variable); another photo's are made as ever. Nested for the same photo (a read's search),
+    the outer one's are kept."""
+    memo = _READ.get()
+    if memo is not None and memo[0] is image:     # within a read of it already
+        yield
+        return
+    token = _READ.set((image, {}))
+    try:
+        yield
+    finally:
+        _READ.reset(token)
+
+
+def remembered(image: np.ndarray, key: tuple, make):
+    """``make()``, a tuple of arrays that depend only on ``image`` and ``key``; within
+    :func:`read_once` for ``image``, made once for a key and read-only (the same arrays
+    again)."""
+    memo = _READ.get()
+    if memo is None or memo[0] is not image:
+        return make()
+    if key not in memo[1]:
+        made = make()
+        for a in made:
+            a.setflags(write=False)
+        memo[1][key] = made
+    return memo[1][key]
 
 
 def crop_size(cell: int, crop_margin: int) -> int:
@@ -49,10 +92,15 @@ def cell_crops(board: np.ndarray, rows: int, cols: int, cell: int, *, board_marg
 
 def rectify(image: np.ndarray, corners, rows: int, cols: int, cell: int,
             board_margin: int) -> tuple[np.ndarray, np.ndarray]:
-    """Warp the photo's board (corners tl, tr, br, bl) to ``cell`` px squares plus a margin."""
+    """Warp the photo's board (corners tl, tr, br, bl) to ``cell`` px squares plus a margin
+    (``(board, H)``, ``vision.geometry.warp_board``; once a read, :func:`remembered`)."""
     from vision.geometry import warp_board
 
-    return warp_board(image, corners, rows, cols, cell, board_margin)
+    # the warp starts from the corners as float32 (vision.geometry.as_corners)
+    key = ("board", np.asarray(corners, np.float32).tobytes(), int(rows), int(cols), int(cell),
+           int(board_margin))
+    return remembered(image, key, lambda: warp_board(image, corners, rows, cols, cell,
+                                                     board_margin))
 
 
 def image_corners(image: np.ndarray) -> np.ndarray:

@@ -28,6 +28,10 @@ table too, and must not read as tiles.
 A ring square is no reference when it looks like a square the classifier reads surely as a tile
 (``sure_tile``): a window one row short leaves that row's tiles in the ring. Ring squares whose
 centre lies outside the photo are no reference either (they are read from repeated edge pixels).
+
+One read measures a window's ring more than once (``vision.find.frame.choose`` judges the window
+it chooses, ``Reader.framed`` reads it): within a read (``vision.read.crops.read_once``) the
+ring of a grid already measured is not measured again.
 """
 from __future__ import annotations
 
@@ -35,6 +39,7 @@ import cv2
 import numpy as np
 
 from vision.geometry import board_homography, centres_off_photo, ring_corners
+from vision.read.crops import remembered
 from vision.read.labels import TERRAINS, terrain_probabilities
 
 N_FEATURES = 7
@@ -167,10 +172,18 @@ def far_penalty(distance: np.ndarray, far: float, full: float, penalty: float) -
 
 def ring_features(image: np.ndarray, corners, rows: int, cols: int, hcfg: dict):
     """(features, off_photo): :func:`square_features` of the grid grown by one square, with
-    ``[holes]`` settings ``hcfg``, and which of those squares are centred off the photo."""
-    feats = square_features(image, corners, rows, cols, int(hcfg["px"]), float(hcfg["inner"]))
-    off = centres_off_photo(image.shape, ring_corners(corners, rows, cols, 1), rows + 2, cols + 2)
-    return feats, off
+    ``[holes]`` settings ``hcfg``, and which of those squares are centred off the photo
+    (within a read, measured once for a grid: ``vision.read.crops.remembered``)."""
+    px, inner = int(hcfg["px"]), float(hcfg["inner"])
+
+    def measure():
+        return (square_features(image, corners, rows, cols, px, inner),
+                centres_off_photo(image.shape, ring_corners(corners, rows, cols, 1), rows + 2,
+                                  cols + 2))
+
+    # every use of the corners starts from them as float32 (vision.geometry.as_corners)
+    key = ("ring", np.asarray(corners, np.float32).tobytes(), int(rows), int(cols), px, inner)
+    return remembered(image, key, measure)
 
 
 def boost_logits(features: np.ndarray, off_photo: np.ndarray, logits: np.ndarray, hcfg: dict,
