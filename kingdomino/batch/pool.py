@@ -239,7 +239,12 @@ class _Task:
 
 
 class Batch:
-    """Scores items into the store. ``run(items) -> list[Outcome]`` (same order as items)."""
+    """Scores items into the store. ``run(items) -> list[Outcome]`` (same order as items).
+
+    ``mp_context``: how the workers start (None: this platform's default, fork on Linux). A
+    caller that has done OpenCV work itself (its thread pool started) should pass a
+    forkserver context, as the web app does: workers forked from such a process spend about a
+    third more CPU on each photo (docs/history.md, issue 51)."""
 
     def __init__(self, store: Store, *, rules: str = "kingdomino", bonuses=(), batch_id=None,
                  score_fn=None, jobs: int | None = None, keep_photos: str = "review",
