@@ -1,7 +1,8 @@
 """Shared fixtures: where ``../shared`` is (tests that need it skip with a reason when absent),
 the command line run in this process (``run_cli``), a real ``kingdomino serve`` process
 (``kingdomino_server``), a fake reader behind the services (``fake_reader``), fake square
-classifier output (``classifier_logits``) and an empty table of the web app's batches."""
+classifier output (``classifier_logits``), an empty table of the web app's batches and the
+photo decodes counted (``decodes``)."""
 from __future__ import annotations
 
 import os
@@ -129,6 +130,23 @@ class FakeReader:
         if self.fail is not None:
             self.fail(image)
         return FakeReading(self.cells, self.warnings)
+
+
+@pytest.fixture
+def decodes(monkeypatch) -> list:
+    """Every ``cv2.imdecode`` that ``vision.photo.files`` makes from now on in the test, as the
+    flags it was asked with (each decode still made)."""
+    from vision.photo import files as photo_io
+
+    calls = []
+    real = photo_io.cv2.imdecode
+
+    def counted(buf, flags):
+        calls.append(flags)
+        return real(buf, flags)
+
+    monkeypatch.setattr(photo_io.cv2, "imdecode", counted)
+    return calls
 
 
 @pytest.fixture

@@ -766,23 +766,19 @@ def test_stopping_a_pool_stops_workers_that_never_said_their_pid(monkeypatch):
                 p.kill()
 
 
-def test_a_batch_photo_read_and_kept_is_decoded_once(monkeypatch):
+def test_a_batch_photo_read_and_kept_is_decoded_once(decodes):
     """A worker's reading and the copy it keeps for the review page share one decode."""
     import cv2
     import numpy as np
 
     from kingdomino.batch import pool
-    from vision.photo import files as photo_io
     from vision.photo import scale as photo_scale
 
     rng = np.random.default_rng(2)
     ok, buf = cv2.imencode(".jpg", cv2.GaussianBlur(
         rng.integers(0, 255, (900, 1600, 3), np.uint8), (0, 0), 4))
     data = buf.tobytes()
-    decodes, read = [], []
-    real = photo_io.cv2.imdecode
-    monkeypatch.setattr(photo_io.cv2, "imdecode",
-                        lambda b, flags: decodes.append(flags) or real(b, flags))
+    read = []
 
     def score(photo, rules, bonuses):
         image, _ = photo_scale.load_for_reading(photo)

@@ -351,21 +351,8 @@ def test_a_large_photos_copy_is_decoded_reduced_and_sized_as_a_whole_decodes(ori
     assert np.abs(got.astype(int) - expected.astype(int)).mean() < 3
 
 
-def _count_decodes(monkeypatch) -> list:
-    """Every cv2.imdecode the photo module makes, as the flags it was asked with."""
-    calls = []
-    real = photo_io.cv2.imdecode
-
-    def counted(buf, flags):
-        calls.append(flags)
-        return real(buf, flags)
-
-    monkeypatch.setattr(photo_io.cv2, "imdecode", counted)
-    return calls
-
-
 @pytest.mark.parametrize("orientation", [1, 6])
-def test_a_photo_read_and_copied_inside_decode_once_is_decoded_once(monkeypatch, orientation):
+def test_a_photo_read_and_copied_inside_decode_once_is_decoded_once(request, orientation):
     """The web's upload and a batch photo: the copy and the reading share one decode, the
     copy as large as before and much the same, the shared image read-only (a reader that
     wrote into it would change what the copy shows)."""
@@ -373,7 +360,7 @@ def test_a_photo_read_and_copied_inside_decode_once_is_decoded_once(monkeypatch,
     image = cv2.GaussianBlur(rng.integers(0, 255, (1203, 2405, 3), np.uint8), (0, 0), 9)
     data = _with_exif_orientation(_jpeg(image), orientation)
     alone, alone_size = photo_io.shrink_photo(data, 500)
-    calls = _count_decodes(monkeypatch)
+    calls = request.getfixturevalue("decodes")    # counted from here on
     with photo_io.decode_once(data, 1):
         small, size = photo_io.shrink_photo(data, 500)
         first = load_image(data)
@@ -388,12 +375,12 @@ def test_a_photo_read_and_copied_inside_decode_once_is_decoded_once(monkeypatch,
     assert a.shape == b.shape and np.abs(a.astype(int) - b.astype(int)).mean() < 3
 
 
-def test_decode_once_shares_only_its_own_photo_at_its_own_reduction(monkeypatch):
+def test_decode_once_shares_only_its_own_photo_at_its_own_reduction(decodes):
     """Other bytes, another reduction, or the same bytes after the block: decoded as usual."""
     rng = np.random.default_rng(3)
     data = _jpeg(cv2.GaussianBlur(rng.integers(0, 255, (400, 600, 3), np.uint8), (0, 0), 5))
     other = _jpeg(np.full((50, 60, 3), 90, np.uint8))
-    calls = _count_decodes(monkeypatch)
+    calls = decodes
     with photo_io.decode_once(data, 2):
         shared = load_image(data, reduce=2)
         assert load_image(data, reduce=2) is shared and shared.shape[:2] == (200, 300)

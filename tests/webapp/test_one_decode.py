@@ -6,10 +6,8 @@ import io
 
 import cv2
 import numpy as np
-import pytest
 from webapp_helpers import FakeReader, FakeTableReader
 
-from vision.photo import files as photo_io
 from vision.photo import scale as photo_scale
 
 
@@ -31,19 +29,6 @@ class Decoding:
         image, factor = photo_scale.load_for_reading(photo)
         self.shapes.append((image.shape, factor))
         return self.inner(photo, rules, bonuses, **options)
-
-
-@pytest.fixture
-def decodes(monkeypatch) -> list:
-    calls = []
-    real = photo_io.cv2.imdecode
-
-    def counted(buf, flags):
-        calls.append(flags)
-        return real(buf, flags)
-
-    monkeypatch.setattr(photo_io.cv2, "imdecode", counted)
-    return calls
 
 
 def test_an_upload_is_decoded_once_for_its_copy_and_its_reading(make_app, decodes):
