@@ -342,18 +342,14 @@ def read_photo(upload, rules: str, bonuses, player: str | None = None,
     happen before anything heavy: the header is checked before any pixel is decoded. Whatever
     goes wrong while reading one photo is that photo's error, never a server error.
     """
-    # the photo's pixels are held in the budget from its decoding until it is read (security)
-    with pixel_budget().keep():
-        return _read_photo(upload, rules, bonuses, player, claimed, corners, size)
+    # the photo's pixels are held in the budget from its decoding until it is read (security);
+    # its one decode serves its copy and its reading (share)
+    with pixel_budget().keep(), contextlib.ExitStack() as share:
+        return _read_photo(upload, rules, bonuses, player, claimed, corners, size, share)
 
 
-def _read_photo(upload, rules, bonuses, player, claimed, corners, size) -> tuple[str, dict]:
-    with contextlib.ExitStack() as share:   # the upload's one decode, for its copy and reading
-        return _read_decoded(upload, rules, bonuses, player, claimed, corners, size, share)
-
-
-def _read_decoded(upload, rules, bonuses, player, claimed, corners, size, share
-                  ) -> tuple[str, dict]:
+def _read_photo(upload, rules, bonuses, player, claimed, corners, size, share
+                ) -> tuple[str, dict]:
     data, small, (width, height) = decode_upload(upload, share)
     outline.fits_photo(data, corners)  # 400 when the outline given lies outside the photo
     name = upload_name(upload, 200)
