@@ -348,6 +348,8 @@ def test_evaluate_puts_aau_dev_boards_on_hard_tables(tmp_path, monkeypatch, caps
     (["--hard-boards=-1"], "--hard-boards must be 0"),
     (["--hard-tables", "0", "--hard-boards", "1", "--datasets", "{empty}"],
      "--hard-boards needs the AAU dev photos"),
+    (["--hard-tables", "0", "--harder", "1", "--harder-boards", "1", "--datasets", "{empty}"],
+     "--harder-boards needs the AAU dev photos"),
     (["--fold-models", "{empty}"], "--fold-models keeps each fold's network"),
 ])
 def test_bad_evaluate_options_say_what_to_do(tmp_path, run_cli, argv, message):

@@ -1029,6 +1029,21 @@ def _generated_options(args, count: str, seed: str, size: str, default_n: int, s
     return n, first, getattr(args, size, None) or HARD_TABLES_SIZE
 
 
+def _aau_boards(args, option: str):
+    """The AAU dev boards the scenes of ``option`` (--hard-boards, --harder-boards) hold, or
+    the message that says why there are none."""
+    from vision.lab.scenes.synth import aau_boards
+
+    try:
+        boards = aau_boards(getattr(args, "datasets", None))
+    except OSError as exc:
+        return (f"{option} needs the AAU dev photos ({exc}): put the datasets in "
+                f"../shared/datasets, or name their folder with --datasets")
+    if not boards:
+        return f"{option}: no AAU dev photos found in the datasets folder"
+    return boards
+
+
 def _harder_options(args) -> tuple | str:
     """``--harder``/``--harder-boards``/``--harder-seed``/``--harder-challenges`` as ``(n drawn,
     n on AAU boards, first seed, challenges)``, or the usage error to print."""
@@ -1077,29 +1092,17 @@ def main(args) -> int:
         return _usage(f"--hard-boards must be 0 (skip them) or more, got {n_boards}")
     boards = ()
     if n_boards:
-        from vision.lab.scenes.synth import aau_boards
-
-        try:
-            boards = aau_boards(getattr(args, "datasets", None))
-        except OSError as exc:
-            return _usage(f"--hard-boards needs the AAU dev photos ({exc}): put the datasets "
-                          f"in ../shared/datasets, or name their folder with --datasets")
-        if not boards:
-            return _usage("--hard-boards: no AAU dev photos found in the datasets folder")
+        boards = _aau_boards(args, "--hard-boards")
+        if isinstance(boards, str):
+            return _usage(boards)
     harder = _harder_options(args)
     if isinstance(harder, str):
         return _usage(harder)
     n_harder, n_harder_boards, harder_seed, challenges = harder
     if n_harder_boards and not boards:
-        from vision.lab.scenes.synth import aau_boards
-
-        try:
-            boards = aau_boards(getattr(args, "datasets", None))
-        except OSError as exc:
-            return _usage(f"--harder-boards needs the AAU dev photos ({exc}): put the datasets "
-                          f"in ../shared/datasets, or name their folder with --datasets")
-        if not boards:
-            return _usage("--harder-boards: no AAU dev photos found in the datasets folder")
+        boards = _aau_boards(args, "--harder-boards")
+        if isinstance(boards, str):
+            return _usage(boards)
     table = _generated_options(args, "table_photos", "table_seed", "table_size", TABLE_PHOTOS_N,
                                tp.SEEDS_FROM, "the table photos' seeds",
                                "seeds below may be used for training, ", from_outputs)
