@@ -764,6 +764,17 @@ def _table_in_plane(kind, palette, Hb, bw, W, H, rng, max_px: int = 1600):
     return cv2.warpPerspective(tex, S, (W, H), flags=cv2.INTER_LINEAR, borderMode=cv2.BORDER_REFLECT)
 
 
+def placed_board(Hb, bw: int, bh: int):
+    """Where the camera ``Hb`` puts a ``bw`` x ``bh`` board image: ``(its four corners in the
+    photo (float32), those corners in the reader's order and the board's quarter turns
+    (``synth.turns_and_corners``), its mean side in px)``; for both scene generators."""
+    box = np.array([[0, 0], [bw, 0], [bw, bh], [0, bh]], float)
+    board_pts = synth.apply_h(Hb, box).astype(np.float32)
+    corners, turns = synth.turns_and_corners(board_pts)
+    side = float(np.mean(np.linalg.norm(board_pts - np.roll(board_pts, -1, 0), axis=1)))
+    return board_pts, corners, turns, side
+
+
 def scene_start(rng, seed: int | None, width: int, height: int):
     """A scene generator's first step: ``(generator, seed, W, H)`` from ``rng`` (a generator or
     an int seed, which is then the scene's ``seed`` unless one is given) and the photo's size;
@@ -820,10 +831,7 @@ def make_hard_scene(rng=None, width: int = 4000, height: int = 3000, *, size: in
     bh, bw = img.shape[:2]
     rotation = float(rng.uniform(0, 360)) if rotation is None else float(rotation)
     Hb, tilt = _camera(bw, bh, W, H, rng, frac, max_tilt, rotation)
-    box = np.array([[0, 0], [bw, 0], [bw, bh], [0, bh]], float)
-    board_pts = synth.apply_h(Hb, box).astype(np.float32)
-    corners, turns = synth.turns_and_corners(board_pts)
-    side = float(np.mean(np.linalg.norm(board_pts - np.roll(board_pts, -1, 0), axis=1)))
+    board_pts, corners, turns, side = placed_board(Hb, bw, bh)
     square = side / size
 
     scene = _table_in_plane(kind, palette, Hb, bw, W, H, rng)

@@ -33,7 +33,7 @@ import numpy as np
 
 from vision.lab.scenes import render, synth
 from vision.lab.scenes.hard_tables import (HardScene, TERRAIN_PALETTES, WOOD_PALETTES,
-                                          _table_in_plane, scene_start)
+                                          _table_in_plane, placed_board, scene_start)
 
 # Seeds for developing the reader on these scenes; report on seeds from REPORT_SEEDS_FROM on.
 DEVELOP_SEEDS_FROM = 9800
@@ -220,10 +220,7 @@ def make_harder_scene(rng=None, width: int = 4000, height: int = 3000, *, challe
     img, mask = board["image"], board["mask"]
     bh, bw = img.shape[:2]
     Hb, shrink, tilt, focal = _steep_camera(bw, bh, W, H, rng)
-    box = np.array([[0, 0], [bw, 0], [bw, bh], [0, bh]], float)
-    board_pts = synth.apply_h(Hb, box).astype(np.float32)
-    corners, turns = synth.turns_and_corners(board_pts)
-    side = float(np.mean(np.linalg.norm(board_pts - np.roll(board_pts, -1, 0), axis=1)))
+    board_pts, corners, turns, side = placed_board(Hb, bw, bh)
     cell = bw / n
 
     scene = _table_in_plane(cloth, palette, Hb, bw, W, H, rng)
