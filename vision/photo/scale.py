@@ -65,10 +65,7 @@ def load_for_reading(path_or_bytes, cfg=None) -> tuple[np.ndarray, int]:
     """The photo decoded for reading (``vision.photo.files.load_image``: the same checks and messages),
     reduced by :func:`reduction` for ``[io] read_long_side``; ``(image, factor)``."""
     cfg = cfg if cfg is not None else _config.load()
-    long_side = int(cfg["io"]["read_long_side"])
-    if long_side <= 0:      # off, as shipped: decoded whole, the photo checked once
-        return photo_io.load_image(path_or_bytes, cfg), 1
-    photo = photo_io.open_photo(path_or_bytes, cfg)
+    photo = photo_io.open_photo(path_or_bytes, cfg)     # checked once, for both steps
     factor = reading_reduction(photo, cfg)
     return photo_io.load_image(photo, cfg, reduce=factor), factor
 
