@@ -394,13 +394,13 @@ def remake(store, rows, net, skip: dict | None = None) -> list:
                 from_photo += 1
     from_thumbnail = 0
     for eid in list(why):
-        f = _from_thumbnail(net, store.example_thumbnail(eid))
+        f, unfit = _from_thumbnail(net, store.example_thumbnail(eid))
         if f is not None:
             made[eid] = _feature_bytes(f)
             del why[eid]
             from_thumbnail += 1
         else:
-            why[eid] += " and its thumbnail is not the whole crop the network reads"
+            why[eid] += f" and {unfit}"
     todo_by_id = {row["id"]: row for row in todo}
     store.remake_examples([(eid, f, ident, todo_by_id[eid]["feature"], todo_by_id[eid]["network"])
                            for eid, f in made.items()])
@@ -425,21 +425,22 @@ def remake(store, rows, net, skip: dict | None = None) -> list:
     return out
 
 
-def _from_thumbnail(net, jpeg):
-    """``net``'s features of an example's thumbnail, or None when there is none or it is not
-    the whole crop ``net`` reads (its crop size: ``[classify] cell`` and ``crop_margin``)."""
+def _from_thumbnail(net, jpeg) -> tuple:
+    """``(net's features of an example's thumbnail, None)``, or ``(None, why not)`` when it
+    has none or it is not the whole crop ``net`` reads (its crop size: ``[classify] cell``
+    and ``crop_margin``)."""
     import cv2
     import numpy as np
     from vision.read.crops import crop_size
 
     if not jpeg:
-        return None
+        return None, "it has no thumbnail"
     image = cv2.imdecode(np.frombuffer(jpeg, np.uint8), cv2.IMREAD_COLOR)
     side = crop_size(net.cfg["cell"], net.cfg["crop_margin"])
     if image is None or image.shape != (side, side, 3):
-        return None
+        return None, f"its thumbnail is not the whole {side}x{side} crop the network reads"
     with _classifier_lock:
-        return net.features(image[None])[0]
+        return net.features(image[None])[0], None
 
 
 def build_examples(rows, network: str | None = None):
