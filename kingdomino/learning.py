@@ -27,6 +27,7 @@ No Flask here: the web app, the batch and the CLI all call these.
 from __future__ import annotations
 
 import logging
+import sqlite3
 import threading
 import time
 from dataclasses import dataclass, field
@@ -402,8 +403,12 @@ def remake(store, rows, net, skip: dict | None = None) -> list:
         else:
             why[eid] += f" and {unfit}"
     todo_by_id = {row["id"]: row for row in todo}
-    store.remake_examples([(eid, f, ident, todo_by_id[eid]["feature"], todo_by_id[eid]["network"])
-                           for eid, f in made.items()])
+    try:
+        store.remake_examples([(eid, f, ident, todo_by_id[eid]["feature"],
+                                todo_by_id[eid]["network"]) for eid, f in made.items()])
+    except sqlite3.Error as exc:  # read with them all the same; written at the next load
+        log.warning("the remade learned examples could not be written back (%s): they are "
+                    "remade again at the next load", exc)
     skip.update(why)
     if made:
         log.info("remade %d learned examples for the square network %s (%d cut again from "

@@ -322,6 +322,23 @@ def test_examples_another_network_made_are_remade_by_the_reading_network(store, 
     assert np.allclose(again.features, got.features)
 
 
+def test_remade_examples_are_read_with_when_they_cannot_be_written_back(store, monkeypatch,
+                                                                      caplog):
+    rid = reading(store)
+    correct(store, rid, changed(0, 0, "lake"))
+
+    def busy(remade):
+        raise sqlite3.OperationalError("database is locked")
+
+    monkeypatch.setattr(store, "remake_examples", busy)
+    use_colour_network(monkeypatch, ColourClassifier("retrained", RETRAINED))
+    with caplog.at_level("WARNING", logger="kingdomino.learning"):
+        got = learning.examples_of(store)
+    assert got.network == "retrained" and len(got) == 1
+    assert "could not be written back" in caplog.text
+    assert [r["network"] for r in store.examples()] == ["colour"]  # written at the next load
+
+
 def test_examples_that_cannot_be_remade_are_left_out_and_kept(store, monkeypatch, caplog):
     rid = reading(store, with_photo=False)
     saved = store.add_correction(rid, kingdom(), key=state_key("kingdomino", []))
