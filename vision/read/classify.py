@@ -104,7 +104,7 @@ class SquareClassifier:
         self.identity = network_identity(data)
         # without the network it only decodes saved outputs (``kingdomino evaluate --from-outputs``);
         # with it, the tensor feeding the last layer is a second output (``features``)
-        self.net, self.outputs = (_load_net(path, data) if load_network else (None, None))
+        self.net, self.outputs = _load_net(path, data) if load_network else (None, None)
         meta_path = path.with_suffix(".json")
         self.meta = json.loads(meta_path.read_text()) if meta_path.exists() else {}
         cal = self.meta.get("calibration", {})
