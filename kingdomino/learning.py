@@ -13,6 +13,13 @@ A correction saved in a store teaches the readers that read into that store:
   (``vision.read.learned.Examples``, the newest ``MAX_EXAMPLES``), loaded again only when the
   store's ``examples_version`` changes: a correction made in another process counts from the
   next photo on, with no restart.
+- Each example says which square network made its features (``SquareClassifier.identity``:
+  ``network``/``network_identity`` here). Only examples of the network that reads are read
+  with: those of another network (the network was retrained, or a release shipped a new one)
+  or of an unknown one (a store from before the column) are made again first (``remake``:
+  cut again from the reading's stored photo, else read from a thumbnail that is the whole
+  crop) and written back once; what cannot be remade is left out and logged
+  (``left_out``), never mixed in, and never deleted.
 - ``kingdomino.service.reading_with(examples)`` then has the reader read with them.
 
 No Flask here: the web app, the batch and the CLI all call these.
@@ -20,6 +27,7 @@ No Flask here: the web app, the batch and the CLI all call these.
 from __future__ import annotations
 
 import logging
+import sqlite3
 import threading
 import time
 from dataclasses import dataclass, field
@@ -138,21 +146,46 @@ def plan(machine: dict | None, previous: dict | None, new: dict, step: str) -> P
 
 _classifier = None
 _classifier_lock = threading.Lock()  # one forward pass of the learning classifier at a time
+_identity = None  # the identity of the model file the learning classifier loads (or will)
 
 
-def default_cutter(image, corners, rows: int, cols: int, cells) -> list:
-    """``vision.read.learned.examples_from_photo`` with a square classifier of its own (the
-    same model as the reader's: the same features), so learning never waits for a reading
-    in progress (the web app reads one photo at a time)."""
+def network():
+    """This process's learning classifier (``SquareClassifier`` of the reader's model, loaded
+    once, here): it makes the features of what a correction teaches and remakes those of
+    examples another network made. Run it under ``_classifier_lock``."""
     global _classifier
-    from vision.read import learned
-
     with _classifier_lock:
         if _classifier is None:
             from vision.read.classify import SquareClassifier
 
             _classifier = SquareClassifier()
-        return learned.examples_from_photo(_classifier, image, corners, rows, cols, cells)
+        return _classifier
+
+
+def network_identity() -> str | None:
+    """The identity (``SquareClassifier.identity``) of the network this process learns and
+    reads with, without loading it when it is not loaded yet: the model file's hash."""
+    global _identity
+    if _classifier is not None:
+        return getattr(_classifier, "identity", None)
+    if _identity is None:
+        from models import MODELS_DIR
+        from vision import config
+        from vision.read.classify import network_identity as identity_of
+
+        _identity = identity_of((MODELS_DIR / config.load()["classify"]["model"]).read_bytes())
+    return _identity
+
+
+def default_cutter(image, corners, rows: int, cols: int, cells) -> list:
+    """``vision.read.learned.examples_from_photo`` with a square classifier of its own (the
+    same model as the reader's: the same features, ``network``), so learning never waits for
+    a reading in progress (the web app reads one photo at a time)."""
+    from vision.read import learned
+
+    net = network()
+    with _classifier_lock:
+        return learned.examples_from_photo(net, image, corners, rows, cols, cells)
 
 
 def _geometry(machine: dict, shape) -> tuple:
@@ -229,9 +262,12 @@ def after_correction(store, reading: dict, saved: dict, new: dict, *, enabled: b
                     why.append(f"{_names(outside)} lie outside the photo: not learned")
     rows = [(r, c, t, k, _feature_bytes(f), bytes(thumb) if thumb else None)
             for r, c, t, k, f, thumb in examples]
+    # the network that made these features: the cutter's (a cutter given may say it by an
+    # ``identity``; one that does not makes examples of a network unknown, remade before use)
+    made_by = getattr(cutter or network(), "identity", None) if rows else None
     kept = store.learn(reading["id"], saved["id"], p.labels, rows,
                        kind=CONFIRMATION if p.kind == CONFIRMATION else CORRECTION,
-                       scope=reading.get("batch"))
+                       scope=reading.get("batch"), network=made_by)
     if kept is None:
         kept = {"added": [], "removed": 0}
         why.append("a later correction of this reading was saved meanwhile: it teaches instead")
@@ -252,41 +288,178 @@ def _feature_bytes(feature) -> bytes:
 
 _cache: dict = {}
 _cache_lock = threading.Lock()
+_load_lock = threading.Lock()  # one thread of a process loads (and remakes) at a time
+# per store and network: the examples that could not be remade, ``{id: why}`` (not tried again)
+_left_out: dict = {}
 
 
-def examples_of(store):
+def examples_of(store, net=None):
     """The store's examples as the reader takes them (``vision.read.learned.Examples``, the
     newest ``MAX_EXAMPLES``), or None when it holds none. Kept per store file and loaded
     again only when ``Store.examples_version`` changes (one cheap query a photo)."""
-    return versioned_examples(store)[1]
+    return versioned_examples(store, net)[1]
 
 
-def versioned_examples(store) -> tuple:
+def versioned_examples(store, net=None) -> tuple:
     """``(version, examples)``: ``examples_of`` and the ``Store.examples_version`` they are
-    of (the batch sends them to its worker processes when the version changes)."""
+    of (the batch sends them to its worker processes when the version changes).
+
+    Only examples whose features the reading network made are read with (``network``, or
+    ``net``: an object with ``identity``, ``cfg`` and ``features`` as
+    ``SquareClassifier``'s). Those another network made, or an unknown one (a store from
+    before the examples said which), are made again first (``remake``) and written back,
+    once; what cannot be remade is left out of reading, never mixed in."""
     version = store.examples_version()
     if version[1] == 0:
         return version, None
+    ident = getattr(net, "identity", None) if net is not None else network_identity()
     key = store.path if store.path != ":memory:" else id(store)
     with _cache_lock:
         hit = _cache.get(key)
-    if hit is not None and hit[0] == version:
-        return hit
-    examples = build_examples(store.examples(features=True, limit=MAX_EXAMPLES))
-    with _cache_lock:
-        _cache[key] = (version, examples)
+    if hit is not None and hit[:2] == (version, ident):
+        return version, hit[2]
+    with _load_lock:
+        with _cache_lock:
+            hit = _cache.get(key)
+        if hit is not None and hit[:2] == (version, ident):  # another thread just loaded them
+            return version, hit[2]
+        rows = store.examples(features=True, limit=MAX_EXAMPLES)
+        if ident is not None and any(row["network"] != ident for row in rows):
+            net = net if net is not None else network()
+            ident = getattr(net, "identity", None)
+            rows = remake(store, rows, net, _left_out.setdefault((key, ident), {}))
+        examples = build_examples(rows, ident)
+        with _cache_lock:
+            _cache[key] = (version, ident, examples)
     return version, examples
 
 
-def build_examples(rows):
+def left_out(store, net=None) -> dict:
+    """``{example id: why}``: the store's examples that could not be remade for this
+    process's network (or ``net``'s), so its readings go without them. The example and its
+    correction stay in the store."""
+    ident = getattr(net, "identity", None) if net is not None else network_identity()
+    key = store.path if store.path != ":memory:" else id(store)
+    return dict(_left_out.get((key, ident), {}))
+
+
+def remake(store, rows, net, skip: dict | None = None) -> list:
+    """The stored examples ``rows`` (``Store.examples(features=True)``) with those another
+    network made, or an unknown one, made again by ``net``: each square cut again from its
+    reading's stored photo with the reading's outline (``cut``: what ``net`` would cut and
+    read today), else, with no stored photo, read from its thumbnail when that is the whole
+    crop the network reads (the crop as cut, kept as a JPEG). The new features and ``net``'s
+    identity are written back (``Store.remake_examples``), so this is done once. An example
+    that cannot be remade keeps its old features and network, so it is left out of reading;
+    its reason is put in ``skip`` (``{id: why}``), whose examples are not tried again."""
+    ident = getattr(net, "identity", None)
+    skip = {} if skip is None else skip
+    todo = [row for row in rows if row["network"] != ident and row["id"] not in skip]
+    if not todo:
+        return rows
+    started = time.perf_counter()
+    made, why = {}, {}
+    by_reading: dict = {}
+    for row in todo:
+        by_reading.setdefault(row["reading_id"], []).append(row)
+    sources = store.example_sources(list(by_reading))
+
+    def cutter(image, corners, n_rows, n_cols, cells):
+        from vision.read import learned
+
+        with _classifier_lock:
+            return learned.examples_from_photo(net, image, corners, n_rows, n_cols, cells)
+
+    from_photo = 0
+    for rid, group in by_reading.items():
+        machine, photo = sources.get(rid, (None, None))
+        if not photo or not isinstance(machine, dict):
+            for row in group:
+                why[row["id"]] = ("its reading has no stored photo" if rid in sources
+                                  else "its reading is gone")
+            continue
+        squares = [(row["row"], row["col"], row["terrain"], int(row["crowns"])) for row in group]
+        try:
+            got, _ = cut(photo, machine, squares, cutter)
+        except (ValueError, OSError, MemoryError, RuntimeError) as exc:
+            for row in group:
+                why[row["id"]] = f"its square could not be cut from the stored photo ({exc})"
+            continue
+        feature = {(int(e[0]), int(e[1])): e[4] for e in got}
+        for row in group:
+            f = feature.get((row["row"], row["col"]))
+            if f is None:
+                why[row["id"]] = "its square lies outside the stored photo"
+            else:
+                made[row["id"]] = _feature_bytes(f)
+                from_photo += 1
+    from_thumbnail = 0
+    for eid in list(why):
+        f, unfit = _from_thumbnail(net, store.example_thumbnail(eid))
+        if f is not None:
+            made[eid] = _feature_bytes(f)
+            del why[eid]
+            from_thumbnail += 1
+        else:
+            why[eid] += f" and {unfit}"
+    todo_by_id = {row["id"]: row for row in todo}
+    try:
+        store.remake_examples([(eid, f, ident, todo_by_id[eid]["feature"],
+                                todo_by_id[eid]["network"]) for eid, f in made.items()])
+    except sqlite3.Error as exc:  # read with them all the same; written at the next load
+        log.warning("the remade learned examples could not be written back (%s): they are "
+                    "remade again at the next load", exc)
+    skip.update(why)
+    if made:
+        log.info("remade %d learned examples for the square network %s (%d cut again from "
+                 "their stored photos, %d from their thumbnails) in %.2f s: another network, "
+                 "or one not recorded, had made their features", len(made), ident, from_photo,
+                 from_thumbnail, time.perf_counter() - started)
+    if why:
+        reasons: dict = {}
+        for text in why.values():
+            reasons[text] = reasons.get(text, 0) + 1
+        log.warning("%d learned examples made by another square network than %s are left out "
+                    "of reading (kept in the store with their corrections): %s", len(why), ident,
+                    "; ".join(f"{n} because {text}" for text, n in reasons.items()))
+    out = []
+    for row in rows:
+        if row["id"] in made:
+            row = {**row, "feature": made[row["id"]], "network": ident}
+        out.append(row)
+    return out
+
+
+def _from_thumbnail(net, jpeg) -> tuple:
+    """``(net's features of an example's thumbnail, None)``, or ``(None, why not)`` when it
+    has none or it is not the whole crop ``net`` reads (its crop size: ``[classify] cell``
+    and ``crop_margin``)."""
+    import cv2
+    import numpy as np
+    from vision.read.crops import crop_size
+
+    if not jpeg:
+        return None, "it has no thumbnail"
+    image = cv2.imdecode(np.frombuffer(jpeg, np.uint8), cv2.IMREAD_COLOR)
+    side = crop_size(net.cfg["cell"], net.cfg["crop_margin"])
+    if image is None or image.shape != (side, side, 3):
+        return None, f"its thumbnail is not the whole {side}x{side} crop the network reads"
+    with _classifier_lock:
+        return net.features(image[None])[0], None
+
+
+def build_examples(rows, network: str | None = None):
     """``vision.read.learned.Examples`` of stored examples (``Store.examples(features=True)``,
-    newest first). Only those with the newest one's length of features are taken (older
-    ones were learned with another model), and none whose label the reader cannot read."""
+    newest first). With ``network``, only those that network made (their ``network``); of
+    those, only those with the newest one's length of features (older ones were learned with
+    another model), and none whose label the reader cannot read."""
     import numpy as np
     from vision.read import learned
 
     out, width = [], None
     for row in rows:
+        if network is not None and row.get("network") != network:
+            continue
         feature = np.frombuffer(row["feature"], dtype=np.float32)
         if width is None:
             width = len(feature)
@@ -297,7 +470,7 @@ def build_examples(rows):
                                        terrain=row["terrain"], crowns=int(row["crowns"])))
         except ValueError:
             continue
-    return learned.Examples(out) if out else None
+    return learned.Examples(out, network=network) if out else None
 
 
 def reading_examples(store, enabled: bool = True):

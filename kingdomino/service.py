@@ -126,9 +126,18 @@ _feature_sizes = weakref.WeakKeyDictionary()  # classifier -> the length of its 
 
 
 def _fitting(classifier, examples):
-    """``examples``, or None when they were learned with another square classifier (their
-    features have another length than this one's: the model was rebuilt since): a reading
-    is then made as the network alone reads, never refused."""
+    """``examples``, or None when they were learned with another square classifier (they
+    say another network than this one's ``identity``, or their features have another length
+    than this one's: the model was rebuilt since): a reading is then made as the network
+    alone reads, never refused."""
+    made_by, reads_with = getattr(examples, "network", None), getattr(classifier, "identity", None)
+    if isinstance(made_by, str) and isinstance(reads_with, str) and made_by != reads_with:
+        import logging
+
+        logging.getLogger("kingdomino.learning").warning(
+            "the store's examples were made by the square network %s, the reader reads with "
+            "%s: reading without them", made_by, reads_with)
+        return None
     width = getattr(getattr(examples, "features", None), "shape", (0, 0))
     if examples is None or len(width) != 2 or not hasattr(classifier, "features"):
         return examples

@@ -8,8 +8,9 @@ made on (and to the readings the batch derived from it for other bonuses), never
 reading of the same bytes.
 
 Squares a person corrected or confirmed are kept as ``examples`` (the square classifier's
-features of each square's crop and its label; ``learn``, ``examples``, ``forget_*``): the
-readers reading into the store read with them (``kingdomino.learning``).
+features of each square's crop, the network that made them, and its label; ``learn``,
+``examples``, ``remake_examples``, ``forget_*``): the readers reading into the store read with
+them (``kingdomino.learning``).
 
 The store is private to its user: the SQLite file is created 0600, and the default folder (one
 per user, see ``default_store_path``) 0700. Batches running at once on one store *claim* a photo
@@ -139,12 +140,20 @@ CREATE INDEX IF NOT EXISTS examples_reading ON examples (reading_id, row, col);
 CREATE INDEX IF NOT EXISTS examples_correction ON examples (correction_id)""")
 
 
+def _v6_example_network(db: sqlite3.Connection) -> None:
+    """Which square network made each example's features (``network``: its
+    ``SquareClassifier.identity``). Examples kept before have none (NULL): a network unknown,
+    so the reader remakes them before using them (``kingdomino.learning``)."""
+    _add_column(db, "examples", "network", "TEXT")
+
+
 MIGRATIONS = [  # (user_version after the step, the step): append, never edit or reorder
     (1, _v1_readings_and_corrections),
     (2, _v2_derived_and_table_readings),
     (3, _v3_rereadings),
     (4, _v4_undo_links),
     (5, _v5_examples),
+    (6, _v6_example_network),
 ]
 SCHEMA_VERSION = MIGRATIONS[-1][0]
 BUSY_TIMEOUT_S = 30  # how long a connection waits for another one's write before giving up
@@ -696,8 +705,10 @@ class Store:
 
     def examples_version(self) -> tuple[int, int]:
         """``(largest id, count)`` of the examples: it changes with every example added or
-        forgotten (ids only grow and rows never change), so a copy of the examples loaded at
-        one version is still right while the version is the same. One cheap query."""
+        forgotten (ids only grow; a row changes only when its features are made again by
+        another network, ``remake_examples``, which a copy loaded for one network never
+        needs), so a copy of the examples loaded at one version, for one network, is still
+        right while the version is the same. One cheap query."""
         row = self._db.execute("SELECT COALESCE(MAX(id), 0), COUNT(*) FROM examples").fetchone()
         return int(row[0]), int(row[1])
 
@@ -715,7 +726,8 @@ class Store:
         return {(r[0], r[1]): (r[2], r[3]) for r in rows}
 
     def learn(self, reading_id: str, correction_id: int, labels: dict | None, add, *,
-              kind: str = "correction", scope: str | None = None) -> dict | None:
+              kind: str = "correction", scope: str | None = None,
+              network: str | None = None) -> dict | None:
         """Keep what one correction of a reading taught, in one transaction.
 
         ``labels``: ``{(row, col): (terrain, crowns)}``, the reading's squares as that
@@ -724,7 +736,8 @@ class Store:
         what the undone correction taught). ``add``: ``(row, col, terrain, crowns, features
         as float32 bytes, thumbnail JPEG or None)`` for each square it teaches: each takes the
         place of that square's example, except that a confirmation (``kind="confirmation"``)
-        leaves an example that already says the same. Nothing is done (None) when
+        leaves an example that already says the same. ``network``: the identity of the
+        square network that made the features (None: unknown). Nothing is done (None) when
         ``correction_id`` is no longer the reading's latest correction: the later one's
         learning reconciles instead, so two saves at once never leave both. Returns
         ``{"added": [ids], "removed": count}``."""
@@ -750,9 +763,10 @@ class Store:
                     stale.append(old["id"])
                 cur = self._db.execute(
                     "INSERT INTO examples (reading_id, correction_id, kind, row, col, terrain,"
-                    " crowns, feature, thumbnail, scope, created) VALUES (?,?,?,?,?,?,?,?,?,?,?)",
+                    " crowns, feature, thumbnail, scope, created, network)"
+                    " VALUES (?,?,?,?,?,?,?,?,?,?,?,?)",
                     (reading_id, correction_id, kind, int(row), int(col), str(terrain),
-                     int(crowns), bytes(feature), thumbnail, scope, now))
+                     int(crowns), bytes(feature), thumbnail, scope, now, network))
                 added.append(int(cur.lastrowid))
             self._db.executemany("DELETE FROM examples WHERE id=?", [(i,) for i in stale])
         return {"added": added, "removed": len(stale)}
@@ -760,10 +774,12 @@ class Store:
     def examples(self, scope: str | None = None, limit: int | None = None,
                  features: bool = False) -> list[dict]:
         """The examples, newest first (``scope``: only those of that scope), each with its
-        reading's ``source``; ``features``: with ``feature`` (float32 bytes) too. Never the
-        thumbnails (``example_thumbnail``)."""
+        reading's ``source`` and the ``network`` that made its features (None: unknown);
+        ``features``: with ``feature`` (float32 bytes) too. Never the thumbnails
+        (``example_thumbnail``)."""
         columns = ("e.id, e.reading_id, e.correction_id, e.kind, e.row, e.col, e.terrain,"
-                   " e.crowns, e.scope, e.created, r.source, e.thumbnail IS NOT NULL AS has_thumbnail")
+                   " e.crowns, e.scope, e.created, r.source, e.network,"
+                   " e.thumbnail IS NOT NULL AS has_thumbnail")
         if features:
             columns += ", e.feature"
         where, params = "", []
@@ -786,6 +802,33 @@ class Store:
         row = self._db.execute("SELECT thumbnail FROM examples WHERE id=?",
                                (int(example_id),)).fetchone()
         return row[0] if row else None
+
+    def example_sources(self, reading_ids) -> dict:
+        """``{reading id: (machine reading or None, stored photo or None)}`` of these
+        readings: what their examples are cut from again (``kingdomino.learning``)."""
+        out = {}
+        for rid in dict.fromkeys(reading_ids):
+            row = self._db.execute("SELECT machine, photo FROM readings WHERE id=?",
+                                   (rid,)).fetchone()
+            if row is not None:
+                out[rid] = (json.loads(row[0]) if row[0] else None, row[1])
+        return out
+
+    def remake_examples(self, remade) -> int:
+        """Put back the features of examples made again by another network, in one
+        transaction: ``remade`` is ``(id, feature bytes, network, feature bytes before,
+        network before)`` each. An example forgotten or changed since it was read is left as
+        it is (another process remade it, or it was replaced). Labels, thumbnails, ids and
+        therefore ``examples_version`` are unchanged. Returns how many were put back."""
+        done = 0
+        with self._immediate():
+            for eid, feature, network, old_feature, old_network in remade:
+                cur = self._db.execute(
+                    "UPDATE examples SET feature=?, network=? WHERE id=? AND feature=?"
+                    " AND network IS ?", (bytes(feature), network, int(eid),
+                                          bytes(old_feature), old_network))
+                done += cur.rowcount
+        return done
 
     def forget_example(self, example_id: int) -> bool:
         """Delete one example; False when there is none with this id."""

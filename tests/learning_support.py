@@ -8,16 +8,23 @@ import numpy as np
 
 
 class ColourClassifier:
-    """What ``examples_from_photo`` asks of a classifier: its crop settings and ``features``
-    (here: each crop's mean and spread of colour, of length 1)."""
+    """What ``examples_from_photo`` and ``kingdomino.learning`` ask of a classifier: its crop
+    settings, its ``identity`` and ``features`` (here: each crop's mean and spread of colour,
+    of length 1). ``identity`` and ``order`` make another network of the same feature length:
+    the six numbers in another order, another feature space. ``crops`` keeps every crop read."""
 
     cfg = {"cell": 32, "board_margin": 8, "crop_margin": 4}
 
+    def __init__(self, identity: str = "colour", order=(0, 1, 2, 3, 4, 5)):
+        self.identity, self.order, self.crops = identity, list(order), []
+
     def features(self, crops) -> np.ndarray:
         crops = np.asarray(crops, np.float32)
+        self.crops.extend(crops)
         if len(crops) == 0:
             return np.zeros((0, 6), np.float32)
         f = np.concatenate([crops.mean(axis=(1, 2)), crops.std(axis=(1, 2))], axis=1) + 1.0
+        f = f[:, self.order]
         return (f / np.linalg.norm(f, axis=1, keepdims=True)).astype(np.float32)
 
 
@@ -26,6 +33,19 @@ def colour_cutter(image, corners, rows, cols, cells):
     from vision.read import learned
 
     return learned.examples_from_photo(ColourClassifier(), image, corners, rows, cols, cells)
+
+
+colour_cutter.identity = ColourClassifier().identity  # the network its examples say made them
+
+
+def use_colour_network(monkeypatch, net=None):
+    """Have ``kingdomino.learning`` read (and remake examples) with the colour stand-in (or
+    ``net``) in place of the real square network, as the colour cutter learns with it."""
+    from kingdomino import learning
+
+    net = net if net is not None else ColourClassifier()
+    monkeypatch.setattr(learning, "_classifier", net)
+    return net
 
 
 def learned_count() -> int:

@@ -14,7 +14,7 @@ from pathlib import Path
 import cv2
 import numpy as np
 import pytest
-from learning_support import ColourClassifier, colour_cutter, features
+from learning_support import ColourClassifier, colour_cutter, features, use_colour_network
 
 from kingdomino import learning, service
 from kingdomino import store as store_module
@@ -53,6 +53,12 @@ def changed(r, c, terrain, crowns=0, rows=ROWS) -> dict:
     out = kingdom(rows)
     out["cells"][r][c] = {"terrain": terrain, "crowns": crowns}
     return out
+
+
+@pytest.fixture(autouse=True)
+def colour_network(monkeypatch):
+    """Learning reads with the colour stand-in the colour cutter learns with."""
+    return use_colour_network(monkeypatch)
 
 
 @pytest.fixture
@@ -277,6 +283,108 @@ def test_examples_of_another_model_are_left_out():
     assert built.ids == [3]
 
 
+# ---------------------------------------------------------------- another square network
+
+RETRAINED = (5, 3, 1, 4, 2, 0)  # a network of the same feature length, another space
+
+
+def cut_by(net, store, rid, squares) -> list:
+    """The features ``net`` gives these squares of the reading, cut as learning cuts them."""
+    from vision.read import learned
+
+    got, _ = learning.cut(store.photo(rid), store.get(rid)["machine"], squares,
+                          lambda *a: learned.examples_from_photo(net, *a))
+    return [np.asarray(e[4], np.float32) for e in got]
+
+
+def test_examples_another_network_made_are_remade_by_the_reading_network(store, monkeypatch):
+    rid = reading(store)
+    correct(store, rid, changed(0, 0, "lake"))  # learned by the colour network
+    correct(store, rid, changed(0, 0, "lake"))  # confirmed: 24 more
+    old = {r["id"]: r["feature"] for r in store.examples(features=True)}
+    assert {r["network"] for r in store.examples()} == {"colour"}
+    retrained = use_colour_network(monkeypatch, ColourClassifier("retrained", RETRAINED))
+    got = learning.examples_of(store)
+    assert got.network == "retrained" and len(got) == 25
+    rows = {r["id"]: r for r in store.examples(features=True)}
+    assert {r["network"] for r in rows.values()} == {"retrained"} and set(rows) == set(old)
+    by_square = {(r["row"], r["col"]): r["id"] for r in rows.values()}
+    [want] = cut_by(ColourClassifier("retrained", RETRAINED), store, rid, [(0, 0, "lake", 0)])
+    feature = got.features[got.ids.index(by_square[(0, 0)])]
+    assert np.allclose(feature, want, atol=1e-6)
+    assert np.frombuffer(rows[by_square[(0, 0)]]["feature"], np.float32).tobytes() \
+        == want.tobytes() != old[by_square[(0, 0)]]
+    # written back once: loaded again, nothing is remade
+    read = len(retrained.crops)
+    learning._cache.clear()
+    again = learning.examples_of(store)
+    assert len(retrained.crops) == read and again.network == "retrained" and len(again) == 25
+    assert np.allclose(again.features, got.features)
+
+
+def test_remade_examples_are_read_with_when_they_cannot_be_written_back(store, monkeypatch,
+                                                                      caplog):
+    rid = reading(store)
+    correct(store, rid, changed(0, 0, "lake"))
+
+    def busy(remade):
+        raise sqlite3.OperationalError("database is locked")
+
+    monkeypatch.setattr(store, "remake_examples", busy)
+    use_colour_network(monkeypatch, ColourClassifier("retrained", RETRAINED))
+    with caplog.at_level("WARNING", logger="kingdomino.learning"):
+        got = learning.examples_of(store)
+    assert got.network == "retrained" and len(got) == 1
+    assert "could not be written back" in caplog.text
+    assert [r["network"] for r in store.examples()] == ["colour"]  # written at the next load
+
+
+def test_examples_that_cannot_be_remade_are_left_out_and_kept(store, monkeypatch, caplog):
+    rid = reading(store, with_photo=False)
+    saved = store.add_correction(rid, kingdom(), key=state_key("kingdomino", []))
+    labels = {(r, c): ("field", 0) for r in range(5) for c in range(5)}
+
+    def jpeg(side):
+        img = np.full((side, side, 3), (40, 180, 90), np.uint8)
+        return cv2.imencode(".jpg", img)[1].tobytes()
+
+    whole = ColourClassifier().cfg["cell"] + 2 * ColourClassifier().cfg["crop_margin"]
+    rows = [(0, 0, "field", 0, features(1)[0], jpeg(whole)),       # the whole crop: remade
+            (0, 1, "field", 0, features(1, seed=1)[0], jpeg(12)),   # a smaller picture
+            (0, 2, "field", 0, features(1, seed=2)[0], None)]       # no picture at all
+    added = store.learn(rid, saved["id"], labels, rows, network="old-network")["added"]
+    with caplog.at_level("WARNING", logger="kingdomino.learning"):
+        got = learning.examples_of(store)
+    assert got.ids == [added[0]] and got.network == "colour"
+    decoded = cv2.imdecode(np.frombuffer(jpeg(whole), np.uint8), cv2.IMREAD_COLOR)
+    assert np.allclose(got.features[0], ColourClassifier().features(decoded[None])[0], atol=1e-6)
+    left = learning.left_out(store)
+    assert set(left) == set(added[1:])
+    assert all("no stored photo" in why for why in left.values())
+    assert "its thumbnail is not the whole 40x40 crop" in left[added[1]]
+    assert "it has no thumbnail" in left[added[2]]
+    assert "2 learned examples" in caplog.text and "left out" in caplog.text
+    kept = {r["id"]: r["network"] for r in store.examples()}  # nothing a person taught is lost
+    assert kept == {added[0]: "colour", added[1]: "old-network", added[2]: "old-network"}
+
+
+def test_the_reader_refuses_examples_another_network_made():
+    from vision.read import learned
+
+    class Classifier:
+        identity = "retrained"
+
+        def features(self, crops):
+            return np.ones((len(crops), 6), np.float32)
+
+    examples = learned.Examples([learned.Example(np.ones(6, np.float32), "lake", 0)],
+                                network="colour")
+    assert service._fitting(Classifier(), examples) is None
+    mine = learned.Examples([learned.Example(np.ones(6, np.float32), "lake", 0)],
+                            network="retrained")
+    assert service._fitting(Classifier(), mine) is mine
+
+
 def test_the_reader_is_given_this_threads_examples(monkeypatch):
     given = []
 
@@ -380,6 +488,48 @@ def test_a_store_from_before_the_examples_opens_and_learns(tmp_path):
         assert store.examples() == [] and store.examples_version() == (0, 0)
         got = correct(store, "old1", changed(0, 0, "lake"))  # confirmed as it stands
         assert got["kind"] == "confirmation" and got["added"] == 25
+    finally:
+        store.close()
+    db = sqlite3.connect(path)
+    assert db.execute("PRAGMA user_version").fetchone()[0] == store_module.SCHEMA_VERSION
+    db.close()
+
+
+# the examples table of a store made before the examples said which network made them
+# (user_version 5)
+V5_EXAMPLES = """
+CREATE TABLE examples (id INTEGER PRIMARY KEY AUTOINCREMENT,
+    reading_id TEXT NOT NULL REFERENCES readings (id), correction_id INTEGER, kind TEXT NOT NULL,
+    row INTEGER NOT NULL, col INTEGER NOT NULL, terrain TEXT NOT NULL, crowns INTEGER NOT NULL,
+    feature BLOB NOT NULL, thumbnail BLOB, scope TEXT, created REAL NOT NULL);
+PRAGMA user_version = 5;
+"""
+
+
+def test_a_store_from_before_the_network_column_opens_and_its_examples_are_remade(tmp_path):
+    path = tmp_path / "v5.sqlite3"
+    db = sqlite3.connect(path)
+    db.executescript(V4_SCHEMA + V5_EXAMPLES)
+    db.execute("INSERT INTO readings (id, created, source, rules, bonuses, machine, photo)"
+               " VALUES ('old1', 1.0, 'a.jpg', 'kingdomino', '[]', ?, ?)",
+               (json.dumps(machine()), photo()))
+    db.execute("INSERT INTO corrections VALUES ('old1', 2.0, ?, 0, 1)",
+               (json.dumps(changed(1, 2, "mine", 1)),))
+    db.execute("INSERT INTO examples (reading_id, correction_id, kind, row, col, terrain, crowns,"
+               " feature, thumbnail, scope, created) VALUES ('old1', 1, 'correction', 1, 2,"
+               " 'mine', 1, ?, NULL, NULL, 3.0)", (features(1)[0],))
+    db.commit()
+    db.close()
+    store = Store(path)
+    try:
+        [row] = store.examples(features=True)
+        assert row["network"] is None and row["feature"] == features(1)[0]
+        got = learning.examples_of(store)
+        [want] = cut_by(ColourClassifier(), store, "old1", [(1, 2, "mine", 1)])
+        assert got.ids == [row["id"]] and got.network == "colour"
+        assert np.allclose(got.features[0], want, atol=1e-6)
+        [row] = store.examples(features=True)
+        assert row["network"] == "colour" and row["feature"] == want.tobytes()
     finally:
         store.close()
     db = sqlite3.connect(path)

@@ -11,7 +11,7 @@ from batch_helpers import run_batch
 from learning_fakes import score_learned
 from learning_support import features
 
-from kingdomino import batch
+from kingdomino import batch, learning
 from kingdomino.batch import pool
 from kingdomino.store import Store
 
@@ -19,13 +19,14 @@ CELLS = [[{"terrain": "lake", "crowns": 0}] * 5 for _ in range(5)]
 
 
 def teach(store: Store, n: int = 1, seed: int = 0) -> None:
-    """``n`` learned squares in the store, as a correction leaves them."""
+    """``n`` learned squares in the store, as a correction leaves them: made by the square
+    network the batch reads with (``kingdomino.learning.network_identity``)."""
     rid = store.add_reading(rules="kingdomino", machine={"rules": "kingdomino", "size": 5,
                                                          "cells": CELLS})
     saved = store.add_correction(rid, {"rules": "kingdomino", "size": 5, "cells": CELLS})
     labels = {(r, c): ("lake", 0) for r in range(5) for c in range(5)}
     rows = [(i // 5, i % 5, "lake", 0, f, None) for i, f in enumerate(features(n, seed=seed))]
-    store.learn(rid, saved["id"], labels, rows)
+    store.learn(rid, saved["id"], labels, rows, network=learning.network_identity())
 
 
 def photos(folder, n: int) -> None:
@@ -114,4 +115,35 @@ def test_the_command_reads_with_them(tmp_path, calls):
     store = Store(tmp_path / "s.sqlite3")
     rows = store._db.execute("SELECT machine FROM readings WHERE batch IS NOT NULL").fetchall()
     assert len(rows) == 2 and all('"learned": 4' in r[0] for r in rows)
+    store.close()
+
+
+def test_examples_of_another_network_are_remade_once_before_the_workers_get_them(
+        tmp_path, calls, monkeypatch):
+    import cv2
+    import numpy as np
+    from learning_support import ColourClassifier, use_colour_network
+
+    net = use_colour_network(monkeypatch)  # the batch's network; the workers are forked with it
+    photos(tmp_path / "in", 4)
+    store = Store(tmp_path / "s.sqlite3")
+    image = np.random.default_rng(2).integers(0, 255, (300, 300, 3), dtype=np.uint8)
+    rid = store.add_reading(rules="kingdomino", photo=cv2.imencode(".jpg", image)[1].tobytes(),
+                            machine={"rules": "kingdomino", "size": 5, "cells": CELLS, "rows": 5,
+                                     "cols": 5, "photo_size": [300, 300],
+                                     "corners": [[50, 50], [250, 50], [250, 250], [50, 250]]})
+    saved = store.add_correction(rid, {"rules": "kingdomino", "size": 5, "cells": CELLS})
+    labels = {(r, c): ("lake", 0) for r in range(5) for c in range(5)}
+    rows = [(0, i, "lake", 0, f, None) for i, f in enumerate(features(3, seed=4))]
+    store.learn(rid, saved["id"], labels, rows, network="an-older-network")
+    coll = batch.collect([tmp_path / "in"])
+    runner = batch.Batch(store, batch_id="b", score_fn=score_learned, jobs=2, learning=True,
+                         mp_context=multiprocessing.get_context("fork"))
+    outcomes = runner.run(coll.items)
+    coll.close()
+    assert learned_of(store, outcomes) == [3] * 4
+    assert len(net.crops) == 3  # remade once, in the batch's process, not per photo or worker
+    stored = store.examples(features=True)
+    assert {r["network"] for r in stored} == {ColourClassifier().identity}
+    assert not {r["feature"] for r in stored} & {f for *_, f, _ in rows}
     store.close()

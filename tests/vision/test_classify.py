@@ -316,3 +316,23 @@ def test_crops_read_again_cost_only_the_turns_not_read_yet(monkeypatch):
     other[0, 0, 0, 0] ^= 1                       # other crops: read anew
     clf.logits(other)
     assert len(calls) == 4
+
+
+def test_the_identity_is_the_model_files_and_stable_across_loads(tmp_path):
+    from models import MODELS_DIR
+
+    squares = (MODELS_DIR / "squares.onnx").read_bytes()
+    (tmp_path / "a.onnx").write_bytes(squares)
+    (tmp_path / "b.onnx").write_bytes(squares)
+    (tmp_path / "c.onnx").write_bytes((MODELS_DIR / "tiles.onnx").read_bytes())
+    cfg = plain_classify_cfg()
+    loaded = SquareClassifier(tmp_path / "a.onnx", cfg)
+    again = SquareClassifier(tmp_path / "a.onnx", cfg)
+    copy = SquareClassifier(tmp_path / "b.onnx", cfg, load_network=False)
+    other = SquareClassifier(tmp_path / "c.onnx", cfg, load_network=False)
+    assert loaded.identity == again.identity == copy.identity
+    assert isinstance(loaded.identity, str) and len(loaded.identity) == 16
+    assert other.identity != loaded.identity
+    (tmp_path / "b.onnx").write_bytes(squares + b"\0")  # one byte more: another file
+    assert SquareClassifier(tmp_path / "b.onnx", cfg, load_network=False).identity \
+        != loaded.identity

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 from browser_support import chromium_page, serving
-from learning_support import colour_cutter
+from learning_support import colour_cutter, use_colour_network
 from test_learning_web import LearningReader
 from webapp_helpers import jpeg_bytes
 
@@ -22,8 +22,9 @@ def _upload(page, base, photo) -> str:
     return page.url.rsplit("/", 1)[1]
 
 
-def test_looks_right_teaches_and_take_back_forgets(tmp_path):
+def test_looks_right_teaches_and_take_back_forgets(tmp_path, monkeypatch):
     expect = pytest.importorskip("playwright.sync_api").expect
+    use_colour_network(monkeypatch)  # the app reads with the network its cutter learns with
     app = create_app({"DATABASE": str(tmp_path / "b.sqlite3"), "LEARNER": colour_cutter,
                       "INSTANCE_PATH": str(tmp_path / "instance"), "READER": LearningReader()})
     photo = tmp_path / "k.jpg"

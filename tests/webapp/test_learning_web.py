@@ -8,7 +8,7 @@ import io
 import re
 
 import pytest
-from learning_support import colour_cutter, with_learned
+from learning_support import colour_cutter, use_colour_network, with_learned
 from webapp_helpers import FakeReader, jpeg_bytes, kingdom_cells, page_token
 
 from kingdomino.store import Store
@@ -27,7 +27,9 @@ def reader():
 
 
 @pytest.fixture
-def make_learning_app(make_app):
+def make_learning_app(make_app, monkeypatch):
+    use_colour_network(monkeypatch)  # the app reads with the network its cutter learns with
+
     def build(**extra):
         return make_app(**{"LEARNER": colour_cutter, **extra})
     return build

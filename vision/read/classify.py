@@ -98,9 +98,13 @@ class SquareClassifier:
             raise FileNotFoundError(
                 f"square classifier model {path} is missing: run `kingdomino train` to build it")
         self.path = path
+        data = path.read_bytes()
+        # which network this is (``network_identity``): learned examples record it, and a
+        # reader reads only with examples whose features this same network made
+        self.identity = network_identity(data)
         # without the network it only decodes saved outputs (``kingdomino evaluate --from-outputs``);
         # with it, the tensor feeding the last layer is a second output (``features``)
-        self.net, self.outputs = (_load_net(path) if load_network else (None, None))
+        self.net, self.outputs = _load_net(path, data) if load_network else (None, None)
         meta_path = path.with_suffix(".json")
         self.meta = json.loads(meta_path.read_text()) if meta_path.exists() else {}
         cal = self.meta.get("calibration", {})
@@ -433,10 +437,18 @@ def _with_features(model: bytes) -> tuple[bytes, tuple[str, str]] | None:
     return model, (outputs[0], name.decode())
 
 
-def _load_net(path: Path):
+def network_identity(data: bytes) -> str:
+    """Which square network a model file is: the first 16 hex digits of the SHA-256 of its
+    bytes. Two networks of one shape (a retrained one) give features of the same length but
+    of unlike spaces; their identities differ."""
+    return hashlib.sha256(data).hexdigest()[:16]
+
+
+def _load_net(path: Path, data: bytes | None = None):
     """``(net, (logits name, features name))``: the network read with its features as a
-    second output, or ``(net, None)`` where the model's graph gives none."""
-    data = path.read_bytes()
+    second output, or ``(net, None)`` where the model's graph gives none. ``data``: the
+    file's bytes when already read."""
+    data = path.read_bytes() if data is None else data
     try:
         made = _with_features(data)
     except (ValueError, IndexError, UnicodeDecodeError):

@@ -40,10 +40,12 @@ class Example:
 
 class Examples:
     """A set of examples as one matrix: ``features`` ``(M, D)``, ``terrain`` and ``crowns``
-    (label indices, ``(M,)``) and ``ids``."""
+    (label indices, ``(M,)``) and ``ids``; ``network``: the identity of the square network
+    whose features they all are (``SquareClassifier.identity``; None: not said)."""
 
-    def __init__(self, examples: list[Example]):
+    def __init__(self, examples: list[Example], network: str | None = None):
         examples = list(examples)
+        self.network = network
         self.ids = [e.id for e in examples]
         if examples:
             feats = np.stack([np.asarray(e.feature, np.float32).ravel() for e in examples])
