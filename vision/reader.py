@@ -277,7 +277,7 @@ class Reader:
         ``[novelty]``; ``feats``: the squares' features, row by row); none without the
         statistics file or the features."""
         ncfg = self.cfg["novelty"]
-        stats = novelty.load(ncfg["statistics"])
+        stats = novelty.for_network(ncfg["statistics"], self.classifier)
         if stats is None or feats is None or not grid:
             return set(), set()
         cols = len(grid[0])

@@ -50,6 +50,42 @@ def test_a_statistics_file_loads_back_and_one_for_other_terrains_is_refused(tmp_
     assert novelty.load(str(tmp_path / "absent.npz")) is None and novelty.load("") is None
 
 
+def test_statistics_of_another_network_are_not_compared_with(tmp_path, caplog):
+    """Another network's features lie in another space: every square would look unlike the
+    tiles (and every window like table: a fold's network found no kingdom in any dev phone
+    photo). Statistics are used only with the network they name; a file from before they
+    named one, with none."""
+    from types import SimpleNamespace
+
+    path = tmp_path / "stats.npz"
+    stats = _stats()
+    novelty.Statistics(stats.means, stats.precision, stats.towns, stats.bank,
+                       network="aaaa").save(path)
+    assert novelty.load(str(path)).network == "aaaa"
+    assert novelty.for_network(str(path), SimpleNamespace(identity="aaaa")) is not None
+    with caplog.at_level("WARNING", logger="vision.read.novelty"):
+        assert novelty.for_network(str(path), SimpleNamespace(identity="bbbb")) is None
+    assert "another square network" in caplog.text
+    unnamed = tmp_path / "unnamed.npz"
+    stats.save(unnamed)
+    assert novelty.load(str(unnamed)).network == ""
+    assert novelty.for_network(str(unnamed), SimpleNamespace(identity="bbbb")) is None
+    assert novelty.for_network(str(unnamed), SimpleNamespace()) is not None   # a stand-in
+    # choosing a window with another network's statistics: the table odds as they are
+    logits = np.zeros((2, len(TERRAINS) + 4), np.float32)
+    logits[:, TERRAINS.index("field")] = 8.0
+    clf = _Known([[1.0, 0.0], [0.0, 1.0]])
+    cfg = {"novelty": dict(CFG, statistics=str(path))}
+    clf.identity = "aaaa"
+    from vision.find import frame
+
+    assert frame.unlike_as_table(clf, logits, np.full(2, 0.01), cfg).tolist() == \
+        pytest.approx([0.01, 0.9])
+    clf.identity = "bbbb"
+    assert frame.unlike_as_table(clf, logits, np.full(2, 0.01), cfg).tolist() == \
+        pytest.approx([0.01, 0.01])
+
+
 def test_a_square_far_from_its_terrain_s_features_is_unlike_the_tiles():
     stats = _stats()
     feats = np.array([[1.0, 0.0], [0.0, 1.0], [0.0, 1.0], [0.0, 1.0]])
@@ -169,6 +205,8 @@ def test_the_shipped_statistics_fit_the_shipped_classifier():
     assert stats.means.shape[1:] == (len(TERRAINS), width)
     assert stats.precision.shape == (width, width) and stats.bank.shape[1] == width
     assert len(stats.towns) > 0
+    assert stats.network == clf.identity, \
+        "models/novelty.npz was built with another network: python3 -m vision.lab.training.novelty"
 
 
 def test_the_queendomino_photos_towns_read_as_towns_or_flagged():

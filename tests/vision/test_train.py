@@ -169,3 +169,41 @@ def test_train_tiles_writes_the_files_the_reader_loads(tmp_path, monkeypatch):
     assert [argv[argv.index("--out") + 1] for argv in asked] == [
         str(tmp_path / cfg["detect"]["tile_net"]), str(tmp_path / cfg["reader"]["second_tile_net"])]
     assert ["--lit" in argv for argv in asked] == [False, True]
+
+
+def test_training_crops_are_cut_from_the_pixels_the_reader_decodes(tmp_path):
+    """A 12 MP phone JPEG is read from a decode at half its side ([io] read_long_side): the
+    network must learn from crops cut from that same decode, not from the whole photo."""
+    from types import SimpleNamespace
+
+    from vision import config
+    from vision.lab.training.squares import load_examples
+    from vision.photo import scale
+    from vision.read.crops import photo_crops
+
+    cfg = config.load()
+    long_side = int(cfg["io"]["read_long_side"])
+    if long_side <= 0:
+        pytest.skip("the reader decodes every photo whole ([io] read_long_side 0)")
+    rng = np.random.default_rng(3)
+    w, h = 2 * long_side + 64, 3 * long_side // 2
+    image = cv2.resize(rng.integers(0, 256, (h // 16, w // 16, 3), dtype=np.uint8), (w, h),
+                       interpolation=cv2.INTER_NEAREST)
+    path = tmp_path / "phone.jpg"
+    cv2.imwrite(str(path), image, [cv2.IMWRITE_JPEG_QUALITY, 92])
+    corners = np.array([[500, 400], [w - 700, 520], [w - 600, h - 380], [420, h - 500]], float)
+    photo = SimpleNamespace(path=path, corners=corners, rows=2, cols=3, dataset="phone",
+                            terrain=[["field"] * 3, ["forest"] * 3], crowns=[[0] * 3, [1] * 3])
+    cc = cfg["classify"]
+    x, t, c, b = load_examples([photo], cc, pad=0)
+
+    decoded, factor = scale.load_for_reading(str(path), cfg)
+    assert factor == 2
+    read = photo_crops(decoded, scale.to_reduced_pixels(corners, factor), 2, 3, cc["cell"],
+                       board_margin=cc["board_margin"], crop_margin=cc["crop_margin"])
+    assert x.shape == read.shape
+    assert np.array_equal(x, read)
+    whole = photo_crops(cv2.imread(str(path)), corners, 2, 3, cc["cell"],
+                        board_margin=cc["board_margin"], crop_margin=cc["crop_margin"])
+    assert not np.array_equal(x, whole)
+    assert list(t) == [0, 0, 0, 1, 1, 1] and list(c) == [0, 0, 0, 1, 1, 1]

@@ -299,7 +299,7 @@ def unlike_as_table(classifier, logits: np.ndarray, p_empty: np.ndarray, cfg: di
     learned from (``vision.read.novelty``)."""
     ncfg = cfg["novelty"]
     least = float(ncfg["frame_empty_odds"])
-    stats = novelty.load(ncfg["statistics"])
+    stats = novelty.for_network(ncfg["statistics"], classifier)
     if least <= 0 or stats is None or not hasattr(classifier, "features_of"):
         return p_empty
     lg = np.asarray(logits)

@@ -22,6 +22,8 @@ distance alone does not tell them apart). Everything here is numpy.
 """
 from __future__ import annotations
 
+import logging
+
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
@@ -31,6 +33,8 @@ import numpy as np
 from engine.messages import TOWNS_WARNING, UNLIKE_WARNING, Message
 from models import MODELS_DIR
 from vision.read.labels import TERRAINS
+
+log = logging.getLogger("vision.read.novelty")
 
 
 @dataclass(frozen=True)
@@ -45,12 +49,14 @@ class Statistics:
     precision: np.ndarray
     towns: np.ndarray
     bank: np.ndarray
+    network: str = ""     # the identity of the network whose features these are ("": not said)
 
     def save(self, path: Path) -> None:
         np.savez_compressed(path, means=self.means.astype(np.float32),
                             precision=self.precision.astype(np.float32),
                             towns=self.towns.astype(np.float16),
-                            bank=self.bank.astype(np.float16), terrains=np.array(TERRAINS))
+                            bank=self.bank.astype(np.float16), terrains=np.array(TERRAINS),
+                            network=np.array(self.network))
 
 
 @lru_cache(maxsize=4)
@@ -67,7 +73,30 @@ def load(name: str) -> Statistics | None:
             raise ValueError(f"{path.name} was built for the terrains "
                              f"{list(data['terrains'])}, the classifier reads {list(TERRAINS)}")
         return Statistics(data["means"].astype(np.float64), data["precision"].astype(np.float64),
-                          data["towns"].astype(np.float32), data["bank"].astype(np.float32))
+                          data["towns"].astype(np.float32), data["bank"].astype(np.float32),
+                          str(data["network"]) if "network" in data.files else "")
+
+
+_told: set = set()
+
+
+def for_network(name: str, classifier) -> Statistics | None:
+    """:func:`load`, for the square network ``classifier`` reads with: None (nothing flagged,
+    said once in the log) when the statistics were made with another network or do not say
+    which (``SquareClassifier.identity``): another network's features lie in another space,
+    where every square looks unlike the tiles and every window like table (a fold's network
+    in cross-validation, a model given by path, one trained after the statistics were
+    built). A classifier that does not say its identity (a stand-in) takes them as they are."""
+    stats = load(name)
+    mine = getattr(classifier, "identity", None)
+    if stats is None or not mine or stats.network == mine:
+        return stats
+    if (name, mine) not in _told:
+        _told.add((name, mine))
+        log.warning("%s was built with another square network (%s, this one %s): squares are "
+                    "not compared with the known tiles; rebuild it with python3 -m "
+                    "vision.lab.training.novelty", name, stats.network, mine)
+    return None
 
 
 def distances(stats: Statistics, features: np.ndarray, terrains) -> np.ndarray:

@@ -51,6 +51,7 @@ from vision.find.frame import frame_size, too_few_tiles
 from vision.read.holes import boost_logits, ring_features
 from vision.read.review import glare_squares, outside_cells, review_distances, review_reasons
 from vision.read.crops import cell_crops, crop_size, image_corners, rectify
+from vision.lab.training.squares import reader_view
 
 SETS = ("aau", "phone", "phone-detected", "synth")
 DETECTED = ("phone-detected", "synth")   # read end to end: the board was found by vision.find.detect
@@ -344,8 +345,8 @@ def build_cases(photos, cfg: dict, log) -> list:
     cell, bm, cm = ccfg["cell"], ccfg["board_margin"], ccfg["crop_margin"]
     cases = []
     for i, p in enumerate(photos):
-        image = cv2.imread(str(p.path), cv2.IMREAD_COLOR)
-        corners = p.corners if p.corners is not None else image_corners(image)
+        image, corners = reader_view(p, cfg["io"])     # decoded as the reader decodes it
+        corners = corners if corners is not None else image_corners(image)
         board, _ = rectify(image, corners, p.rows, p.cols, cell, bm)
         crops = cell_crops(board, p.rows, p.cols, cell, board_margin=bm, crop_margin=cm)
         cases.append(Case(p.dataset, i, p.name, crops, p.rows, p.cols, p.terrain, p.crowns,

@@ -25,7 +25,6 @@ import sys
 import zlib
 from pathlib import Path
 
-import cv2
 import numpy as np
 
 from engine.kingdom import SIZES
@@ -79,18 +78,17 @@ def measure(reader_for, photos, offs, modes=tuple(MODES), log=None) -> dict:
     the photos not exact. A reading that fails is that photo's failure. ``reader_for(photo)``:
     the reader for that photo."""
     from vision.lab.evaluation.evaluate import score
+    from vision.lab.training.squares import reader_view
 
     out = {_key(o, m): {"n": 0, "size_right": 0, "exact": 0, "squares_wrong": 0, "unflagged": 0,
                         "failures": []} for o in offs for m in modes}
     for photo in photos:
         if not is_frame(photo.rows, photo.cols, SIZES):
             continue                    # a half-built kingdom: no frame to give by hand
-        image = cv2.imread(str(photo.path), cv2.IMREAD_COLOR)
-        if image is None:
-            raise ValueError(f"cannot read {photo.path}")
+        image, corners = reader_view(photo)     # decoded as the reader decodes it
         truth = score(photo.terrain, photo.crowns)
         for off in offs:
-            given = moved(photo.corners, photo.rows, photo.cols, off, photo.name)
+            given = moved(corners, photo.rows, photo.cols, off, photo.name)
             for mode in modes:
                 row = out[_key(off, mode)]
                 row["n"] += 1

@@ -261,16 +261,14 @@ def format_sums(res: dict) -> str:
 # ----------------------------------------------------------------------------- drawn towns
 def _labelled_crops(photos, want, ccfg) -> np.ndarray:
     """The squares of ``photos`` whose label is in ``want``, cut as the reader cuts them."""
-    import cv2
-
-    from vision.lab.training.squares import photo_training_crops
+    from vision.lab.training.squares import photo_training_crops, reader_view
 
     out = []
     for p in photos:
         if p.corners is None:
             continue
-        cut = photo_training_crops(cv2.imread(str(p.path)), p.corners, p.rows, p.cols, ccfg,
-                                   pad=0)
+        image, corners = reader_view(p)      # decoded as the reader decodes it
+        cut = photo_training_crops(image, corners, p.rows, p.cols, ccfg, pad=0)
         out += [cut[r * p.cols + c] for r in range(p.rows) for c in range(p.cols)
                 if p.terrain[r][c] in want]
     return np.stack(out) if out else np.zeros((0, 1, 1, 3), np.uint8)

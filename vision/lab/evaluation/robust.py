@@ -272,15 +272,14 @@ def measure(reader, photos, names, log=None) -> dict:
     ``Reader``, or a function giving each photo's (``fold_readers``)."""
     reader_for = reader if callable(reader) else (lambda photo: reader)
     from vision.find.detect import corner_error
+    from vision.lab.training.squares import reader_view
 
     out = {name: {"n": 0, "framed": 0, "failures": []} for name in ["as taken", *names]}
     for photo in photos:
-        image = cv2.imread(str(photo.path), cv2.IMREAD_COLOR)
-        if image is None:
-            raise ValueError(f"cannot read {photo.path}")
+        image, corners = reader_view(photo)     # decoded as the reader decodes it
         for name in out:
-            changed = (image, np.asarray(photo.corners, np.float64).reshape(4, 2)) \
-                if name == "as taken" else change(image, photo.corners, name)
+            changed = (image, np.asarray(corners, np.float64).reshape(4, 2)) \
+                if name == "as taken" else change(image, corners, name)
             if changed is None:
                 continue
             got = frame_of(reader_for(photo), changed[0])

@@ -23,11 +23,11 @@ import datetime as _dt
 import json
 from pathlib import Path
 
-import cv2
 import numpy as np
 
 from models import MODELS_DIR
 from vision import config as _config
+from vision.lab.training.squares import reader_view
 from vision.read.classify import SquareClassifier
 from vision.read.crops import image_corners, photo_crops
 from vision.read.labels import TERRAINS
@@ -50,10 +50,8 @@ def dev_squares(classifier, photos) -> dict:
     """Features, logits, terrain index, group and photo name of every labelled dev square."""
     feats, logits, terrain, group, name = [], [], [], [], []
     for photo in photos:
-        image = cv2.imread(str(photo.path), cv2.IMREAD_COLOR)
-        if image is None:
-            raise ValueError(f"cannot read {photo.path}")
-        corners = photo.corners if photo.corners is not None else image_corners(image)
+        image, corners = reader_view(photo)     # decoded as the reader decodes it
+        corners = corners if corners is not None else image_corners(image)
         lg, ft = photo_features(classifier, image, corners, photo.rows, photo.cols)
         feats.append(ft)
         logits.append(lg)
@@ -78,8 +76,8 @@ def town_squares(classifier, datasets=None) -> tuple[np.ndarray, list]:
         return np.zeros((0, 0), np.float32), []
     feats, names = [], []
     for photo in photos:
-        image = cv2.imread(str(photo.path), cv2.IMREAD_COLOR)
-        _, ft = photo_features(classifier, image, photo.corners, photo.rows, photo.cols)
+        image, corners = reader_view(photo)
+        _, ft = photo_features(classifier, image, corners, photo.rows, photo.cols)
         for i in range(photo.rows * photo.cols):
             r, c = divmod(i, photo.cols)
             if photo.terrain[r][c] == TOWN_TERRAIN:
@@ -130,10 +128,12 @@ def build(out_dir: Path = MODELS_DIR, datasets=None, log=print, model_path=None)
     means, precision = statistics([(dev["features"], dev["terrain"]), drawn], shrink)
     towns, town_photos = town_squares(classifier, datasets)
     path = out_dir / cfg["novelty"]["statistics"]
-    Statistics(means, precision, towns.reshape(len(towns), -1), dev["features"]).save(path)
+    Statistics(means, precision, towns.reshape(len(towns), -1), dev["features"],
+               network=classifier.identity).save(path)
     record = {
         "file": path.name, "built": _dt.datetime.now(_dt.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
         "network": classifier.path.name, "network_trained": classifier.meta.get("trained"),
+        "network_identity": classifier.identity,
         "shrink": shrink, "dev_squares": int(len(dev["terrain"])),
         "drawn_squares": int(len(drawn[1])), "drawn_boards": DRAWN_BOARDS, "drawn_seed": DRAWN_SEED,
         "dev_photos": {"aau": sum(p.dataset == "aau" for p in photos),

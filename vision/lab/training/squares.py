@@ -1,8 +1,8 @@
 """``kingdomino train``: build ``models/squares.onnx`` from the dev photos of both datasets.
 
-Every dev photo is rectified with its corners (the AAU photos already are boards: their
-corners are the image corners) through ``vision.read.crops`` -- the same crop path the reader
-uses -- and a small CNN with two heads (terrain, crowns) is trained with torch on the CPU,
+Every dev photo is decoded as the reader decodes it (``reader_view``: a 12 MP JPEG at half
+its side) and rectified with its corners (the AAU photos already are boards: their corners are
+the image corners) through ``vision.read.crops`` -- the same crop path the reader uses -- and a small CNN with two heads (terrain, crowns) is trained with torch on the CPU,
 then exported to ONNX for ``cv2.dnn``. Holdout photos are never loaded.
 """
 from __future__ import annotations
@@ -36,14 +36,29 @@ def photo_training_crops(image: np.ndarray, corners, rows: int, cols: int, cfg: 
                       crop_margin=cfg["crop_margin"] + pad)
 
 
+def reader_view(photo, io_cfg=None) -> tuple[np.ndarray, object]:
+    """A dev photo as the reader decodes it (``vision.photo.scale.load_for_reading``: a 12 MP
+    JPEG 2 times smaller a side with ``[io] read_long_side`` 2000) and its labelled corners in
+    that image's pixels (``None`` for a rectified AAU board): the crops the network learns
+    from are cut from the same pixels as the crops it reads."""
+    from vision.photo import scale
+
+    full = _config.load()
+    if io_cfg is not None:
+        full = {**full, "io": io_cfg}
+    image, factor = scale.load_for_reading(str(photo.path), full)
+    corners = photo.corners
+    if corners is not None:
+        corners = scale.to_reduced_pixels(corners, factor)
+    return image, corners
+
+
 def load_examples(photos, cfg: dict, pad: int = AUG_PAD):
     """Dev photos -> (crops, terrain index, crowns, board id) arrays."""
     xs, ts, cs, bs = [], [], [], []
     for b, photo in enumerate(photos):
-        image = cv2.imread(str(photo.path), cv2.IMREAD_COLOR)
-        if image is None:
-            raise ValueError(f"cannot read {photo.path}")
-        crops = photo_training_crops(image, photo.corners, photo.rows, photo.cols, cfg, pad)
+        image, corners = reader_view(photo)
+        crops = photo_training_crops(image, corners, photo.rows, photo.cols, cfg, pad)
         xs.append(crops)
         for r in range(photo.rows):
             for c in range(photo.cols):
@@ -251,8 +266,12 @@ def build_model(width: int | None = None):
 
     ch = [16 * width, 32 * width, 48 * width, 64 * width]
     layers = block(3, ch[0], stride=2)                                   # 88 -> 44
-    layers += block(ch[0], ch[1]) + [nn.MaxPool2d(2)]                     # -> 22
-    layers += block(ch[1], ch[2]) + [nn.MaxPool2d(2)]                     # -> 11
+    if DOWNSAMPLE == "pool":        # each 3x3 at full size, then pooled
+        layers += block(ch[0], ch[1]) + [nn.MaxPool2d(2)]                 # -> 22
+        layers += block(ch[1], ch[2]) + [nn.MaxPool2d(2)]                 # -> 11
+    else:                           # "stride": the same layers, each computed at the size it keeps
+        layers += block(ch[0], ch[1], stride=2)                           # -> 22
+        layers += block(ch[1], ch[2], stride=2)                           # -> 11
     layers += block(ch[2], ch[3]) + block(ch[3], ch[3])
     layers += [nn.AdaptiveAvgPool2d(1), nn.Flatten(), nn.Dropout(0.2),
                nn.Linear(ch[3], len(TERRAINS) + N_CROWNS)]
@@ -267,6 +286,7 @@ PHONE_WEIGHT = 2.0       # phone-photo squares are drawn this much more often (h
 MINE_DRILL = 4           # squares per drawn board made crowned mines in the crown-counting drill
 PLAIN_START = 0.0        # share of drawn boards whose start square is the bare one of other printings
 MODEL_WIDTH = 2          # channel multiplier of the network (1: 16-32-48-64 channels)
+DOWNSAMPLE = "pool"      # 44 -> 22 -> 11 px: "pool" 3x3 then 2x2 max pool; "stride" strided 3x3s (the same weights, half the work)
 TABLE_BOARDS = 20        # drawn kingdoms on hard tables (vision.lab.scenes.table_squares): the table around them is `empty`
 TABLE_RING = 1           # ... cut with this many squares of table beyond the kingdom on every side (2: worse, docs/reader.md)
 
@@ -467,6 +487,7 @@ def main(args) -> int:
         "building_crowns_weight": BUILDING_CROWNS, "phone_weight": PHONE_WEIGHT,
         "scene_share": SCENE_SHARE, "scene_blank": SCENE_BLANK,
         "mine_drill": MINE_DRILL, "plain_start": PLAIN_START, "model_width": MODEL_WIDTH,
+        "downsample": DOWNSAMPLE,
         "table_boards": 0 if limited else TABLE_BOARDS, "table_ring": TABLE_RING,
         "outputs": {"terrain": list(TERRAINS), "crowns": list(range(N_CROWNS))},
         "crown_train_prior": model.crown_train_prior,
