@@ -171,9 +171,10 @@ def test_train_tiles_writes_the_files_the_reader_loads(tmp_path, monkeypatch):
     assert ["--lit" in argv for argv in asked] == [False, True]
 
 
-def test_training_crops_are_cut_from_the_pixels_the_reader_decodes(tmp_path):
-    """A 12 MP phone JPEG is read from a decode at half its side ([io] read_long_side): the
-    network must learn from crops cut from that same decode, not from the whole photo."""
+def test_training_crops_are_cut_from_the_pixels_the_reader_decodes(tmp_path, monkeypatch):
+    """With [io] read_long_side set, a 12 MP phone JPEG is read from a decode at half its side:
+    the network must learn from crops cut from that same decode, not from the whole photo."""
+    import copy
     from types import SimpleNamespace
 
     from vision import config
@@ -181,17 +182,16 @@ def test_training_crops_are_cut_from_the_pixels_the_reader_decodes(tmp_path):
     from vision.photo import scale
     from vision.read.crops import photo_crops
 
-    cfg = config.load()
-    long_side = int(cfg["io"]["read_long_side"])
-    if long_side <= 0:
-        pytest.skip("the reader decodes every photo whole ([io] read_long_side 0)")
+    cfg = copy.deepcopy(config.load())
+    cfg["io"]["read_long_side"] = long_side = 1000
+    monkeypatch.setattr(config, "load", lambda *a, **k: cfg)
     rng = np.random.default_rng(3)
     w, h = 2 * long_side + 64, 3 * long_side // 2
     image = cv2.resize(rng.integers(0, 256, (h // 16, w // 16, 3), dtype=np.uint8), (w, h),
                        interpolation=cv2.INTER_NEAREST)
     path = tmp_path / "phone.jpg"
     cv2.imwrite(str(path), image, [cv2.IMWRITE_JPEG_QUALITY, 92])
-    corners = np.array([[500, 400], [w - 700, 520], [w - 600, h - 380], [420, h - 500]], float)
+    corners = np.array([[250, 200], [w - 350, 260], [w - 300, h - 190], [210, h - 250]], float)
     photo = SimpleNamespace(path=path, corners=corners, rows=2, cols=3, dataset="phone",
                             terrain=[["field"] * 3, ["forest"] * 3], crowns=[[0] * 3, [1] * 3])
     cc = cfg["classify"]
