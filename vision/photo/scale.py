@@ -16,7 +16,9 @@ Measured again on 2026-12-06 (issue 51) with the shipped models (``kingdomino ev
 --hard-tables 20 --table-photos 8``): the dev phones read end to end went from 99.86% to 99.72%
 of squares' terrain right (two forest squares read as swamp; every total still exact), hard
 tables and whole-table photos unchanged. It is for a slow machine, or for after the classifier
-has been trained on photos so decoded.
+has been trained on photos so decoded: ``kingdomino train`` cuts its crops from the decode this
+setting asks for (``vision.lab.training.squares.reader_view``), so set it, then train and
+cross-validate (``kingdomino evaluate --folds 4``) before shipping both together.
 
 - ``reduction(info, long_side) -> 1, 2, 4 or 8``: how much smaller a photo is decoded.
 - ``load_for_reading(path_or_bytes, cfg=None) -> (image, factor)``: the decoded image and how
