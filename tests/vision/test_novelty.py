@@ -69,7 +69,9 @@ def test_statistics_of_another_network_are_not_compared_with(tmp_path, caplog):
     unnamed = tmp_path / "unnamed.npz"
     stats.save(unnamed)
     assert novelty.load(str(unnamed)).network == ""
-    assert novelty.for_network(str(unnamed), SimpleNamespace(identity="bbbb")) is None
+    with caplog.at_level("WARNING", logger="vision.read.novelty"):
+        assert novelty.for_network(str(unnamed), SimpleNamespace(identity="bbbb")) is None
+    assert "a square network it does not name" in caplog.text
     assert novelty.for_network(str(unnamed), SimpleNamespace()) is not None   # a stand-in
     # choosing a window with another network's statistics: the table odds as they are
     logits = np.zeros((2, len(TERRAINS) + 4), np.float32)

@@ -93,9 +93,11 @@ def for_network(name: str, classifier) -> Statistics | None:
         return stats
     if (name, mine) not in _told:
         _told.add((name, mine))
-        log.warning("%s was built with another square network (%s, this one %s): squares are "
-                    "not compared with the known tiles; rebuild it with python3 -m "
-                    "vision.lab.training.novelty", name, stats.network, mine)
+        made = f"another square network ({stats.network})" if stats.network else \
+            "a square network it does not name"
+        log.warning("%s was built with %s, this reader's is %s: squares are not compared with "
+                    "the known tiles; rebuild it with python3 -m vision.lab.training.novelty",
+                    name, made, mine)
     return None
 
 
