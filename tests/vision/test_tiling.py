@@ -200,3 +200,52 @@ def test_a_change_near_a_reading_is_tileable_exactly_when_the_whole_reading_is()
             assert near.tileable(changes) == whole, (readings.tolist(), rows, cols, changes)
             agree[whole] += 1
     assert agree[True] > 100 and agree[False] > 100       # both answers were asked for
+
+
+def test_repair_finds_the_cheapest_change_within_a_tight_supply():
+    """repair against every single and pair change tried by brute force (tileable, and no
+    reading newly on more squares than the supply has), on small boards whose supply is one
+    or two of each reading: the same cost, and what it returns keeps to the supply."""
+    import itertools
+
+    rng = np.random.default_rng(11)
+    n_read = PARTNERS.shape[0]
+    tried = found = 0
+    for t in range(120):
+        rows, cols = [(2, 2), (2, 3), (3, 3), (1, 4)][t % 4]
+        n = rows * cols
+        probs = np.zeros((n, n_read))
+        for i in range(n):         # a few likely readings a square, the rest impossible
+            likely = rng.choice(n_read, size=4, replace=False)
+            probs[i, likely] = rng.dirichlet(np.ones(4))
+        best = probs.argmax(axis=1)
+        capacity = rng.integers(1, 3, size=n_read)
+        counts = np.bincount(best, minlength=n_read)
+
+        def allowed(changes):
+            trial = best.copy()
+            for i, a in changes:
+                trial[i] = a
+            c = np.bincount(trial, minlength=n_read)
+            return (not np.any((c > capacity) & (c > counts))
+                    and tileable(trial, rows, cols, PARTNERS))
+
+        if tileable(best, rows, cols, PARTNERS):
+            continue
+        tried += 1
+        options = [(float(np.log(probs[i, best[i]] / probs[i, a])), i, int(a))
+                   for i in range(n) for a in np.flatnonzero(probs[i] > 0) if a != best[i]]
+        options = [o for o in options if o[0] <= 6.0]
+        cheapest = min([c for c, i, a in options if allowed([(i, a)])]
+                       + [c1 + c2 for (c1, i, a), (c2, j, b) in itertools.combinations(options, 2)
+                          if i != j and allowed([(i, a), (j, b)])], default=None)
+        got = repair(probs, best, rows, cols, PARTNERS, 6.0, capacity=capacity,
+                     max_pair_options=len(options))
+        if cheapest is None:
+            assert got is None
+            continue
+        found += 1
+        assert got is not None and allowed(list(got.items()))
+        cost = sum(np.log(probs[i, best[i]] / probs[i, a]) for i, a in got.items())
+        assert cost == pytest.approx(cheapest)
+    assert tried > 50 and found > 10

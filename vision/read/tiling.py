@@ -174,15 +174,21 @@ def repair(probs: np.ndarray, best, rows: int, cols: int, partners: np.ndarray,
                 options.append((cost, i, int(a)))
     options.sort()
     near = _Near(best, rows, cols, partners)
-    counts = np.bincount(best, minlength=probs.shape[1]) if capacity is not None else None
+    now = best.tolist()
+    # how many squares read each reading, and how many the game has (plain lists: asked for
+    # each of hundreds of changes, one or two squares at a time)
+    counts = np.bincount(best, minlength=probs.shape[1]).tolist() if capacity is not None else None
+    room = np.asarray(capacity).tolist() if capacity is not None else None
 
     def works(changes) -> bool:
-        trial = best.copy()
-        for i, a in changes:
-            trial[i] = a
         if counts is not None:
-            c = np.bincount(trial, minlength=probs.shape[1])
-            if np.any((c > capacity) & (c > counts)):   # no new over-use of the supply
+            # no new over-use of the supply: a reading the changes put on more squares than
+            # before may not end on more squares than the game has (the others only lose)
+            more: dict = {}
+            for i, a in changes:
+                more[a] = more.get(a, 0) + 1
+                more[now[i]] = more.get(now[i], 0) - 1
+            if any(n > 0 and counts[r] + n > room[r] for r, n in more.items()):
                 return False
         return near.tileable(changes)
 
