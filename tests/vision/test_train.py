@@ -207,3 +207,32 @@ def test_training_crops_are_cut_from_the_pixels_the_reader_decodes(tmp_path, mon
                         board_margin=cc["board_margin"], crop_margin=cc["crop_margin"])
     assert not np.array_equal(x, whole)
     assert list(t) == [0, 0, 0, 1, 1, 1] and list(c) == [0, 0, 0, 1, 1, 1]
+
+
+@pytest.mark.parametrize("conv, downsample", [("full", "pool"), ("full", "stride"),
+                                              ("separable", "pool"), ("separable", "stride")])
+def test_every_recipe_network_reads_a_crop_into_both_heads(monkeypatch, conv, downsample):
+    torch = pytest.importorskip("torch", reason="training needs torch (pip install '.[train]')")
+    from vision.lab.training import squares as train
+    from vision.read.classify import N_CROWNS, TERRAINS
+
+    monkeypatch.setattr(train, "CONV", conv)
+    monkeypatch.setattr(train, "DOWNSAMPLE", downsample)
+    model = train.build_model(1).eval()
+    with torch.no_grad():
+        out = model(torch.zeros(2, 3, 88, 88))
+    assert tuple(out.shape) == (2, len(TERRAINS) + N_CROWNS)
+    weights = sum(p.numel() for p in model.parameters())
+    monkeypatch.setattr(train, "CONV", "full")
+    full = sum(p.numel() for p in train.build_model(1).parameters())
+    # the separable layers keep a few of the full ones' weights; downsampling adds none
+    assert (weights < full / 4) if conv == "separable" else weights == full
+
+
+def test_an_unknown_convolution_is_refused(monkeypatch):
+    pytest.importorskip("torch", reason="training needs torch (pip install '.[train]')")
+    from vision.lab.training import squares as train
+
+    monkeypatch.setattr(train, "CONV", "dilated")
+    with pytest.raises(ValueError, match="CONV must be"):
+        train.build_model(1)

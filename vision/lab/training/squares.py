@@ -260,12 +260,20 @@ def build_model(width: int | None = None):
 
     width = MODEL_WIDTH if width is None else int(width)
 
-    def block(cin, cout, stride=1):
+    def full(cin, cout, stride=1):
         return [nn.Conv2d(cin, cout, 3, stride=stride, padding=1, bias=False),
                 nn.BatchNorm2d(cout), nn.ReLU(inplace=True)]
 
+    def separable(cin, cout, stride=1):   # each channel's own 3x3, then a 1x1 mixing them
+        return [nn.Conv2d(cin, cin, 3, stride=stride, padding=1, groups=cin, bias=False),
+                nn.BatchNorm2d(cin), nn.ReLU(inplace=True),
+                nn.Conv2d(cin, cout, 1, bias=False), nn.BatchNorm2d(cout), nn.ReLU(inplace=True)]
+
+    if CONV not in ("full", "separable"):
+        raise ValueError(f"CONV must be 'full' or 'separable', not {CONV!r}")
+    block = full if CONV == "full" else separable
     ch = [16 * width, 32 * width, 48 * width, 64 * width]
-    layers = block(3, ch[0], stride=2)                                   # 88 -> 44
+    layers = full(3, ch[0], stride=2)                                    # 88 -> 44
     if DOWNSAMPLE == "pool":        # each 3x3 at full size, then pooled
         layers += block(ch[0], ch[1]) + [nn.MaxPool2d(2)]                 # -> 22
         layers += block(ch[1], ch[2]) + [nn.MaxPool2d(2)]                 # -> 11
@@ -287,6 +295,7 @@ MINE_DRILL = 4           # squares per drawn board made crowned mines in the cro
 PLAIN_START = 0.0        # share of drawn boards whose start square is the bare one of other printings
 MODEL_WIDTH = 2          # channel multiplier of the network (1: 16-32-48-64 channels)
 DOWNSAMPLE = "pool"      # 44 -> 22 -> 11 px: "pool" 3x3 then 2x2 max pool; "stride" strided 3x3s (the same weights, half the work)
+CONV = "full"            # after the first layer: "full" 3x3 convolutions; "separable" each a per-channel 3x3 and a 1x1 (an eighth of the weights, a quarter of the work)
 TABLE_BOARDS = 20        # drawn kingdoms on hard tables (vision.lab.scenes.table_squares): the table around them is `empty`
 TABLE_RING = 1           # ... cut with this many squares of table beyond the kingdom on every side (2: worse, docs/reader.md)
 
@@ -487,7 +496,7 @@ def main(args) -> int:
         "building_crowns_weight": BUILDING_CROWNS, "phone_weight": PHONE_WEIGHT,
         "scene_share": SCENE_SHARE, "scene_blank": SCENE_BLANK,
         "mine_drill": MINE_DRILL, "plain_start": PLAIN_START, "model_width": MODEL_WIDTH,
-        "downsample": DOWNSAMPLE,
+        "downsample": DOWNSAMPLE, "conv": CONV,
         "table_boards": 0 if limited else TABLE_BOARDS, "table_ring": TABLE_RING,
         "outputs": {"terrain": list(TERRAINS), "crowns": list(range(N_CROWNS))},
         "crown_train_prior": model.crown_train_prior,
