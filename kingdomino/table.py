@@ -57,16 +57,20 @@ def award_across(objs: list[dict], rules: str | None, bonuses=()) -> list[dict]:
     return out
 
 
-def score_table_image(image, rules: str | None = None, bonuses=(), size: int | None = None
-                      ) -> list[dict]:
+def score_table_image(image, rules: str | None = None, bonuses=(), size: int | None = None,
+                      factor: int = 1) -> list[dict]:
     """Every kingdom of a decoded BGR table photo, scored: the contract's object each (without
-    ``source``) plus ``"kingdom"`` (its number) and ``"cut"``; in numbering order. Raises
-    ``vision.PhotoError`` when the photo holds no kingdom."""
+    ``source``) plus ``"kingdom"`` (its number) and ``"cut"``; in numbering order. ``factor``:
+    how many times smaller a side the image is than the upright photo (``vision.photo.scale``);
+    each kingdom's corners are put back in the photo's pixels. Raises ``vision.PhotoError``
+    when the photo holds no kingdom."""
     from vision.find.whole_table import read_table
+    from vision.photo import scale as photo
 
     objs = []
     for found in read_table(service.reader(), image, size=size):
-        obj = service.score_reading(found.reading, rules=rules, bonuses=bonuses)
+        reading = photo.to_photo_pixels(found.reading, factor)
+        obj = service.score_reading(reading, rules=rules, bonuses=bonuses)
         obj["kingdom"] = found.kingdom
         obj["cut"] = bool(found.cut)
         objs.append(obj)
@@ -75,11 +79,13 @@ def score_table_image(image, rules: str | None = None, bonuses=(), size: int | N
 
 def score_table(path_or_bytes, rules: str | None = None, bonuses=(), size: int | None = None
                 ) -> list[dict]:
-    """Decode a table photo (path or bytes) and score every kingdom (``score_table_image``)."""
-    import vision
+    """Decode a table photo (path or bytes) as a single kingdom's photo is decoded for reading
+    (``vision.photo.scale.load_for_reading``: reduced with ``[io] read_long_side``, the decode
+    the square classifier learnt from) and score every kingdom (``score_table_image``)."""
+    from vision.photo import scale as photo
 
-    return score_table_image(vision.load_image(path_or_bytes), rules=rules, bonuses=bonuses,
-                             size=size)
+    image, factor = photo.load_for_reading(path_or_bytes)
+    return score_table_image(image, rules=rules, bonuses=bonuses, size=size, factor=factor)
 
 
 def player_name(players: list[str], k: int) -> str:

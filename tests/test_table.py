@@ -196,3 +196,45 @@ def test_usage_errors_exit_2(stub, argv, run_cli):
     code, _, err = run_cli(*argv)
     assert code == 2
     assert "kingdomino: error:" in err
+
+
+# ------------------------------------------------------------------ decoding a table photo
+
+def test_a_table_photo_is_decoded_as_a_kingdoms_photo_and_its_corners_put_back(
+        monkeypatch, tmp_path):
+    """`score --all` reads the decode `score` reads (reduced with [io] read_long_side: the
+    decode the square classifier learnt from), and gives each kingdom's corners in the photo's
+    own pixels."""
+    import copy
+
+    import cv2
+    import numpy as np
+
+    from vision.find import whole_table
+    from vision.reader import Reading
+
+    cfg = copy.deepcopy(vconfig.load())
+    cfg["io"]["read_long_side"] = 1000
+    monkeypatch.setattr(vconfig, "load", lambda *a, **k: cfg)
+    path = tmp_path / "table.jpg"
+    cv2.imwrite(str(path), np.full((1500, 2400, 3), 90, np.uint8))
+    cells = [[{"terrain": "empty", "crowns": 0, "confidence": 1.0} for _ in range(5)]
+             for _ in range(5)]
+    cells[2][2]["terrain"] = "castle"
+    for c in (0, 1):
+        cells[0][c]["terrain"] = "field"
+    seen = []
+
+    def read_table(reader, image, size=None):
+        seen.append(image.shape)
+        corners = [[100.0, 100.0], [300.0, 100.0], [300.0, 300.0], [100.0, 300.0]]
+        reading = Reading(5, cells, [], corners, np.eye(3).tolist(), 5, 5)
+        return [SimpleNamespace(kingdom=0, reading=reading, cut=False)]
+
+    monkeypatch.setattr(whole_table, "read_table", read_table)
+    monkeypatch.setattr(service, "reader", lambda: None)
+    objs = ktable.score_table(str(path))
+    assert seen == [(750, 1200, 3)]              # decoded at half the side by libjpeg
+    # the reduced image's pixel x covers the photo's 2x .. 2x + 1: its centre is 2x + 0.5
+    assert objs[0]["corners"][0] == pytest.approx([200.5, 200.5])
+    assert objs[0]["corners"][2] == pytest.approx([600.5, 600.5])
