@@ -51,6 +51,8 @@ from vision.find.frame import frame_size, too_few_tiles
 from vision.read.holes import boost_logits, ring_features
 from vision.read.review import glare_squares, outside_cells, review_distances, review_reasons
 from vision.read.crops import cell_crops, crop_size, image_corners, rectify
+from vision.lab.evaluation import as_photo
+from vision.lab.evaluation.as_photo import AsPhoto
 from vision.lab.training.squares import reader_view
 
 SETS = ("aau", "phone", "phone-detected", "synth")
@@ -613,7 +615,8 @@ def hard_tables(n: int, width: int = HARD_TABLES_SIZE[0], height: int = HARD_TAB
                 boards=(), kinds=None, challenges=None) -> dict:
     """Frame and reading figures on ``n`` generated hard-table scenes (``vision.lab.scenes.hard_tables``),
     seeds ``first_seed`` on (default ``MEASURE_SEEDS_FROM``: seeds no training set uses), read by
-    ``reader`` (default: a ``vision.reader.Reader`` of the shipped models). ``boards``:
+    ``reader`` (default: a ``vision.reader.Reader`` of the shipped models) as the product reads
+    a phone's JPEG (``vision.lab.evaluation.as_photo.AsPhoto``). ``boards``:
     photographed boards put on the tables in turn (``vision.lab.scenes.synth.aau_boards``) instead of
     drawn kingdoms. ``kinds``: the table kinds drawn (default ``tables.TABLE_KINDS``; see
     ``tables.parse_kinds``). ``challenges``: read harder scenes instead
@@ -634,7 +637,8 @@ def hard_tables(n: int, width: int = HARD_TABLES_SIZE[0], height: int = HARD_TAB
             f"{scene.table}/{scene.palette}: {row['why']}")
 
     scene_kw = {} if challenges else {"kinds": kinds}
-    res = tables.measure(reader, range(first, first + n), width, height, on_scene=on_scene,
+    # each scene written as a phone's JPEG and decoded as the product decodes it
+    res = tables.measure(AsPhoto(reader), range(first, first + n), width, height, on_scene=on_scene,
                          boards=boards, challenges=tuple(challenges or ()), **scene_kw)
     return {"settings": {"n": n, "first_seed": first, "width": width, "height": height,
                          "kinds": list(kinds), "challenges": list(challenges or ()),
@@ -669,7 +673,9 @@ TABLE_PHOTOS = "table-photos"      # --per-photo name of the whole-table photos
 
 def table_photos(n: int, width: int = HARD_TABLES_SIZE[0], height: int = HARD_TABLES_SIZE[1],
                  first_seed: int | None = None, reader=None, log=print, read=None) -> dict:
-    """Whole-table reading (``vision.find.whole_table.read_table``, or ``read(reader, image)``) measured on
+    """Whole-table reading (``vision.find.whole_table.read_table`` of each photo written as a JPEG
+    and decoded as the product decodes it, ``vision.lab.evaluation.as_photo``; or
+    ``read(reader, image)``) measured on
     ``n`` generated table photos (``vision.lab.scenes.whole_tables``: 2-4 kingdoms each), seeds
     ``first_seed`` on (default ``SEEDS_FROM``: seeds no training set uses), with ``reader``
     (default: a ``vision.reader.Reader`` of the shipped models). Returns ``settings``,
@@ -688,8 +694,8 @@ def table_photos(n: int, width: int = HARD_TABLES_SIZE[0], height: int = HARD_TA
             f"{row['found']}/{row['kingdoms']} found, {row['exact']} exact, "
             f"{row['phantom']} phantom, {row['seconds']:.2f} s")
 
-    res = tp.measure(reader, range(first, first + n), read=read, on_photo=on_photo,
-                     width=width, height=height)
+    res = tp.measure(reader, range(first, first + n), read=read or as_photo.read_table,
+                     on_photo=on_photo, width=width, height=height)
     return {"settings": {"n": n, "first_seed": first, "width": width, "height": height,
                          "models": "shipped"},
             "seconds": round(time.time() - t0), "summary": res["summary"],

@@ -1,0 +1,57 @@
+"""Generated scenes read as the product reads a phone's file.
+
+A scene is an image in memory at full size; the product reads a JPEG decoded by
+``vision.photo.scale.load_for_reading``, reduced by libjpeg when ``[io] read_long_side`` asks
+for it (the decode the square classifier learnt from). :class:`AsPhoto` writes each scene as a
+JPEG (``QUALITY``, like a phone's file), decodes it that way, reads it and puts the reading's
+corners back in the scene's pixels, so a measurement on generated scenes reads what a user's
+photo would give the reader.
+"""
+from __future__ import annotations
+
+import dataclasses
+
+import cv2
+import numpy as np
+
+from vision.photo import scale
+
+QUALITY = 90      # the JPEG quality a scene is written with (a phone's file; benchmarks/bench_pipeline.py too)
+
+
+def as_file(image: np.ndarray, quality: int = QUALITY) -> bytes:
+    """``image`` (BGR) written as a JPEG file's bytes."""
+    ok, buf = cv2.imencode(".jpg", image, [cv2.IMWRITE_JPEG_QUALITY, int(quality)])
+    if not ok:
+        raise ValueError("the scene could not be written as a JPEG")
+    return buf.tobytes()
+
+
+class AsPhoto:
+    """``reader`` (a ``vision.Reader``) reading each image as the JPEG file a phone would give:
+    ``read(image, size=None)`` returns the reading in ``image``'s pixels. Everything else is
+    the reader's."""
+
+    def __init__(self, reader, quality: int = QUALITY):
+        self.reader = reader
+        self.quality = quality
+
+    def read(self, image: np.ndarray, size: int | None = None):
+        decoded, factor = scale.load_for_reading(as_file(image, self.quality),
+                                                 getattr(self.reader, "cfg", None))
+        reading = self.reader.read(decoded) if size is None else self.reader.read(decoded, size)
+        return scale.to_photo_pixels(reading, factor)
+
+    def __getattr__(self, name):
+        return getattr(self.reader, name)
+
+
+def read_table(reader, image: np.ndarray, size: int | None = None) -> list:
+    """``vision.find.whole_table.read_table`` of ``image`` written as a JPEG and decoded as the
+    product decodes it (``score --all``: ``kingdomino.table.score_table``), each kingdom's
+    reading in ``image``'s pixels."""
+    from vision.find import whole_table
+
+    decoded, factor = scale.load_for_reading(as_file(image), getattr(reader, "cfg", None))
+    return [dataclasses.replace(k, reading=scale.to_photo_pixels(k.reading, factor))
+            for k in whole_table.read_table(reader, decoded, size)]
