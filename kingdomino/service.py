@@ -218,9 +218,13 @@ def score_photo(path_or_bytes, rules: str | None = None, bonuses=(), size: int |
 
     if corners is not None:
         return score_outline(path_or_bytes, corners, rules=rules, bonuses=bonuses, size=size)
-    # a large JPEG is decoded at the size the reader needs (vision.photo)
-    image, factor = photo.load_for_reading(path_or_bytes)
-    return score_image(image, rules=rules, bonuses=bonuses, size=size, factor=factor)
+    # a large JPEG is decoded at the size the reader needs (vision.photo), and read again
+    # whole when its kingdom's squares come out too small there
+    found = reader()
+    _use_examples(found)
+    reading, factor = photo.read_photo(path_or_bytes, lambda image: found.read(image, size=size),
+                                       photo.square_side)
+    return score_reading(photo.to_photo_pixels(reading, factor), rules=rules, bonuses=bonuses)
 
 
 def score_outline(path_or_bytes, corners, rules: str | None = None, bonuses=(),

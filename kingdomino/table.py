@@ -65,27 +65,39 @@ def score_table_image(image, rules: str | None = None, bonuses=(), size: int | N
     each kingdom's corners are put back in the photo's pixels. Raises ``vision.PhotoError``
     when the photo holds no kingdom."""
     from vision.find.whole_table import read_table
-    from vision.photo import scale as photo
 
-    objs = []
-    for found in read_table(service.reader(), image, size=size):
-        reading = photo.to_photo_pixels(found.reading, factor)
-        obj = service.score_reading(reading, rules=rules, bonuses=bonuses)
-        obj["kingdom"] = found.kingdom
-        obj["cut"] = bool(found.cut)
-        objs.append(obj)
-    return award_across(objs, rules, bonuses)
+    return _scored(read_table(service.reader(), image, size=size), factor, rules, bonuses)
 
 
 def score_table(path_or_bytes, rules: str | None = None, bonuses=(), size: int | None = None
                 ) -> list[dict]:
     """Decode a table photo (path or bytes) as a single kingdom's photo is decoded for reading
-    (``vision.photo.scale.load_for_reading``: reduced with ``[io] read_long_side``, the decode
-    the square classifier learnt from) and score every kingdom (``score_table_image``)."""
+    (``vision.photo.scale.read_photo``: reduced with ``[io] read_long_side``, the decode the
+    square classifier learnt from, and read again whole when the smallest kingdom's squares
+    come out too small there, or none is found) and score every kingdom."""
+    from vision.find.whole_table import read_table
     from vision.photo import scale as photo
 
-    image, factor = photo.load_for_reading(path_or_bytes)
-    return score_table_image(image, rules=rules, bonuses=bonuses, size=size, factor=factor)
+    found = service.reader()
+    kingdoms, factor = photo.read_photo(
+        path_or_bytes, lambda image: read_table(found, image, size=size),
+        lambda kingdoms: min(photo.square_side(k.reading) for k in kingdoms))
+    return _scored(kingdoms, factor, rules, bonuses)
+
+
+def _scored(kingdoms, factor: int, rules, bonuses) -> list[dict]:
+    """The kingdoms read (``TableKingdom``, in an image ``factor`` times smaller a side than
+    the photo) scored, their corners in the photo's pixels, with the awards across them."""
+    from vision.photo import scale as photo
+
+    objs = []
+    for found in kingdoms:
+        obj = service.score_reading(photo.to_photo_pixels(found.reading, factor), rules=rules,
+                                    bonuses=bonuses)
+        obj["kingdom"] = found.kingdom
+        obj["cut"] = bool(found.cut)
+        objs.append(obj)
+    return award_across(objs, rules, bonuses)
 
 
 def player_name(players: list[str], k: int) -> str:

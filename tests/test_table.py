@@ -200,11 +200,16 @@ def test_usage_errors_exit_2(stub, argv, run_cli):
 
 # ------------------------------------------------------------------ decoding a table photo
 
+@pytest.mark.parametrize("side, decodes, first", [
+    (400.0, [(750, 1200, 3)], [200.5, 200.5]),              # squares of 80 px: read reduced
+    (200.0, [(750, 1200, 3), (1500, 2400, 3)], [100.0, 100.0]),  # 40 px: read again whole
+])
 def test_a_table_photo_is_decoded_as_a_kingdoms_photo_and_its_corners_put_back(
-        monkeypatch, tmp_path):
+        monkeypatch, tmp_path, side, decodes, first):
     """`score --all` reads the decode `score` reads (reduced with [io] read_long_side: the
-    decode the square classifier learnt from), and gives each kingdom's corners in the photo's
-    own pixels."""
+    decode the square classifier learnt from; read again whole when a kingdom's squares come
+    out under [io] whole_below_px there), and gives each kingdom's corners in the photo's own
+    pixels."""
     import copy
 
     import cv2
@@ -215,6 +220,7 @@ def test_a_table_photo_is_decoded_as_a_kingdoms_photo_and_its_corners_put_back(
 
     cfg = copy.deepcopy(vconfig.load())
     cfg["io"]["read_long_side"] = 1000
+    cfg["io"]["whole_below_px"] = 64
     monkeypatch.setattr(vconfig, "load", lambda *a, **k: cfg)
     path = tmp_path / "table.jpg"
     cv2.imwrite(str(path), np.full((1500, 2400, 3), 90, np.uint8))
@@ -227,14 +233,14 @@ def test_a_table_photo_is_decoded_as_a_kingdoms_photo_and_its_corners_put_back(
 
     def read_table(reader, image, size=None):
         seen.append(image.shape)
-        corners = [[100.0, 100.0], [300.0, 100.0], [300.0, 300.0], [100.0, 300.0]]
+        corners = [[100.0, 100.0], [100 + side, 100.0], [100 + side, 100 + side],
+                   [100.0, 100 + side]]
         reading = Reading(5, cells, [], corners, np.eye(3).tolist(), 5, 5)
         return [SimpleNamespace(kingdom=0, reading=reading, cut=False)]
 
     monkeypatch.setattr(whole_table, "read_table", read_table)
     monkeypatch.setattr(service, "reader", lambda: None)
     objs = ktable.score_table(str(path))
-    assert seen == [(750, 1200, 3)]              # decoded at half the side by libjpeg
+    assert seen == decodes                       # libjpeg's decode at half the side first
     # the reduced image's pixel x covers the photo's 2x .. 2x + 1: its centre is 2x + 0.5
-    assert objs[0]["corners"][0] == pytest.approx([200.5, 200.5])
-    assert objs[0]["corners"][2] == pytest.approx([600.5, 600.5])
+    assert objs[0]["corners"][0] == pytest.approx(first)

@@ -608,8 +608,9 @@ def test_a_fold_record_is_read_back_as_written_and_anything_else_is_refused(tmp_
 
 def test_a_generated_scene_is_read_as_a_phones_jpeg_decoded_for_reading():
     """Hard tables and table photos are measured on the decode the product reads: a scene
-    twice [io] read_long_side is written as a JPEG, decoded at half its side, and its reading
-    comes back in the scene's pixels."""
+    twice [io] read_long_side is written as a JPEG, decoded at half its side (and again whole
+    when its squares come out too small there), and its reading comes back in the scene's
+    pixels."""
     import copy
 
     from vision import config
@@ -618,24 +619,29 @@ def test_a_generated_scene_is_read_as_a_phones_jpeg_decoded_for_reading():
 
     cfg = copy.deepcopy(config.load())
     cfg["io"]["read_long_side"] = 1000
+    cfg["io"]["whole_below_px"] = 64
     seen = []
 
     class Stub:
-        def __init__(self):
-            self.cfg = cfg
+        def __init__(self, side):
+            self.cfg, self.side = cfg, side
 
         def read(self, image):
             seen.append(image)
-            corners = [[10.0, 20.0], [110.0, 20.0], [110.0, 120.0], [10.0, 120.0]]
+            s = self.side
+            corners = [[10.0, 20.0], [10.0 + s, 20.0], [10.0 + s, 20.0 + s], [10.0, 20.0 + s]]
             return Reading(5, [], [], corners, np.eye(3).tolist(), 5, 5)
 
     scene = np.zeros((1600, 2400, 3), np.uint8)
     scene[:, 1200:] = 200
-    reading = AsPhoto(Stub()).read(scene)
-    assert seen[0].shape == (800, 1200, 3)
+    reading = AsPhoto(Stub(400.0)).read(scene)          # squares of 80 px in the decode
+    assert [im.shape for im in seen] == [(800, 1200, 3)]
     assert abs(int(seen[0][400, 300, 0]) - 0) < 8 and abs(int(seen[0][400, 900, 0]) - 200) < 8
     assert reading.corners[0] == pytest.approx([20.5, 40.5])
-    assert reading.corners[2] == pytest.approx([220.5, 240.5])
-    # a scene under twice the setting is read whole, as the product reads it
-    AsPhoto(Stub()).read(scene[:1000, :1600])
-    assert seen[1].shape == (1000, 1600, 3)
+    assert reading.corners[2] == pytest.approx([820.5, 840.5])
+    seen.clear()                                        # 20 px: read again from the whole decode
+    assert AsPhoto(Stub(100.0)).read(scene).corners[0] == pytest.approx([10.0, 20.0])
+    assert [im.shape for im in seen] == [(800, 1200, 3), (1600, 2400, 3)]
+    seen.clear()             # a scene under twice the setting is read whole, as the product reads it
+    AsPhoto(Stub(100.0)).read(scene[:1000, :1600])
+    assert [im.shape for im in seen] == [(1000, 1600, 3)]

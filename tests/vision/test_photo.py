@@ -121,3 +121,52 @@ def test_photo_points_go_to_the_reduced_pixels_and_back(factor):
 def test_a_reading_of_the_whole_photo_is_unchanged():
     reading = _reading([[0, 0], [10, 0], [10, 10], [0, 10]])
     assert photo.to_photo_pixels(reading, 1) is reading
+
+
+def _read_photo(tmp_path, long_side, answers):
+    """vision.photo.scale.read_photo of a 2400x1600 JPEG whose reads give ``answers`` in turn
+    (a square side in px, or an exception): the image shapes read and what came back."""
+    path = tmp_path / "photo.jpg"
+    cv2.imwrite(str(path), np.full((1600, 2400, 3), 128, np.uint8))
+    cfg = _cfg(long_side)
+    cfg["io"]["whole_below_px"] = 64
+    shapes, answers = [], list(answers)
+
+    def read(image):
+        shapes.append(image.shape[:2])
+        got = answers.pop(0)
+        if isinstance(got, Exception):
+            raise got
+        return got
+
+    return shapes, photo.read_photo(str(path), read, lambda side: side, cfg)
+
+
+def test_a_kingdom_with_large_squares_is_read_from_the_reduced_decode(tmp_path):
+    shapes, (result, factor) = _read_photo(tmp_path, 1000, [80.0])
+    assert shapes == [(800, 1200)] and (result, factor) == (80.0, 2)
+
+
+def test_a_kingdom_with_small_squares_in_the_reduced_decode_is_read_again_whole(tmp_path):
+    shapes, (result, factor) = _read_photo(tmp_path, 1000, [40.0, 80.0])
+    assert shapes == [(800, 1200), (1600, 2400)] and (result, factor) == (80.0, 1)
+
+
+def test_a_reduced_decode_with_no_kingdom_is_read_again_whole(tmp_path):
+    from vision.errors import NO_KINGDOM, PhotoError
+
+    shapes, (result, factor) = _read_photo(tmp_path, 1000, [PhotoError(NO_KINGDOM), 70.0])
+    assert shapes == [(800, 1200), (1600, 2400)] and (result, factor) == (70.0, 1)
+    with pytest.raises(PhotoError):           # not found whole either: the photo's error
+        _read_photo(tmp_path, 1000, [PhotoError(NO_KINGDOM), PhotoError(NO_KINGDOM)])
+
+
+def test_a_photo_decoded_whole_is_read_once_whatever_its_squares(tmp_path):
+    shapes, (result, factor) = _read_photo(tmp_path, 0, [10.0])
+    assert shapes == [(1600, 2400)] and (result, factor) == (10.0, 1)
+
+
+def test_the_side_of_a_readings_squares_is_the_shorter_way():
+    # 5 rows over 300 px, 4 columns over 400 px: 60 px squares down, 100 across
+    reading = _reading([[0, 0], [400, 0], [400, 300], [0, 300]], rows=5, cols=4)
+    assert photo.square_side(reading) == pytest.approx(60.0)

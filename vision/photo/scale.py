@@ -24,6 +24,10 @@ cross-validate (``kingdomino evaluate --folds 4``) before shipping both together
 - ``load_for_reading(path_or_bytes, cfg=None) -> (image, factor)``: the decoded image and how
   much smaller a side it is than the upright photo; ``reading_reduction(path_or_bytes, cfg=None)``
   that factor alone, from the header.
+- ``read_photo(path_or_bytes, read, sides, cfg=None) -> (result, factor)``: ``read(image)`` of
+  the decode for reading, read again from the whole decode when a reduced one gives squares
+  under ``[io] whole_below_px`` (``sides(result)``; :func:`square_side` for a reading) or no
+  kingdom: a small or far kingdom keeps the detail a reduced decode would lose.
 - ``to_photo_pixels(reading, factor)``: a ``vision.Reading`` of the reduced image with its
   ``corners`` and ``homography`` in the upright photo's pixels; ``to_reduced_pixels(points,
   factor)`` the other way, for points (``reduced_map`` is the map itself).
@@ -70,6 +74,41 @@ def load_for_reading(path_or_bytes, cfg=None) -> tuple[np.ndarray, int]:
     photo = photo_io.open_photo(path_or_bytes, cfg)     # checked once, for both steps
     factor = reading_reduction(photo, cfg)
     return photo_io.load_image(photo, cfg, reduce=factor), factor
+
+
+def square_side(reading) -> float:
+    """The side in px of a reading's squares, the shorter way: its outline's (``corners``)
+    two top-to-bottom sides over its rows, or its two left-to-right ones over its columns."""
+    c = np.asarray(reading.corners, np.float64).reshape(4, 2)
+    across = (np.linalg.norm(c[1] - c[0]) + np.linalg.norm(c[2] - c[3])) / 2 / max(1, reading.cols)
+    down = (np.linalg.norm(c[3] - c[0]) + np.linalg.norm(c[2] - c[1])) / 2 / max(1, reading.rows)
+    return float(min(across, down))
+
+
+def read_photo(path_or_bytes, read, sides, cfg=None) -> tuple[object, int]:
+    """``(read(image), factor)`` of the photo decoded for reading (:func:`load_for_reading`).
+
+    A reduced decode is read again from the whole decode (``factor`` 1) when ``sides(result)``,
+    the side in px of the squares read (a table's smallest kingdom's), is under ``[io]
+    whole_below_px``, or when its reading raises ``PhotoError`` (no kingdom): a small or far
+    kingdom keeps the detail the reduced decode would lose. A photo decoded whole is read once.
+    """
+    from vision.errors import PhotoError
+
+    cfg = cfg if cfg is not None else _config.load()
+    photo = photo_io.open_photo(path_or_bytes, cfg)
+    factor = reading_reduction(photo, cfg)
+    image = photo_io.load_image(photo, cfg, reduce=factor)
+    if factor == 1:
+        return read(image), 1
+    try:
+        result = read(image)
+    except PhotoError:
+        result = None
+    if result is not None and sides(result) >= float(cfg["io"]["whole_below_px"]):
+        return result, factor
+    del image
+    return read(photo_io.load_image(photo, cfg)), 1
 
 
 def reduced_map(factor: int) -> np.ndarray:

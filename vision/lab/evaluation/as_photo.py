@@ -3,8 +3,9 @@
 A scene is an image in memory at full size; the product reads a JPEG decoded by
 ``vision.photo.scale.load_for_reading``, reduced by libjpeg when ``[io] read_long_side`` asks
 for it (the decode the square classifier learnt from). :class:`AsPhoto` writes each scene as a
-JPEG (``QUALITY``, like a phone's file), decodes it that way, reads it and puts the reading's
-corners back in the scene's pixels, so a measurement on generated scenes reads what a user's
+JPEG (``QUALITY``, like a phone's file), decodes and reads it that way
+(``vision.photo.scale.read_photo``: again whole when its squares come out too small) and puts the
+reading's corners back in the scene's pixels, so a measurement on generated scenes reads what a user's
 photo would give the reader.
 """
 from __future__ import annotations
@@ -37,9 +38,11 @@ class AsPhoto:
         self.quality = quality
 
     def read(self, image: np.ndarray, size: int | None = None):
-        decoded, factor = scale.load_for_reading(as_file(image, self.quality),
-                                                 getattr(self.reader, "cfg", None))
-        reading = self.reader.read(decoded) if size is None else self.reader.read(decoded, size)
+        def read(decoded):
+            return self.reader.read(decoded) if size is None else self.reader.read(decoded, size)
+
+        reading, factor = scale.read_photo(as_file(image, self.quality), read, _side,
+                                           getattr(self.reader, "cfg", None))
         return scale.to_photo_pixels(reading, factor)
 
     def __getattr__(self, name):
@@ -52,6 +55,19 @@ def read_table(reader, image: np.ndarray, size: int | None = None) -> list:
     reading in ``image``'s pixels."""
     from vision.find import whole_table
 
-    decoded, factor = scale.load_for_reading(as_file(image), getattr(reader, "cfg", None))
+    found, factor = scale.read_photo(
+        as_file(image), lambda decoded: whole_table.read_table(reader, decoded, size),
+        lambda kingdoms: min(scale.square_side(k.reading) for k in kingdoms),
+        getattr(reader, "cfg", None))
     return [dataclasses.replace(k, reading=scale.to_photo_pixels(k.reading, factor))
-            for k in whole_table.read_table(reader, decoded, size)]
+            for k in found]
+
+
+def _side(reading) -> float:
+    """:func:`vision.photo.scale.square_side` of a reading, or of its JSON (a stub's)."""
+    if isinstance(reading, dict):
+        from types import SimpleNamespace
+
+        reading = SimpleNamespace(corners=reading["corners"], rows=reading.get("rows") or
+                                  reading["size"], cols=reading.get("cols") or reading["size"])
+    return scale.square_side(reading)
