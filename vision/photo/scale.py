@@ -18,7 +18,10 @@ of squares' terrain right (two forest squares read as swamp; every total still e
 tables and whole-table photos unchanged. It is for a slow machine, or for after the classifier
 has been trained on photos so decoded: ``kingdomino train`` cuts its crops from the decode this
 setting asks for (``vision.lab.training.squares.reader_view``), so set it, then train and
-cross-validate (``kingdomino evaluate --folds 4``) before shipping both together.
+cross-validate (``kingdomino evaluate --folds 4``) before shipping both together. Such a network
+(2026-12-06, issue 51's fourth round) cross-validated as well as the shipped one, but learning
+from corrections (``[learn]``, fitted on the shipped network's features) harmed readings with
+it: a new network needs its own ``[learn]`` settings too (docs/history.md).
 
 - ``reduction(info, long_side) -> 1, 2, 4 or 8``: how much smaller a photo is decoded.
 - ``load_for_reading(path_or_bytes, cfg=None) -> (image, factor)``: the decoded image and how
