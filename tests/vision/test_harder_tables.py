@@ -144,7 +144,9 @@ class _Truth:
     def read(self, image):
         scene = harder.make_harder_scene(self.seed, 320, 240, board=_flat_board(),
                                          challenge=self.challenges[self.i % len(self.challenges)])
-        assert np.array_equal(scene.image, image)
+        # in step with the measure, which reads each scene as a phone's JPEG
+        assert image.shape == scene.image.shape
+        assert np.abs(image.astype(np.int16) - scene.image).mean() < 6
         n = scene.size
         cells = [[{"terrain": t, "crowns": int(k)} for t, k in zip(tr, kr)]
                  for tr, kr in zip(scene.terrain, scene.crowns)]
