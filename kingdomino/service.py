@@ -161,22 +161,6 @@ def _fitting(classifier, examples):
     return examples
 
 
-def score_image(image, rules: str | None = None, bonuses=(), size: int | None = None,
-                factor: int = 1) -> dict:
-    """Read a decoded BGR image and score it; the contract's JSON (without ``source``).
-
-    ``factor``: how many times smaller a side the image is than the upright photo (a JPEG
-    decoded reduced, ``vision.photo.scale``); the reading's corners and homography are put back in
-    the photo's pixels. Raises ``vision.PhotoError`` when no kingdom can be read.
-    """
-    from vision.photo import scale as photo
-
-    found = reader()
-    _use_examples(found)  # also when ``reader`` is replaced (tests)
-    reading = photo.to_photo_pixels(found.read(image, size=size), factor)
-    return score_reading(reading, rules=rules, bonuses=bonuses)
-
-
 def score_reading(reading, rules: str | None = None, bonuses=()) -> dict:
     """Score a ``vision.Reading``: the contract's JSON (without ``source``). Under a rule set
     with towns (Queendomino) the squares the reader saw as towns are read as ``town``."""

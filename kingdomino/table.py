@@ -57,43 +57,18 @@ def award_across(objs: list[dict], rules: str | None, bonuses=()) -> list[dict]:
     return out
 
 
-def score_table_image(image, rules: str | None = None, bonuses=(), size: int | None = None,
-                      factor: int = 1) -> list[dict]:
-    """Every kingdom of a decoded BGR table photo, scored: the contract's object each (without
-    ``source``) plus ``"kingdom"`` (its number) and ``"cut"``; in numbering order. ``factor``:
-    how many times smaller a side the image is than the upright photo (``vision.photo.scale``);
-    each kingdom's corners are put back in the photo's pixels. Raises ``vision.PhotoError``
-    when the photo holds no kingdom."""
-    from vision.find.whole_table import read_table
-
-    return _scored(read_table(service.reader(), image, size=size), factor, rules, bonuses)
-
-
 def score_table(path_or_bytes, rules: str | None = None, bonuses=(), size: int | None = None
                 ) -> list[dict]:
-    """Decode a table photo (path or bytes) as a single kingdom's photo is decoded for reading
-    (``vision.photo.scale.read_photo``: reduced with ``[io] read_long_side``, the decode the
-    square classifier learnt from, and read again whole when the smallest kingdom's squares
-    come out too small there, or none is found) and score every kingdom."""
-    from vision.find.whole_table import read_table
-    from vision.photo import scale as photo
-
-    found = service.reader()
-    kingdoms, factor = photo.read_photo(
-        path_or_bytes, lambda image: read_table(found, image, size=size),
-        lambda kingdoms: min(photo.square_side(k.reading) for k in kingdoms))
-    return _scored(kingdoms, factor, rules, bonuses)
-
-
-def _scored(kingdoms, factor: int, rules, bonuses) -> list[dict]:
-    """The kingdoms read (``TableKingdom``, in an image ``factor`` times smaller a side than
-    the photo) scored, their corners in the photo's pixels, with the awards across them."""
-    from vision.photo import scale as photo
+    """Every kingdom of a table photo (path or bytes), scored: the contract's object each
+    (without ``source``) plus ``"kingdom"`` (its number) and ``"cut"``; in numbering order.
+    The photo is decoded and read by ``vision.find.whole_table.read_table_photo`` (as a
+    kingdom's photo is decoded for reading), the corners in the photo's pixels. Raises
+    ``vision.PhotoError`` when the photo holds no kingdom."""
+    from vision.find.whole_table import read_table_photo
 
     objs = []
-    for found in kingdoms:
-        obj = service.score_reading(photo.to_photo_pixels(found.reading, factor), rules=rules,
-                                    bonuses=bonuses)
+    for found in read_table_photo(service.reader(), path_or_bytes, size=size):
+        obj = service.score_reading(found.reading, rules=rules, bonuses=bonuses)
         obj["kingdom"] = found.kingdom
         obj["cut"] = bool(found.cut)
         objs.append(obj)

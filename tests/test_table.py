@@ -236,7 +236,7 @@ def test_a_table_photo_is_decoded_as_a_kingdoms_photo_and_its_corners_put_back(
         corners = [[100.0, 100.0], [100 + side, 100.0], [100 + side, 100 + side],
                    [100.0, 100 + side]]
         reading = Reading(5, cells, [], corners, np.eye(3).tolist(), 5, 5)
-        return [SimpleNamespace(kingdom=0, reading=reading, cut=False)]
+        return [whole_table.TableKingdom(0, reading, False)]
 
     monkeypatch.setattr(whole_table, "read_table", read_table)
     monkeypatch.setattr(service, "reader", lambda: None)

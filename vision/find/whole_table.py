@@ -335,6 +335,20 @@ def read_table(reader, image: np.ndarray, size: int | None = None) -> list[Table
     return [TableKingdom(n, kept[i].reading, kept[i].outline.cut) for n, i in enumerate(order)]
 
 
+def read_table_photo(reader, path_or_bytes, size: int | None = None, cfg=None
+                     ) -> list[TableKingdom]:
+    """:func:`read_table` of a table photo (path or bytes) decoded as a kingdom's photo is
+    decoded for reading (``vision.photo.scale.read_photo``: reduced with ``[io]
+    read_long_side``, read again whole when the smallest kingdom's squares come out too small
+    there, or none is found), each kingdom's reading in the photo's own pixels."""
+    from vision.photo import scale
+
+    found, factor = scale.read_photo(
+        path_or_bytes, lambda image: read_table(reader, image, size),
+        lambda kingdoms: min(scale.square_side(k.reading) for k in kingdoms), cfg)
+    return [replace(k, reading=scale.to_photo_pixels(k.reading, factor)) for k in found]
+
+
 def read_kingdoms(image: np.ndarray, cfg: dict, t_terrain: float, window, reading,
                   unread: list | None = None) -> list:
     """Every :class:`Kingdom` of the photo, unnumbered. ``window(corners, rows, cols,

@@ -10,8 +10,6 @@ photo would give the reader.
 """
 from __future__ import annotations
 
-import dataclasses
-
 import cv2
 import numpy as np
 
@@ -50,17 +48,12 @@ class AsPhoto:
 
 
 def read_table(reader, image: np.ndarray, size: int | None = None) -> list:
-    """``vision.find.whole_table.read_table`` of ``image`` written as a JPEG and decoded as the
-    product decodes it (``score --all``: ``kingdomino.table.score_table``), each kingdom's
-    reading in ``image``'s pixels."""
+    """``vision.find.whole_table.read_table_photo`` (what ``score --all`` reads) of ``image``
+    written as a JPEG, each kingdom's reading in ``image``'s pixels."""
     from vision.find import whole_table
 
-    found, factor = scale.read_photo(
-        as_file(image), lambda decoded: whole_table.read_table(reader, decoded, size),
-        lambda kingdoms: min(scale.square_side(k.reading) for k in kingdoms),
-        getattr(reader, "cfg", None))
-    return [dataclasses.replace(k, reading=scale.to_photo_pixels(k.reading, factor))
-            for k in found]
+    return whole_table.read_table_photo(reader, as_file(image), size,
+                                        getattr(reader, "cfg", None))
 
 
 def _side(reading) -> float:

@@ -52,7 +52,6 @@ from vision.read.holes import boost_logits, ring_features
 from vision.read.review import glare_squares, outside_cells, review_distances, review_reasons
 from vision.read.crops import cell_crops, crop_size, image_corners, rectify
 from vision.lab.evaluation import as_photo
-from vision.lab.evaluation.as_photo import AsPhoto
 from vision.lab.training.squares import reader_view
 
 SETS = ("aau", "phone", "phone-detected", "synth")
@@ -638,8 +637,9 @@ def hard_tables(n: int, width: int = HARD_TABLES_SIZE[0], height: int = HARD_TAB
 
     scene_kw = {} if challenges else {"kinds": kinds}
     # each scene written as a phone's JPEG and decoded as the product decodes it
-    res = tables.measure(AsPhoto(reader), range(first, first + n), width, height, on_scene=on_scene,
-                         boards=boards, challenges=tuple(challenges or ()), **scene_kw)
+    res = tables.measure(as_photo.AsPhoto(reader), range(first, first + n), width, height,
+                         on_scene=on_scene, boards=boards, challenges=tuple(challenges or ()),
+                         **scene_kw)
     return {"settings": {"n": n, "first_seed": first, "width": width, "height": height,
                          "kinds": list(kinds), "challenges": list(challenges or ()),
                          "models": "shipped" if model_path is None else str(model_path),
