@@ -258,6 +258,7 @@ def test_a_photo_read_in_its_labelled_frame_is_corrected_with_it(reader):
     photos = online.photos_in_order(shared_path("datasets"), sets=("phone",))
     photo = next(p for p in photos if p.name.endswith("game3.jpg"))
     photo.image = cv2.imread(str(photo.labelled.path))
+    photo.corners = photo.labelled.corners
     lab = photo.labelled
     reading = reader.read(photo.image, corners=lab.corners, rows=lab.rows, cols=lab.cols)
     corners, rows, cols, cells = online.labelled_cells(photo, reading)
@@ -265,6 +266,40 @@ def test_a_photo_read_in_its_labelled_frame_is_corrected_with_it(reader):
     assert cells[0] == (0, 0, lab.terrain[0][0], lab.crowns[0][0])
     examples, how, seconds = online.correct(reader.classifier, photo, reading)
     assert how == "found" and len(examples) == rows * cols and seconds < 1.0
+
+
+def test_a_photo_decoded_reduced_is_compared_and_corrected_in_that_decode(reader):
+    """With [io] read_long_side set, a 12 MP dev photo is decoded at half its side as `score`
+    decodes it: its labelled corners are taken into that decode's pixels, so the reader's
+    frame there is recognised as the labelled grid and its correction is cut with it (with
+    the photo's own corners the frame was never recognised and the squares were cut at twice
+    their place)."""
+    import copy
+
+    from vision import config as vconfig
+    from vision.lab.evaluation import online
+
+    cfg = copy.deepcopy(vconfig.load())
+    cfg["io"]["read_long_side"] = 2000
+    photos = online.photos_in_order(shared_path("datasets"), sets=("phone",))
+    photo = next(p for p in photos if p.name.endswith("20201123_135920.jpg"))
+    online.decode(photo, cfg)
+    whole = max(cv2.imread(str(photo.labelled.path), cv2.IMREAD_REDUCED_COLOR_2).shape[:2])
+    assert max(photo.image.shape[:2]) == whole          # decoded at half the side
+    lab_corners = np.asarray(photo.labelled.corners, float).reshape(4, 2)
+    assert np.allclose(np.asarray(photo.corners).reshape(4, 2), (lab_corners - 0.5) / 2)
+    lab = photo.labelled
+    reading = reader.read(photo.image)
+    assert online.labelled_cells(photo, reading) is not None
+    examples, how, _ = online.correct(reader.classifier, photo, reading)
+    assert how == "found" and len(examples) == lab.rows * lab.cols
+    terrain = {(r, c): lab.terrain[r][c] for r in range(lab.rows) for c in range(lab.cols)}
+    feats = np.stack([e.feature for e in examples])
+    read_feats = reader.classifier.features(
+        learned._crops(reader.classifier, photo.image, reading.corners, reading.rows,
+                       reading.cols))
+    assert np.allclose(feats, read_feats, atol=1e-4)    # the squares the reader read
+    assert sorted(e.terrain for e in examples) == sorted(terrain.values())
 
 
 def test_online_reads_each_photo_with_the_earlier_corrections():

@@ -28,6 +28,7 @@ class Photo:
     name: str
     labelled: object                 # vision.lab.datasets.LabelledPhoto
     image: np.ndarray = None
+    corners: object = None           # its labelled corners in ``image``'s pixels (None: none)
     examples: list = field(default_factory=list)   # what correcting it taught (Example)
 
 
@@ -78,11 +79,11 @@ def labelled_cells(photo, reading) -> tuple[list, int, int, list] | None:
     from vision.lab.evaluation.evaluate import frame_places
 
     lab = photo.labelled
-    if reading is None or lab.corners is None:
+    if reading is None or photo.corners is None:
         return None
     if sorted((reading.rows, reading.cols)) != sorted((lab.rows, lab.cols)):
         return None
-    places = frame_places(reading.corners, reading.rows, reading.cols, lab.corners,
+    places = frame_places(reading.corners, reading.rows, reading.cols, photo.corners,
                           lab.rows, lab.cols)
     if None in places or len(set(places)) != len(places):
         return None
@@ -104,7 +105,7 @@ def correct(classifier, photo: Photo, reading) -> tuple[list, str, float]:
         corners, rows, cols, cells = found
         how = "found"
     else:
-        corners = lab.corners if lab.corners is not None else image_corners(photo.image)
+        corners = photo.corners if photo.corners is not None else image_corners(photo.image)
         rows, cols, how = lab.rows, lab.cols, "labelled"
         cells = [(r, c, lab.terrain[r][c], lab.crowns[r][c])
                  for r in range(rows) for c in range(cols)]
@@ -113,6 +114,20 @@ def correct(classifier, photo: Photo, reading) -> tuple[list, str, float]:
     examples = [learned.Example(f, t, k, id=f"{photo.name}:{r},{c}")
                 for r, c, t, k, f, _ in taught]
     return examples, how, seconds
+
+
+def decode(photo: Photo, cfg=None) -> Photo:
+    """``photo`` with its ``image`` decoded as ``kingdomino score`` decodes it (``[io]
+    read_long_side``: maybe reduced) and its labelled corners (the upright photo's pixels)
+    taken into that image's pixels, where its frame is compared and its squares are cut. No
+    dev photo's squares come out under ``[io] whole_below_px`` reduced (the smallest are 90
+    px at 2000 px a side), so none would be read again whole."""
+    from vision.photo import scale
+
+    photo.image, factor = scale.load_for_reading(photo.labelled.path, cfg)
+    photo.corners = None if photo.labelled.corners is None else \
+        scale.to_reduced_pixels(photo.labelled.corners, factor)
+    return photo
 
 
 def turn_hue(image: np.ndarray, degrees: float) -> np.ndarray:
@@ -129,7 +144,6 @@ def run(root: Path | None = None, sets=("phone", "aau"), log=print, hue: float =
     """Read the photos online and across tables; every figure, and each photo's. ``hue``:
     every photo seen as under another lamp (:func:`turn_hue`), where the network errs and
     learning can be seen to help; ``limit``: the first photos only."""
-    from vision.photo import scale
     from vision.read import learned
     from vision.reader import Reader
 
@@ -138,7 +152,7 @@ def run(root: Path | None = None, sets=("phone", "aau"), log=print, hue: float =
     photos = photos_in_order(root, sets)[:limit]
     rows = []
     for i, p in enumerate(photos):
-        p.image, _ = scale.load_for_reading(p.labelled.path)
+        decode(p)
         if hue:
             p.image = turn_hue(p.image, hue)
         truth = _score(p.labelled.terrain, p.labelled.crowns)
