@@ -249,3 +249,59 @@ def test_a_read_inside_an_outline_checks_the_photo_once(monkeypatch):
     monkeypatch.setattr(photo_files, "check_photo", lambda *a, **k: checked.append(1) or real(*a, **k))
     oh.read_photo_outline(Reader(), enc.tobytes(), [[20, 20], [280, 20], [280, 180], [20, 180]], size=5)
     assert len(checked) == 1
+
+
+@needs_model
+@pytest.mark.parametrize("long_side, factor", [(0, 1), (0.5, 2), (1.0, 1)])
+def test_an_outline_is_read_in_the_decode_score_reads(monkeypatch, reader, samples, long_side,
+                                                      factor):
+    """With [io] read_long_side set, a photo read inside an outline given by hand is decoded
+    as `score` decodes it (here at half its side), unless its squares would come out under
+    [io] whole_below_px there; the reading's corners come back in the photo's own pixels."""
+    import copy
+
+    from vision import config as vconfig
+
+    data, truth, given = samples["kingdom-5x5"]
+    info = photo_files.read_header(data)
+    long = max(info.width, info.height)
+    cfg = copy.deepcopy(vconfig.load())
+    # a share of the photo's long side: half of it is decoded at half the side, the whole
+    # of it is kept by no reduced decode
+    cfg["io"]["read_long_side"] = int(long * long_side)
+    cfg["io"]["whole_below_px"] = 64
+    sizes = []
+    real = photo_files.load_image
+    monkeypatch.setattr(photo_files, "load_image",
+                        lambda *a, **k: sizes.append(k.get("reduce", 1)) or real(*a, **k))
+    reading, up = oh.read_photo_outline(reader, data, given, size=5, cfg=cfg)
+    assert sizes == [factor]
+    assert np.allclose(up, given)
+    assert right_squares(reading, truth) == 25
+    # the corners in the photo's pixels: each within a tenth of a square of the true ones
+    assert corner_error(np.asarray(reading.corners), given) < 0.1 / 5
+
+
+@needs_model
+def test_a_small_outline_is_read_from_the_whole_decode(monkeypatch, reader, samples):
+    """A kingdom whose squares would be under [io] whole_below_px in the reduced decode is read
+    from the whole one, as `score` reads such a kingdom again."""
+    import copy
+
+    from vision import config as vconfig
+
+    data, truth, given = samples["kingdom-5x5"]
+    info = photo_files.read_header(data)
+    long = max(info.width, info.height)
+    side = np.linalg.norm(given - np.roll(given, -1, axis=0), axis=1).min()
+    cfg = copy.deepcopy(vconfig.load())
+    cfg["io"]["read_long_side"] = long // 2
+    assert side / 2 / 7 > 64               # read reduced at the shipped line ...
+    cfg["io"]["whole_below_px"] = side / 2 / 7 + 1      # ... whole just over a 7x7's square
+    sizes = []
+    real = photo_files.load_image
+    monkeypatch.setattr(photo_files, "load_image",
+                        lambda *a, **k: sizes.append(k.get("reduce", 1)) or real(*a, **k))
+    reading, _ = oh.read_photo_outline(reader, data, given, size=5, cfg=cfg)
+    assert sizes == [1]
+    assert right_squares(reading, truth) == 25

@@ -215,15 +215,30 @@ def read_outline(reader, image: np.ndarray, points, size: int | None = None, cfg
 
 def read_photo_outline(reader, data: bytes, points, size: int | None = None, cfg=None):
     """Decode the photo's bytes and read the kingdom inside ``points`` given in its *stored*
-    pixels (before the EXIF turn); returns ``(reading, upright_points)``."""
+    pixels (before the EXIF turn); returns ``(reading, upright_points)``, the reading's
+    corners in the upright photo's pixels.
+
+    The photo is decoded as ``score`` decodes it (``vision.photo.scale``: reduced with ``[io]
+    read_long_side``, the decode the square classifier learnt from) unless the outline's
+    squares, counted as a 7x7's, would come out under ``[io] whole_below_px`` there: then
+    whole, as ``score`` reads such a kingdom again."""
+    from vision.photo import scale
+
+    cfg = cfg if cfg is not None else _config.load()
     photo = photo_files.open_photo(data, cfg)
     info = photo.info
-    image = photo_files.load_image(photo, cfg)
-    turn = photo_files.exif_orientation(photo.data)
-    upright_shape = (info.width, info.height) if turn >= 5 else (info.height, info.width)
-    if image.shape[:2] != upright_shape:  # the decoder did not turn it: nor do the points
-        turn = 1
     pts = np.asarray(points, np.float64).reshape(4, 2)
     check_outline(pts, (info.height, info.width))
+    factor = scale.reading_reduction(photo, cfg)
+    if factor > 1:
+        sides = np.linalg.norm(pts - np.roll(pts, -1, axis=0), axis=1)
+        if sides.min() / factor / max(SIZES) < float(cfg["io"]["whole_below_px"]):
+            factor = 1
+    image = photo_files.load_image(photo, cfg, reduce=factor)
+    turn = photo_files.exif_orientation(photo.data)
+    upright_shape = (info.width, info.height) if turn >= 5 else (info.height, info.width)
+    if image.shape[:2] != tuple(-(-d // factor) for d in upright_shape):
+        turn = 1       # the decoder did not turn it: nor do the points
     upright = photo_files.stored_to_upright(pts, turn, info.width, info.height)
-    return read_outline(reader, image, upright, size, cfg), upright
+    reading = read_outline(reader, image, scale.to_reduced_pixels(upright, factor), size, cfg)
+    return scale.to_photo_pixels(reading, factor), upright
