@@ -8,20 +8,14 @@ times smaller a side while it decodes (in the DCT: a quarter of the work for hal
 with ``[io] read_long_side`` set a large JPEG is decoded reduced, down to at least that many px
 on its long side, and what was read is put back in the upright photo's own pixels.
 
-As shipped it is 0 (off): the square classifier learnt from crops warped from whole photos.
-With 2000, a 12 MP photo took about 55 ms less (42 of them decoding), and in cross-validation
-one of the 13 dev phone photos of 12 MP lost two squares (flagged) while another's misread
-square was flagged; AAU boards on hard tables, through JPEG files, read as well or better.
-Measured again on 2026-12-06 (issue 51) with the shipped models (``kingdomino evaluate --quick
---hard-tables 20 --table-photos 8``): the dev phones read end to end went from 99.86% to 99.72%
-of squares' terrain right (two forest squares read as swamp; every total still exact), hard
-tables and whole-table photos unchanged. It is for a slow machine, or for after the classifier
-has been trained on photos so decoded: ``kingdomino train`` cuts its crops from the decode this
-setting asks for (``vision.lab.training.squares.reader_view``), so set it, then train and
-cross-validate (``kingdomino evaluate --folds 4``) before shipping both together. Such a network
-(2026-12-06, issue 51's fourth round) cross-validated as well as the shipped one, but learning
-from corrections (``[learn]``, fitted on the shipped network's features) harmed readings with
-it: a new network needs its own ``[learn]`` settings too (docs/history.md).
+As shipped it is 2000 (since 2026-12-07, issue 51's fifth round): a 12 MP phone photo is decoded
+at half its side, and the square classifier learnt from crops of that decode (``kingdomino
+train`` cuts its crops from the decode this setting asks for:
+``vision.lab.training.squares.reader_view``). Change it, and retrain, cross-validate
+(``kingdomino evaluate --folds 4``) and run ``kingdomino evaluate --online`` before shipping
+both together (docs/history.md, Speed). A half decode of these files costs about two thirds of
+a whole one (libjpeg's entropy decoding is not reduced); a small or far kingdom is read again
+from the whole decode (:func:`read_photo`).
 
 - ``reduction(info, long_side) -> 1, 2, 4 or 8``: how much smaller a photo is decoded.
 - ``load_for_reading(path_or_bytes, cfg=None) -> (image, factor)``: the decoded image and how
