@@ -229,11 +229,8 @@ def read_photo_outline(reader, data: bytes, points, size: int | None = None, cfg
     info = photo.info
     pts = np.asarray(points, np.float64).reshape(4, 2)
     check_outline(pts, (info.height, info.width))
-    factor = scale.reading_reduction(photo, cfg)
-    if factor > 1:
-        sides = np.linalg.norm(pts - np.roll(pts, -1, axis=0), axis=1)
-        if sides.min() / factor / max(SIZES) < float(cfg["io"]["whole_below_px"]):
-            factor = 1
+    sides = np.linalg.norm(pts - np.roll(pts, -1, axis=0), axis=1)
+    factor = scale.reading_reduction(photo, cfg, square_px=sides.min() / max(SIZES))
     image = photo_files.load_image(photo, cfg, reduce=factor)
     turn = photo_files.exif_orientation(photo.data)
     upright_shape = (info.width, info.height) if turn >= 5 else (info.height, info.width)

@@ -19,8 +19,9 @@ from the whole decode (:func:`read_photo`).
 
 - ``reduction(info, long_side) -> 1, 2, 4 or 8``: how much smaller a photo is decoded.
 - ``load_for_reading(path_or_bytes, cfg=None) -> (image, factor)``: the decoded image and how
-  much smaller a side it is than the upright photo; ``reading_reduction(path_or_bytes, cfg=None)``
-  that factor alone, from the header.
+  much smaller a side it is than the upright photo; ``reading_reduction(path_or_bytes, cfg=None,
+  square_px=None)`` that factor alone, from the header (1 when squares known to be
+  ``square_px`` would come out under ``[io] whole_below_px``).
 - ``read_photo(path_or_bytes, read, sides, cfg=None) -> (result, factor)``: ``read(image)`` of
   the decode for reading, read again from the whole decode when a reduced one gives squares
   under ``[io] whole_below_px`` (``sides(result)``; :func:`square_side` for a reading) or no
@@ -54,14 +55,26 @@ def reduction(info: photo_io.PhotoInfo, long_side: int) -> int:
     return factor
 
 
-def reading_reduction(path_or_bytes, cfg=None) -> int:
+def reading_reduction(path_or_bytes, cfg=None, square_px: float | None = None) -> int:
     """How much smaller a side :func:`load_for_reading` decodes this photo (1: whole), from its
-    header (a ``PhotoError`` for one that is refused); for ``vision.photo.files.decode_once``."""
+    header (a ``PhotoError`` for one that is refused); for ``vision.photo.files.decode_once``.
+    ``square_px``: the side of the kingdom's squares in the upright photo's pixels when it is
+    known before reading (an outline given by hand): a photo whose squares would come out
+    under ``[io] whole_below_px`` reduced is decoded whole (1), as :func:`read_photo` reads
+    such a kingdom again."""
     cfg = cfg if cfg is not None else _config.load()
     long_side = int(cfg["io"]["read_long_side"])
     if long_side <= 0:
         return 1
-    return reduction(photo_io.open_photo(path_or_bytes, cfg).info, long_side)
+    factor = reduction(photo_io.open_photo(path_or_bytes, cfg).info, long_side)
+    if square_px is not None and factor > 1 and not _enough(square_px / factor, cfg):
+        return 1
+    return factor
+
+
+def _enough(square_px: float, cfg) -> bool:
+    """Whether squares of ``square_px`` px in a reduced decode keep the detail to read them."""
+    return square_px >= float(cfg["io"]["whole_below_px"])
 
 
 def load_for_reading(path_or_bytes, cfg=None) -> tuple[np.ndarray, int]:
@@ -102,7 +115,7 @@ def read_photo(path_or_bytes, read, sides, cfg=None) -> tuple[object, int]:
         result = read(image)
     except PhotoError:
         result = None
-    if result is not None and sides(result) >= float(cfg["io"]["whole_below_px"]):
+    if result is not None and _enough(sides(result), cfg):
         return result, factor
     del image
     return read(photo_io.load_image(photo, cfg)), 1
