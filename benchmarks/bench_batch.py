@@ -1,10 +1,12 @@
 """Benchmark of ``kingdomino batch`` on full-size (12 MP) generated photos.
 
     python3 benchmarks/bench_batch.py [--photos 200] [--distinct 8] [--jobs N] [--width 4000]
+                                      [--phones [--min-mp 10]]
 
 Makes ``--distinct`` synthetic scenes with the scene generator (``vision.lab.scenes.synth``), then writes
 ``--photos`` JPEG files into a temporary folder, each a scene's bytes plus a few unique bytes
-after the JPEG end (so every file has its own content hash and is really read). Then it times:
+after the JPEG end (so every file has its own content hash and is really read); ``--phones``
+writes the dev phone photos of ``../shared/datasets`` (10 MP or more) so instead. Then it times:
 
 - the whole batch (``kingdomino batch FOLDER --jobs N`` on a fresh store, the real reader),
   giving photos per second, and per second per core;
@@ -26,6 +28,12 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
+
+# the product's own start: ``kingdomino`` sets numpy's BLAS to one thread before numpy loads
+# (``kingdomino batch`` imports it first). Imported after numpy (as this script did before
+# 2026-12-07, making its scenes first), BLAS kept a thread a core and the batch measured a
+# quarter slower than the command runs.
+import kingdomino  # noqa: E402,F401
 
 
 def make_photos(folder: Path, photos: int, distinct: int, width: int, seed: int) -> float:
@@ -53,6 +61,35 @@ def make_photos(folder: Path, photos: int, distinct: int, width: int, seed: int)
         (folder / f"photo-{i:04d}.jpg").write_bytes(data)
         total += len(data)
     return total / photos / 1e6
+
+
+def copy_photos(folder: Path, photos: int, min_mp: float) -> tuple[float, int]:
+    """Write ``photos`` files from the dev phone photos of ``../shared/datasets`` (never the
+    holdout ones) of at least ``min_mp`` megapixels, each file a photo's bytes plus a few
+    unique bytes after the JPEG end (as :func:`make_photos`); returns the mean size in MB and
+    how many distinct photos."""
+    import cv2
+    import numpy as np
+
+    from vision.lab.datasets import load_phone
+
+    chosen = []
+    for photo in load_phone():
+        if not photo.path.exists():
+            continue
+        data = photo.path.read_bytes()
+        small = cv2.imdecode(np.frombuffer(data, np.uint8), cv2.IMREAD_REDUCED_GRAYSCALE_8)
+        if small is not None and small.size * 64 >= min_mp * 1e6:
+            chosen.append(data)
+    if not chosen:
+        raise SystemExit(f"bench_batch: no dev phone photo of {min_mp:g} MP or more "
+                         "(is ../shared/datasets/phone-photos there?)")
+    total = 0
+    for i in range(photos):
+        data = chosen[i % len(chosen)] + f"bench-{i:05d}".encode()
+        (folder / f"photo-{i:04d}.jpg").write_bytes(data)
+        total += len(data)
+    return total / photos / 1e6, len(chosen)
 
 
 def time_decode(folder: Path) -> tuple[float, int]:
@@ -89,6 +126,10 @@ def main(argv=None) -> int:
     p.add_argument("--jobs", type=int, default=os.cpu_count() or 1)
     p.add_argument("--width", type=int, default=4000, help="photo width (4000 -> 4000x3000, 12 MP)")
     p.add_argument("--seed", type=int, default=2026)
+    p.add_argument("--phones", action="store_true",
+                   help="real photos instead of generated scenes: the dev phone photos of "
+                        "../shared/datasets of at least --min-mp megapixels, repeated")
+    p.add_argument("--min-mp", type=float, default=10.0)
     p.add_argument("--serial", type=int, default=0, metavar="N",
                    help="also time N photos with one worker (per-photo time without sharing)")
     p.add_argument("--keep", action="store_true", help="keep the temporary folder")
@@ -100,12 +141,19 @@ def main(argv=None) -> int:
     folder = work / "photos"
     folder.mkdir()
     try:
-        print(f"making {a.photos} photos from {a.distinct} scenes in {work} ...", file=sys.stderr)
-        mb = make_photos(folder, a.photos, a.distinct, a.width, a.seed)
+        print(f"making {a.photos} photos in {work} ...", file=sys.stderr)
+        if a.phones:
+            mb, distinct = copy_photos(folder, a.photos, a.min_mp)
+            print(f"  {distinct} distinct dev phone photos of {a.min_mp:g} MP or more",
+                  file=sys.stderr)
+        else:
+            mb = make_photos(folder, a.photos, a.distinct, a.width, a.seed)
         decode_s, n = time_decode(folder)
         batch_s, code = time_batch(folder, work, a.jobs)
         cpu_s = batch_s * a.jobs
-        print(f"photos: {n} x {a.width}x{a.width * 3 // 4} JPEG, {mb:.1f} MB each")
+        what = (f"dev phone photos of {a.min_mp:g} MP or more" if a.phones
+                else f"x {a.width}x{a.width * 3 // 4} generated")
+        print(f"photos: {n} {what} JPEG, {mb:.1f} MB each")
         print(f"batch: {batch_s:.1f} s wall with {a.jobs} worker(s) (exit {code}): "
               f"{n / batch_s:.2f} photos/s, {n / batch_s / a.jobs:.2f} photos/s per core, "
               f"{1000 * cpu_s / n:.0f} ms CPU per photo")
