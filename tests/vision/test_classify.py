@@ -318,6 +318,40 @@ def test_crops_read_again_cost_only_the_turns_not_read_yet(monkeypatch):
     assert len(calls) == 4
 
 
+def test_the_least_recently_read_crop_set_is_forgotten_first(monkeypatch):
+    """The network's memo keeps ``TURNS_KEPT`` crop sets: a set read again while others are
+    read stays (a hard photo's search comes back to its first windows); the set read longest
+    ago is the one read anew."""
+    from vision.read import classify
+
+    monkeypatch.setattr(classify, "TURNS_KEPT", 3)
+    clf = _stub_classifier(1)               # one turn: one network run a new set
+    calls = []
+    real = clf._forward
+
+    def counted(crops, **kw):
+        calls.append(crops.shape[0])
+        return real(crops, **kw)
+
+    monkeypatch.setattr(clf, "_forward", counted)
+    rng = np.random.default_rng(7)
+    sets = [rng.integers(0, 255, (2, clf.input_size, clf.input_size, 3), dtype=np.uint8)
+            for _ in range(4)]
+    first = clf.logits(sets[0])
+    clf.logits(sets[1])
+    clf.logits(sets[2])
+    assert len(calls) == 3
+    again = clf.logits(sets[0])          # read again: remembered, now the most recent
+    assert len(calls) == 3 and np.array_equal(first, again)
+    clf.logits(sets[3])                  # a fourth set: sets[1], read longest ago, goes
+    assert len(calls) == 4
+    clf.logits(sets[0])
+    clf.logits(sets[2])
+    assert len(calls) == 4
+    clf.logits(sets[1])
+    assert len(calls) == 5
+
+
 def test_the_identity_is_the_model_files_and_stable_across_loads(tmp_path):
     from models import MODELS_DIR
 

@@ -70,6 +70,10 @@ def supply_flags(readings: list[list[SquareReading]], supply: Counter | None = N
 # squares whose movers ``SquareClassifier.moved_by`` remembers (a reading's search reads a few
 # hundred)
 MOVED_KEPT = 4096
+# crop sets whose turns' logits are remembered (least recently read forgotten first): a hard
+# photo's search reads the same windows again from later outlines, the whole-table search and
+# the second tile network's search; a set's entry is its logits and features, a few kB
+TURNS_KEPT = 64
 
 
 def _keep(store: dict, logits: np.ndarray, values) -> None:
@@ -269,15 +273,14 @@ class SquareClassifier:
         at the indices ``subset``) turned by ``k`` quarter turns, remembered for the last few
         crop sets (``features``: with the features, run again if they were not kept)."""
         key = (which, k, None if subset is None else subset.tobytes())
-        got = self._turns_read.get(key)
+        got = self._turns_read.pop(key, None)
         if got is None or (features and got[1] is None):
             part = crops if subset is None else crops[subset]
             part = np.rot90(part, k, axes=(1, 2)) if k else part
             got = self._forward(part, features=True) if features else (self._forward(part), None)
-            self._turns_read.pop(key, None)
-            if len(self._turns_read) >= 8:
+            while len(self._turns_read) >= TURNS_KEPT:
                 self._turns_read.pop(next(iter(self._turns_read)))
-            self._turns_read[key] = got
+        self._turns_read[key] = got     # the most recently read last
         return got
 
     def _forward(self, crops: np.ndarray, features: bool = False):
