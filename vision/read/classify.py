@@ -122,8 +122,8 @@ class SquareClassifier:
         self.partners = domino_partners()
         self.capacity = supply_capacity(self.supply)
         self.prior = None
-        # each quarter turn's logits of the last few crop sets read: a grid read at one turn
-        # to compare frames and then in full costs its first turn once
+        # each quarter turn's logits of the last TURNS_KEPT crop sets read: a grid read at one
+        # turn to compare frames and then in full costs its first turn once
         self._turns_read: dict = {}
         # what the store's corrections taught (vision.read.learned): every ``logits`` call
         # reads with them; ``last_used`` is how many of them its squares were moved by
