@@ -106,21 +106,6 @@ def dev_phones(min_mp: float) -> list[Path]:
     return out
 
 
-def scenes(n: int, folder: Path) -> list[Path]:
-    from vision.lab.scenes import synth
-
-    rng = np.random.default_rng(0)
-    paths = []
-    for i in range(n):
-        b = synth.rendered_board(rng, size=5 if i % 2 == 0 else 7)
-        scene, _ = synth.make_scene(b["image"], rng, width=4000, board_mask=b["mask"],
-                                    portrait=False)
-        path = folder / f"scene_{i:03d}.jpg"
-        cv2.imwrite(str(path), scene, [cv2.IMWRITE_JPEG_QUALITY, 90])
-        paths.append(path)
-    return paths
-
-
 COLUMNS = ("imread", "half", "quarter", "eighth", "net_25", "net_49", "read", "floor_x", "read_x")
 
 
@@ -157,8 +142,10 @@ def main(argv=None) -> int:
            [photo_row(p, a.repeat, net) for p in phones], a.cores)
     if a.n:
         with tempfile.TemporaryDirectory() as tmp:
+            from bench_pipeline import make_scenes   # the pipeline benchmark's scenes
+
             report("generated 4000x3000 scenes",
-                   [photo_row(p, a.repeat, net) for p in scenes(a.n, Path(tmp))], a.cores)
+                   [photo_row(p, a.repeat, net) for p in make_scenes(a.n, 0, Path(tmp))], a.cores)
     return 0
 
 
