@@ -55,9 +55,16 @@ def make_photos(folder: Path, photos: int, distinct: int, width: int, seed: int)
         scenes.append(jpg.tobytes())
         print(f"  scene {i + 1}/{distinct}: {scene.shape[1]}x{scene.shape[0]}, "
               f"{len(scenes[-1]) / 1e6:.1f} MB", file=sys.stderr)
+    return write_copies(folder, photos, scenes)
+
+
+def write_copies(folder: Path, photos: int, sources: list) -> float:
+    """Write ``photos`` files, the JPEG ``sources`` (bytes) in turn, each with a few unique
+    bytes after the JPEG end (its own content hash: every file is really read); returns the
+    mean size in MB."""
     total = 0
     for i in range(photos):
-        data = scenes[i % distinct] + f"bench-{i:05d}".encode()
+        data = sources[i % len(sources)] + f"bench-{i:05d}".encode()
         (folder / f"photo-{i:04d}.jpg").write_bytes(data)
         total += len(data)
     return total / photos / 1e6
@@ -65,31 +72,15 @@ def make_photos(folder: Path, photos: int, distinct: int, width: int, seed: int)
 
 def copy_photos(folder: Path, photos: int, min_mp: float) -> tuple[float, int]:
     """Write ``photos`` files from the dev phone photos of ``../shared/datasets`` (never the
-    holdout ones) of at least ``min_mp`` megapixels, each file a photo's bytes plus a few
-    unique bytes after the JPEG end (as :func:`make_photos`); returns the mean size in MB and
-    how many distinct photos."""
-    import cv2
-    import numpy as np
+    holdout ones) of at least ``min_mp`` megapixels (:func:`write_copies`); returns the mean
+    size in MB and how many distinct photos."""
+    from bench_floor import dev_phones   # the same photos bench_floor.py times
 
-    from vision.lab.datasets import load_phone
-
-    chosen = []
-    for photo in load_phone():
-        if not photo.path.exists():
-            continue
-        data = photo.path.read_bytes()
-        small = cv2.imdecode(np.frombuffer(data, np.uint8), cv2.IMREAD_REDUCED_GRAYSCALE_8)
-        if small is not None and small.size * 64 >= min_mp * 1e6:
-            chosen.append(data)
+    chosen = [path.read_bytes() for path in dev_phones(min_mp)]
     if not chosen:
         raise SystemExit(f"bench_batch: no dev phone photo of {min_mp:g} MP or more "
                          "(is ../shared/datasets/phone-photos there?)")
-    total = 0
-    for i in range(photos):
-        data = chosen[i % len(chosen)] + f"bench-{i:05d}".encode()
-        (folder / f"photo-{i:04d}.jpg").write_bytes(data)
-        total += len(data)
-    return total / photos / 1e6, len(chosen)
+    return write_copies(folder, photos, chosen), len(chosen)
 
 
 def time_decode(folder: Path) -> tuple[float, int]:

@@ -93,16 +93,17 @@ def photo_row(path: Path, repeat: int, net: dict) -> dict:
 
 
 def dev_phones(min_mp: float) -> list[Path]:
-    try:
-        from vision.lab.datasets import load_phone
-        photos = [p.path for p in load_phone() if p.path.exists()]
-    except Exception:  # noqa: BLE001 -- no ../shared: no phone photos
-        return []
+    """The dev phone photos (``bench_pipeline.phone_photos``: none without ``../shared``) of at
+    least ``min_mp`` megapixels by their headers; ``bench_batch.py --phones`` reads these too."""
+    from bench_pipeline import phone_photos
+
+    from vision.photo.files import read_header
+
     out = []
-    for p in photos:
-        small = cv2.imread(str(p), cv2.IMREAD_REDUCED_GRAYSCALE_8)
-        if small is not None and small.size * 64 >= min_mp * 1e6:
-            out.append(p)
+    for path in phone_photos():
+        info = read_header(path.read_bytes())
+        if info.width * info.height >= min_mp * 1e6:
+            out.append(path)
     return out
 
 
